@@ -1,0 +1,15 @@
+"""Case files: loading, expansion and checking against the oracle."""
+
+from conformance.cases.loader import CaseErrors, CaseFileError, default_case_paths, discover, load
+from conformance.cases.model import Case, Expectation, Source
+
+__all__ = [
+    "Case",
+    "CaseErrors",
+    "CaseFileError",
+    "Expectation",
+    "Source",
+    "default_case_paths",
+    "discover",
+    "load",
+]

@@ -1,0 +1,43 @@
+"""Check that a case's written expectation is what the oracle says.
+
+Literal expectations come from the spec documents; this is where the oracle
+is held to them (and where a wrongly transcribed case is caught).
+"""
+
+from __future__ import annotations
+
+from conformance import compare, decisions, oracle
+from conformance.cases.model import Case
+
+
+def problems(case: Case) -> list[str]:
+    verdict = oracle.verdict(case.op, case.opset, case.data, case.indices, case.axis)
+    found: list[str] = []
+    expectation = case.expectation
+    if expectation.kind == "error":
+        if verdict.valid:
+            found.append(
+                f"expects error {expectation.clause} but the oracle gives an output of shape "
+                f"{list(verdict.output.shape)}"
+            )
+        elif verdict.violation.clause != expectation.clause:
+            found.append(f"expects error {expectation.clause} but the oracle says {verdict.violation}")
+    elif expectation.kind == "output":
+        if not verdict.valid:
+            found.append(f"expects an output but the oracle says {verdict.violation}")
+        else:
+            diff = compare.difference(expectation.output, verdict.output)
+            if diff is not None:
+                found.append(f"expected output differs from the oracle's: {diff.message}")
+    if expectation.shape is not None and verdict.valid \
+            and verdict.output.shape != expectation.shape:
+        found.append(f"expected_shape {list(expectation.shape)} but the oracle's output has "
+                     f"shape {list(verdict.output.shape)}")
+    unlisted = sorted(set(verdict.disputed) - set(case.decisions))
+    if unlisted:
+        found.append(
+            "falls under disputed decision(s) "
+            + ", ".join(f"{d} ({decisions.get(d).title})" for d in unlisted)
+            + ": list them under 'decisions'"
+        )
+    return found

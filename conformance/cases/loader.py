@@ -1,0 +1,275 @@
+"""Load YAML case files into concrete cases, or say exactly what is wrong.
+
+Every problem is reported as ``file:line: field: message``; all problems of
+all files are collected before anything fails, so one run shows them all.
+The file format is documented in cases/README.md and checked against
+``case_file.schema.json``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from conformance import decisions, spec
+from conformance.cases import values, yaml_lines
+from conformance.cases.model import Case, Expectation, Source, concrete_id
+
+REQUIRED = ("id", "op", "opset", "dtype", "data", "indices", "description", "spec")
+DEFAULT_INDICES_DTYPE = "int64"
+# What a oneOf in the schema means, in words (jsonschema's own message for a
+# failed oneOf lists no alternatives).
+_ONE_OF_WORDS = {
+    "opset": "an opset number, a list of them, or 'all'",
+    "dtype": "a dtype name, a list of them, or 'all'",
+    "indices_dtype": "a dtype name, a list of them, or 'all'",
+}
+
+
+@dataclass(frozen=True)
+class CaseFileError:
+    path: Path
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else str(self.path)
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class CaseErrors(Exception):
+    def __init__(self, errors: list[CaseFileError]) -> None:
+        super().__init__("\n".join(map(str, errors)))
+        self.errors = errors
+
+
+@cache
+def schema() -> dict:
+    text = resources.files("conformance.cases").joinpath("case_file.schema.json").read_text()
+    return json.loads(text)
+
+
+def _field_name(path: Iterable) -> str:
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+    return out
+
+
+class _FileReader:
+    """Collects the errors of one file while turning it into cases."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.errors: list[CaseFileError] = []
+        self.root = None
+
+    def error(self, node_path: tuple, message: str, line: int | None = None) -> None:
+        if line is None:
+            line = yaml_lines.line_of(self.root, node_path) if self.root is not None else None
+        self.errors.append(CaseFileError(self.path, line, _field_name(node_path), message))
+
+    def read(self) -> list[Case]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.error((), f"cannot read: {exc}")
+            return []
+        try:
+            self.root = yaml_lines.load(text)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = mark.line + 1 if mark else None
+            self.error((), f"YAML: {exc.problem or exc.context}", line=line)
+            return []
+        except yaml.YAMLError as exc:
+            self.error((), f"YAML: {exc}")
+            return []
+        if not self._schema_ok():
+            return []
+        defaults = self.root.get("defaults", {})
+        cases: list[Case] = []
+        for index, raw in enumerate(self.root["cases"]):
+            cases.extend(self._expand(index, {**defaults, **raw}, raw))
+        return cases
+
+    def _schema_ok(self) -> bool:
+        validator = jsonschema.Draft202012Validator(schema())
+        found = False
+        for err in sorted(validator.iter_errors(self.root), key=lambda e: list(map(str, e.path))):
+            found = True
+            path = tuple(err.absolute_path)
+            message = err.message
+            if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+                allowed = set(err.schema.get("properties", {}))
+                for key in sorted(set(err.instance) - allowed, key=str):
+                    self.error((*path, key), f"unknown field (allowed: {', '.join(sorted(allowed))})")
+                continue
+            if err.validator == "oneOf" and path and path[-1] in _ONE_OF_WORDS:
+                message = f"{err.instance!r} must be {_ONE_OF_WORDS[path[-1]]}"
+            self.error(path, message)
+        return not found
+
+    def _expand(self, index: int, case: dict, raw: dict) -> list[Case]:
+        at = ("cases", index)
+        label = f"{case.get('id', '?')}"
+
+        def fail(field: str | tuple, message: str) -> list[Case]:
+            fields = field if isinstance(field, tuple) else (field,)
+            line = None
+            if fields[0] not in raw:  # the value came from defaults
+                line = yaml_lines.line_of(self.root, ("defaults", *fields))
+                if line is None:
+                    line = raw.line
+            self.error((*at, *fields), f"(case {label}) {message}", line=line)
+            return []
+
+        missing = [f for f in REQUIRED if f not in case]
+        if missing:
+            self.error(at, f"(case {label}) missing field(s): {', '.join(missing)}")
+            return []
+        has_expected, has_error = "expected" in case, "expect_error" in case
+        if has_expected == has_error:
+            return fail("expected", "give exactly one of 'expected' (a literal or 'oracle') "
+                        "and 'expect_error' (a decisions-table id)")
+        for field in ("decisions", "expect_error"):
+            named = case.get(field, [])
+            for name in [named] if isinstance(named, str) else named:
+                if name not in decisions.BY_ID:
+                    return fail(field, f"unknown decision id {name!r} "
+                                f"(known: {', '.join(decisions.IDS)})")
+        op = case["op"]
+        opsets = spec.OPSETS[op] if case["opset"] == "all" else _as_list(case["opset"])
+        for opset in opsets:
+            if opset not in spec.OPSETS[op]:
+                return fail("opset", f"{op} has no opset {opset} here "
+                            f"(known: {', '.join(map(str, spec.OPSETS[op]))})")
+        axis = case.get("attributes", {}).get("axis")
+        out: list[Case] = []
+        for opset in opsets:
+            op_spec = spec.op_spec(op, opset)
+            data_names = _names(case["dtype"], op_spec.data_dtypes)
+            index_names = _names(case.get("indices_dtype", DEFAULT_INDICES_DTYPE),
+                                 op_spec.index_dtypes)
+            for dtype_name, index_name in itertools.product(data_names, index_names):
+                try:
+                    data_type = values.dtype_named(dtype_name)
+                except values.ValueProblem as problem:
+                    return fail("dtype", str(problem))
+                try:
+                    index_type = values.dtype_named(index_name)
+                except values.ValueProblem as problem:
+                    return fail("indices_dtype", str(problem))
+                built = {}
+                for field, dtype in (("data", data_type), ("indices", index_type),
+                                     ("expected", data_type)):
+                    if field not in case or (field == "expected" and case[field] == "oracle"):
+                        continue
+                    try:
+                        built[field] = values.build(case[field], dtype)
+                    except values.ValueProblem as problem:
+                        return fail((field, *problem.path), f"as {dtype.name}: {problem}")
+                shape = tuple(case["expected_shape"]) if "expected_shape" in case else None
+                if has_error:
+                    if shape is not None:
+                        return fail("expected_shape", "an error case has no output shape")
+                    expectation = Expectation("error", clause=case["expect_error"])
+                elif "expected" in built:
+                    expectation = Expectation("output", output=built["expected"], shape=shape)
+                else:
+                    expectation = Expectation("oracle", shape=shape)
+                out.append(Case(
+                    id=concrete_id(case["id"], opset, dtype_name, index_name),
+                    base_id=case["id"],
+                    op=op,
+                    opset=opset,
+                    axis=axis,
+                    data=built["data"],
+                    indices=built["indices"],
+                    expectation=expectation,
+                    description=case["description"],
+                    spec=case["spec"],
+                    decisions=tuple(case.get("decisions", ())),
+                    tags=tuple(case.get("tags", ())),
+                    source=Source(self.path, raw.line),
+                ))
+        return out
+
+
+def _as_list(value) -> list:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _names(value, all_names: tuple[str, ...]) -> list[str]:
+    return list(all_names) if value == "all" else _as_list(value)
+
+
+def discover(paths: Iterable[Path]) -> list[Path]:
+    """Case files named by paths: files as given, folders searched for *.yaml / *.yml."""
+    found: list[Path] = []
+    for path in paths:
+        path = Path(path)
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")))
+        else:
+            found.append(path)
+    return found
+
+
+def load_file(path: Path) -> list[Case]:
+    reader = _FileReader(Path(path))
+    cases = reader.read()
+    if reader.errors:
+        raise CaseErrors(reader.errors)
+    return cases
+
+
+def load(paths: Iterable[Path]) -> list[Case]:
+    """All cases of all files, or CaseErrors listing every problem found."""
+    files = discover(paths)
+    errors: list[CaseFileError] = []
+    if not files:
+        errors.append(CaseFileError(Path(", ".join(map(str, paths)) or "."), None, "",
+                                    "no case files (*.yaml, *.yml) found"))
+    cases: list[Case] = []
+    first_seen: dict[str, Source] = {}  # base id -> where it was first defined
+    for path in files:
+        if not path.exists():
+            errors.append(CaseFileError(path, None, "", "no such file or folder"))
+            continue
+        reader = _FileReader(path)
+        file_cases = reader.read()
+        errors.extend(reader.errors)
+        for case in file_cases:
+            first = first_seen.setdefault(case.base_id, case.source)
+            if first != case.source:
+                if case is _first_of(file_cases, case):
+                    errors.append(CaseFileError(path, case.source.line, "id",
+                                                f"duplicate id {case.base_id!r} (first at {first})"))
+                continue
+            cases.append(case)
+    if errors:
+        raise CaseErrors(errors)
+    return cases
+
+
+def _first_of(cases: list[Case], case: Case) -> Case:
+    """The first expansion of the same case-file entry (to report a duplicate once)."""
+    return next(c for c in cases if c.source == case.source)
+
+
+def default_case_paths() -> list[Path]:
+    """./cases when run from a checkout or elsewhere with one, else the repo's own."""
+    here = Path.cwd() / "cases"
+    if here.is_dir():
+        return [here]
+    return [Path(__file__).resolve().parents[2] / "cases"]

@@ -1,0 +1,75 @@
+"""The oracle: a strict NumPy reference implementation of Gather and GatherElements.
+
+One module per operator, pure functions, every decision tied to an id of
+:mod:`conformance.decisions`. Public entry points:
+
+- :func:`evaluate` returns the output array or raises :class:`SpecViolation`.
+- :func:`verdict` never raises for a spec violation; it returns a
+  :class:`Verdict` that also lists the disputed decisions the case falls under.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from conformance.oracle import gather, gather_elements
+from conformance.oracle.checks import require_arrays
+from conformance.oracle.errors import SpecViolation
+from conformance.spec import op_spec
+
+__all__ = ["OPERATORS", "SpecViolation", "Verdict", "evaluate", "verdict"]
+
+OPERATORS: dict[str, Callable] = {
+    "Gather": gather.evaluate,
+    "GatherElements": gather_elements.evaluate,
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the spec says about one input: an output, or the clause it breaks.
+
+    ``disputed`` lists the ids of disputed decisions the input falls under
+    (empty when ``violation`` is set).
+    """
+
+    output: np.ndarray | None
+    violation: SpecViolation | None
+    disputed: tuple[str, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        return self.violation is None
+
+
+def _operator(op: str, opset: int) -> Callable:
+    op_spec(op, opset)  # raises UnknownOpset with the known list
+    return OPERATORS[op]
+
+
+def evaluate(
+    op: str, opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None = None
+) -> np.ndarray:
+    """The output the spec defines for this input, or SpecViolation.
+
+    ``axis=None`` means the attribute is absent (its default, 0, applies; the
+    oracle never flattens).
+    """
+    require_arrays(data, indices)
+    output, _ = _operator(op, opset)(opset, data, indices, axis)
+    return output
+
+
+def verdict(
+    op: str, opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None = None
+) -> Verdict:
+    """Like :func:`evaluate`, but a spec violation is returned, not raised."""
+    require_arrays(data, indices)
+    try:
+        output, disputed = _operator(op, opset)(opset, data, indices, axis)
+    except SpecViolation as violation:
+        return Verdict(None, violation)
+    return Verdict(output, None, disputed)

@@ -1,0 +1,31 @@
+"""Gather (ONNX opsets 1, 11, 13; document 004).
+
+    output[i_0, ..., i_{q-1}, j_0, ..., j_{r-2}] = data[k, j_0, ..., j_{r-2}]  (axis = 0)
+    with k = indices[i_0, ..., i_{q-1}], and likewise on any axis:
+    "concatenates them in an output tensor of rank q + (r - 1)" with "the q
+    dimensions taking the place of the original axis that is being indexed into".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conformance.oracle import checks
+from conformance.spec import op_spec
+
+
+def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None):
+    """Return (output, disputed decision ids) or raise SpecViolation."""
+    spec = op_spec("Gather", opset)
+    checks.check_dtypes(spec, data, indices)
+    checks.check_data_rank(data)
+    axis = checks.normalize_axis(axis, data.ndim, spec.axis_default)
+    size = data.shape[axis]
+    has_negative = checks.check_index_bounds(indices, size, axis)
+    disputed = ("gather1-negative-indices",) if has_negative and opset == 1 else ()
+    if indices.size == 0:
+        # Nothing is read; np.take would also do, but the shape rule is the clause.
+        shape = data.shape[:axis] + indices.shape + data.shape[axis + 1 :]
+        return np.empty(shape, dtype=data.dtype), disputed
+    positions = checks.normalized(indices, size) if has_negative else indices
+    return np.take(data, positions, axis=axis), disputed

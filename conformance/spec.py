@@ -1,0 +1,73 @@
+"""The spec model: what each (operator, opset) accepts, read from ONNX's schemas.
+
+Type lists come from ``onnx.defs.get_schema`` rather than being copied by hand,
+so a new onnx release that changes them shows up as a changed model, not as a
+silently stale table. The decisions the oracle makes on top of these facts live
+in :mod:`conformance.decisions`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import onnx.defs
+
+from conformance import dtypes
+
+# The operators and opsets this project covers (004: "All versions: 1, 11, 13";
+# 000: "All versions: 11, 13").
+OPSETS: dict[str, tuple[int, ...]] = {
+    "Gather": (1, 11, 13),
+    "GatherElements": (11, 13),
+}
+OPS: tuple[str, ...] = tuple(OPSETS)
+
+
+class UnknownOpset(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    op: str
+    opset: int
+    since_version: int
+    data_dtypes: tuple[str, ...]  # project dtype names allowed for `data` (T)
+    index_dtypes: tuple[str, ...]  # allowed for `indices` (Tind)
+    axis_default: int
+    axis_required: bool
+
+
+def _allowed(schema: onnx.defs.OpSchema, param: str) -> tuple[str, ...]:
+    for constraint in schema.type_constraints:
+        if constraint.type_param_str == param:
+            allowed = {dtypes.BY_ONNX_TYPE_STR[t].name for t in constraint.allowed_type_strs}
+            # Keep the dtype table's order so listings are stable across onnx releases.
+            return tuple(n for n in dtypes.NAMES if n in allowed)
+    raise LookupError(f"{schema.name}-{schema.since_version} has no type parameter {param!r}")
+
+
+@cache
+def op_spec(op: str, opset: int) -> OpSpec:
+    if op not in OPSETS:
+        raise UnknownOpset(f"unknown operator {op!r}; known: {', '.join(OPS)}")
+    if opset not in OPSETS[op]:
+        raise UnknownOpset(
+            f"{op} has no opset {opset} in this project; known: {', '.join(map(str, OPSETS[op]))}"
+        )
+    schema = onnx.defs.get_schema(op, opset)
+    axis = schema.attributes["axis"]
+    return OpSpec(
+        op=op,
+        opset=opset,
+        since_version=schema.since_version,
+        data_dtypes=_allowed(schema, "T"),
+        index_dtypes=_allowed(schema, "Tind"),
+        axis_default=onnx.helper.get_attribute_value(axis.default_value),
+        axis_required=axis.required,
+    )
+
+
+def all_specs() -> tuple[OpSpec, ...]:
+    return tuple(op_spec(op, v) for op, versions in OPSETS.items() for v in versions)
