@@ -38,6 +38,12 @@ ONNX_DEFS_GATHER_1 = "onnx.defs.get_schema('Gather', 1) (the ONNX schema text of
 
 @dataclass(frozen=True)
 class Clause:
+    """A quote from a document; " ... " separates fragments quoted in order.
+
+    Quotes are verbatim up to markup (backticks, asterisks) and white space:
+    tests/test_decisions.py finds every fragment in its document.
+    """
+
     document: str
     quote: str
 
@@ -164,10 +170,10 @@ DECISIONS: tuple[Decision, ...] = (
         kind="rule",
         ops=_BOTH,
         clauses=(
-            Clause(S000, "Opset 13: Types: tensor(bfloat16), ... / Opset 11: Types: tensor(bool), "
-                   "... (no bfloat16)"),
-            Clause(S004, "Opset 11: Types: tensor(bool), ... / Opset 1: Types: tensor(bool), "
-                   "... (no bfloat16)"),
+            Clause(S000, "Opset 13: Types: tensor(bfloat16), ... Opset 11: Types: tensor(bool), "
+                   "tensor(complex128)"),
+            Clause(S004, "Opset 11: Types: tensor(bool), ... Opset 1: Types: tensor(bool), "
+                   "tensor(complex128)"),
         ),
         oracle="Raises SpecViolation for a data dtype outside T of that (op, opset), read from "
                "onnx.defs: bfloat16 is rejected for Gather-1, Gather-11 and GatherElements-11.",
@@ -212,7 +218,8 @@ DECISIONS: tuple[Decision, ...] = (
         ops=_GE,
         clauses=(
             Clause(S001, "Example 2 with axis = 1 and indices having greater (than data) shape"),
-            Clause(S003, "port 0: 3 x 7 x 5, port 1: 3 x 10 x 5, output: 3 x 10 x 5 (axis = 1)"),
+            Clause(S003, '<data axis="1" /> ... <dim>3</dim> <dim>7</dim> <dim>5</dim> ... '
+                   "<dim>3</dim> <dim>10</dim> <dim>5</dim>"),
         ),
         oracle="Accepts any size of indices on the axis, zero included.",
         why="ONNX is silent; OpenVINO's examples show larger and smaller; the formula only "
@@ -261,7 +268,7 @@ DECISIONS: tuple[Decision, ...] = (
         ops=_BOTH,
         clauses=(
             Clause(S000, "axis (INT, optional)"),
-            Clause(S001, "Default value: 0 / Required: no"),
+            Clause(S001, "Default value: 0 ... Required: no"),
             Clause(S003, "Required : yes"),
         ),
         oracle="An absent axis attribute means axis = 0 (never 'flatten', unlike "
@@ -277,7 +284,7 @@ DECISIONS: tuple[Decision, ...] = (
         ops=_GE,
         clauses=(
             Clause(S001, "output = [ [ [1, 4], [1, 2], ], ]"),
-            Clause(S002, "GatherElements-11 Example 1: output = [ [ [1, 1], [4, 3], ], ]"),
+            Clause(S002, "output = [ [ [1, 1], [4, 3], ], ]"),
             Clause(S000, "output (T): Tensor of the same shape as indices."),
         ),
         oracle="The output has the shape of indices. Case files hold the outputs with the "

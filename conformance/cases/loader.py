@@ -196,7 +196,7 @@ class _FileReader:
                     data=built["data"],
                     indices=built["indices"],
                     expectation=expectation,
-                    description=case["description"],
+                    description=case["description"].strip(),
                     spec=case["spec"],
                     decisions=tuple(case.get("decisions", ())),
                     tags=tuple(case.get("tags", ())),
@@ -269,7 +269,7 @@ def _first_of(cases: list[Case], case: Case) -> Case:
 
 def default_case_paths() -> list[Path]:
     """./cases when run from a checkout or elsewhere with one, else the repo's own."""
-    here = Path.cwd() / "cases"
+    here = Path("cases")
     if here.is_dir():
         return [here]
     return [Path(__file__).resolve().parents[2] / "cases"]

@@ -23,9 +23,11 @@ def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None
     size = data.shape[axis]
     has_negative = checks.check_index_bounds(indices, size, axis)
     disputed = ("gather1-negative-indices",) if has_negative and opset == 1 else ()
-    if indices.size == 0:
-        # Nothing is read; np.take would also do, but the shape rule is the clause.
-        shape = data.shape[:axis] + indices.shape + data.shape[axis + 1 :]
-        return np.empty(shape, dtype=data.dtype), disputed
+    # The shape rule, allocated up front: np.take alone returns a bare scalar
+    # (a Python str for string data) when both data and indices are rank 0/1.
+    out = np.empty(data.shape[:axis] + indices.shape + data.shape[axis + 1 :], dtype=data.dtype)
+    if out.size == 0:
+        return out, disputed  # nothing is read
     positions = checks.normalized(indices, size) if has_negative else indices
-    return np.take(data, positions, axis=axis), disputed
+    np.take(data, positions, axis=axis, out=out)
+    return out, disputed

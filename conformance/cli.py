@@ -1,0 +1,183 @@
+"""The ``conformance`` command line: a thin front-end over the engine.
+
+Exit codes (all commands):
+  0  success
+  1  a check failed (a case's expectation disagrees with the oracle, a model
+     of a valid case does not pass onnx.checker)
+  2  usage error or bad input (malformed case files, unknown case id)
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from conformance import __version__, decisions, oracle
+from conformance.cases import CaseErrors, default_case_paths, load
+from conformance.cases.check import problems
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _load(paths: list[Path] | None):
+    """Cases of the given paths (default: the repo's cases/), or None after printing errors."""
+    try:
+        return load(paths or default_case_paths())
+    except CaseErrors as errors:
+        for error in errors.errors:
+            print(error, file=sys.stderr)
+        print(f"{len(errors.errors)} problem(s) in case files; nothing was run", file=sys.stderr)
+        return None
+
+
+def _select(cases, pattern: str | None):
+    if not pattern:
+        return cases
+    glob = pattern if any(ch in pattern for ch in "*?[") else f"*{pattern}*"
+    return [c for c in cases if fnmatch.fnmatchcase(c.id, glob)]
+
+
+def cmd_cases_list(args) -> int:
+    cases = _load(args.paths)
+    if cases is None:
+        return EXIT_USAGE
+    for case in _select(cases, args.k):
+        expectation = case.expectation
+        what = {"error": f"error {expectation.clause}", "output": "literal output",
+                "oracle": "oracle"}[expectation.kind]
+        print(f"{case.id}\t{what}\t{case.source}")
+    return EXIT_OK
+
+
+def _check_models(case) -> list[str]:
+    import onnx
+
+    from conformance import model_builder
+
+    found = []
+    for variant in model_builder.VARIANTS:
+        model = model_builder.build_for_case(case, variant)
+        try:
+            onnx.checker.check_model(model, full_check=True)
+        except Exception as error:  # onnx raises several unrelated types here
+            found.append(f"{variant} model fails onnx.checker: {str(error).splitlines()[0]}")
+    return found
+
+
+def cmd_cases_validate(args) -> int:
+    cases = _load(args.paths)
+    if cases is None:
+        return EXIT_USAGE
+    failed = 0
+    kinds = Counter(c.expectation.kind for c in cases)
+    disputed = Counter()
+    for case in cases:
+        found = problems(case)
+        verdict = oracle.verdict(case.op, case.opset, case.data, case.indices, case.axis)
+        disputed.update(verdict.disputed)
+        if args.check_models and verdict.valid:
+            found += _check_models(case)
+        for problem in found:
+            print(f"{case.source}: {case.id}: {problem}", file=sys.stderr)
+        failed += bool(found)
+    files = len({c.source.path for c in cases})
+    print(
+        f"{len(cases)} cases from {files} files: {kinds['output']} literal outputs and "
+        f"{kinds['error']} expected errors checked against the oracle, {kinds['oracle']} "
+        f"computed by it"
+        + (", models of every valid case checked in 5 variants" if args.check_models else "")
+    )
+    if disputed:
+        print("under disputed decisions: "
+              + ", ".join(f"{d} ({n})" for d, n in sorted(disputed.items())))
+    if failed:
+        print(f"FAILED: {failed} case(s) with problems", file=sys.stderr)
+        return EXIT_FAILED
+    print("all cases agree with the oracle")
+    return EXIT_OK
+
+
+def _show_array(array: np.ndarray) -> str:
+    with np.printoptions(threshold=200, edgeitems=4, linewidth=100):
+        return np.array2string(array, separator=", ") if array.size else "[]"
+
+
+def cmd_oracle(args) -> int:
+    cases = _load(args.cases)
+    if cases is None:
+        return EXIT_USAGE
+    chosen = [c for c in cases if args.case_id in (c.id, c.base_id)]
+    if not chosen:
+        near = [c.id for c in cases if args.case_id in c.id][:10]
+        print(f"no case with id {args.case_id!r}"
+              + (f"; did you mean: {', '.join(near)}" if near else ""), file=sys.stderr)
+        return EXIT_USAGE
+    for case in chosen:
+        verdict = oracle.verdict(case.op, case.opset, case.data, case.indices, case.axis)
+        axis = "absent (0)" if case.axis is None else case.axis
+        print(f"{case.id}  ({case.source})")
+        print(f"  {case.op}-{case.opset}, axis {axis}: {case.description}")
+        print(f"  data    {case.dtype} {list(case.data.shape)}")
+        print(f"  indices {case.indices_dtype} {list(case.indices.shape)}")
+        if verdict.valid:
+            out = verdict.output
+            print(f"  output  {case.dtype} {list(out.shape)}:")
+            print("    " + _show_array(out).replace("\n", "\n    "))
+        else:
+            decision = decisions.get(verdict.violation.clause)
+            print(f"  SpecViolation {verdict.violation.clause}: {verdict.violation.detail}")
+            print(f"    ({decision.title})")
+        for name in verdict.disputed:
+            print(f"  disputed: {name} ({decisions.get(name).title})")
+    return EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="conformance",
+        description="Conformance suite for ONNX Gather and GatherElements.",
+        epilog="Exit codes: 0 success, 1 a check failed, 2 usage error or bad case files.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    cases = commands.add_parser("cases", help="list or validate case files")
+    cases_commands = cases.add_subparsers(dest="cases_command", required=True, metavar="ACTION")
+    listing = cases_commands.add_parser("list", help="list concrete cases")
+    listing.add_argument("paths", nargs="*", type=Path, help="case files or folders (default cases/)")
+    listing.add_argument("-k", metavar="PATTERN", help="only ids containing PATTERN (or matching a glob)")
+    listing.set_defaults(func=cmd_cases_list)
+    validate = cases_commands.add_parser(
+        "validate", help="check case files and every expectation against the oracle")
+    validate.add_argument("paths", nargs="*", type=Path, help="case files or folders (default cases/)")
+    validate.add_argument("--check-models", action="store_true",
+                          help="also build every valid case's model in all five variants and "
+                               "run onnx.checker (full_check) on it")
+    validate.set_defaults(func=cmd_cases_validate)
+
+    show = commands.add_parser("oracle", help="print the oracle's verdict for a case")
+    show.add_argument("case_id", help="a concrete id, or a case-file id for all its expansions")
+    show.add_argument("--cases", nargs="*", type=Path, metavar="PATH",
+                      help="case files or folders (default cases/)")
+    show.set_defaults(func=cmd_oracle)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `conformance cases list | head` is not an error
+        # Point stdout at devnull so the interpreter's final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

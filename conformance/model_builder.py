@@ -1,0 +1,107 @@
+"""One-node ONNX models for a case, in five variants.
+
+The variants exercise different paths of a runtime: shapes known at load time
+(``static``), symbolic shapes resolved at run time (``dynamic``), and constant
+folding or initializer handling when an input is baked into the model (the
+three ``*_initializer(s)`` variants).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from conformance import dtypes
+
+VARIANTS: tuple[str, ...] = (
+    "static",  # every input a graph input with its exact shape
+    "dynamic",  # every input a graph input with symbolic dimensions
+    "indices_initializer",  # indices baked into the model
+    "data_initializer",  # data baked into the model
+    "both_initializers",  # nothing fed at run time
+)
+_INITIALIZERS = {
+    "static": (),
+    "dynamic": (),
+    "indices_initializer": ("indices",),
+    "data_initializer": ("data",),
+    "both_initializers": ("data", "indices"),
+}
+
+# onnx 1.23 writes IR version 14 by default, which ONNX Runtime 1.31 refuses
+# ("Unsupported model IR version: 14, max supported IR version: 13"). IR 10
+# (onnx 1.16) is read by every runtime version this project supports and has
+# everything these models need.
+IR_VERSION = 10
+
+INPUTS = ("data", "indices")
+OUTPUT = "output"
+
+
+def output_shape(op: str, data_shape, indices_shape, axis: int | None) -> tuple[int, ...] | None:
+    """The shape rule of the operator, or None when the input has no valid shape."""
+    rank = len(data_shape)
+    axis = 0 if axis is None else axis
+    if rank == 0 or not -rank <= axis < rank:
+        return None
+    axis %= rank
+    if op == "Gather":
+        return tuple(data_shape[:axis]) + tuple(indices_shape) + tuple(data_shape[axis + 1 :])
+    if len(indices_shape) != rank:
+        return None
+    return tuple(indices_shape)
+
+
+def _value_info(name: str, array_dtype: dtypes.DType, shape, symbolic: bool):
+    if shape is None:
+        return helper.make_tensor_value_info(name, array_dtype.proto, None)
+    dims = [f"{name}_d{i}" for i in range(len(shape))] if symbolic else list(shape)
+    return helper.make_tensor_value_info(name, array_dtype.proto, dims)
+
+
+def build(
+    op: str,
+    opset: int,
+    data: np.ndarray,
+    indices: np.ndarray,
+    axis: int | None,
+    variant: str,
+) -> onnx.ModelProto:
+    """A model computing ``op`` on (data, indices); invalid inputs still get a model."""
+    if variant not in _INITIALIZERS:
+        raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
+    baked = _INITIALIZERS[variant]
+    symbolic = variant == "dynamic"
+    arrays = {"data": data, "indices": indices}
+    types = {name: dtypes.of_array(arrays[name]) for name in INPUTS}
+    attributes = {} if axis is None else {"axis": int(axis)}
+    node = helper.make_node(op, list(INPUTS), [OUTPUT], **attributes)
+    shape = output_shape(op, data.shape, indices.shape, axis)
+    graph = helper.make_graph(
+        [node],
+        f"{op.lower()}_{variant}",
+        inputs=[
+            _value_info(name, types[name], arrays[name].shape, symbolic)
+            for name in INPUTS
+            if name not in baked
+        ],
+        outputs=[_value_info(OUTPUT, types["data"], shape, symbolic)],
+        initializer=[numpy_helper.from_array(arrays[name], name) for name in baked],
+    )
+    return helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", opset)],
+        ir_version=IR_VERSION,
+        producer_name="onnx-gather-conformance",
+    )
+
+
+def feeds(data: np.ndarray, indices: np.ndarray, variant: str) -> dict[str, np.ndarray]:
+    """The inputs to feed at run time for a model of this variant."""
+    arrays = {"data": data, "indices": indices}
+    return {name: arrays[name] for name in INPUTS if name not in _INITIALIZERS[variant]}
+
+
+def build_for_case(case, variant: str) -> onnx.ModelProto:
+    return build(case.op, case.opset, case.data, case.indices, case.axis, variant)

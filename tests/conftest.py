@@ -1,0 +1,22 @@
+"""Shared fixtures and Hypothesis profiles for the tests of the harness itself."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+
+REPO = Path(__file__).resolve().parents[1]
+CASES = REPO / "cases"
+SPECS = REPO / "specs"
+
+# One place for the profiles: dev (fast feedback), ci (the default), nightly.
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile(
+    "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "nightly", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -1,0 +1,79 @@
+"""The oracle against an independent slow implementation and against np.take."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+from conformance import compare, oracle
+from conformance.oracle import SpecViolation
+from tests import slow_reference
+from tests.oracle_strategies import oracle_inputs
+
+SLOW = {"Gather": slow_reference.gather, "GatherElements": slow_reference.gather_elements}
+
+
+def _assert_same(expected: np.ndarray, actual: np.ndarray) -> None:
+    assert isinstance(actual, np.ndarray), f"the oracle returned {type(actual).__name__}"
+    diff = compare.difference(expected, actual)
+    assert diff is None, diff.message
+
+
+@given(oracle_inputs())
+def test_valid_inputs_match_the_slow_reference_bit_for_bit(case):
+    expected = SLOW[case.op](case.data, case.indices, 0 if case.axis is None else case.axis)
+    _assert_same(expected, oracle.evaluate(*case))
+
+
+@given(oracle_inputs(op="Gather"))
+def test_gather_matches_np_take(case):
+    axis = 0 if case.axis is None else case.axis
+    size = case.data.shape[axis]
+    positions = np.where(case.indices < 0, case.indices + size, case.indices)
+    expected = np.take(case.data, positions, axis=axis)
+    if not isinstance(expected, np.ndarray):  # np.take gives a bare scalar for rank-0 output
+        expected = np.array(expected, dtype=case.data.dtype)
+    _assert_same(expected, oracle.evaluate(*case))
+
+
+@given(oracle_inputs(valid_only=False))
+def test_oracle_rejects_exactly_what_the_slow_reference_cannot_compute(case):
+    try:
+        expected = SLOW[case.op](case.data, case.indices, 0 if case.axis is None else case.axis)
+    except IndexError:
+        with pytest.raises(SpecViolation) as raised:
+            oracle.evaluate(*case)
+        assert raised.value.clause in {"index-out-of-range", "ge-indices-larger-off-axis"}
+    else:
+        _assert_same(expected, oracle.evaluate(*case))
+
+
+@given(oracle_inputs(op="GatherElements"))
+def test_disputed_decisions_are_reported_exactly_when_they_apply(case):
+    verdict = oracle.verdict(*case)
+    axis = (0 if case.axis is None else case.axis) % case.data.ndim
+    smaller = any(
+        i < d for dim, (d, i) in enumerate(zip(case.data.shape, case.indices.shape)) if dim != axis
+    )
+    negative = bool(case.indices.size) and bool((case.indices < 0).any())
+    assert ("ge-indices-smaller-off-axis" in verdict.disputed) == smaller
+    assert ("ge-negative-indices" in verdict.disputed) == negative
+
+
+def test_blocked_path_matches_the_reference_across_block_boundaries(monkeypatch):
+    """Blocks of rows must not leak into each other: force tiny blocks."""
+    from conformance.oracle import gather_elements
+
+    monkeypatch.setattr(gather_elements, "BLOCK_ELEMENTS", 7)
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((5, 6, 3)).astype(np.float32)
+    for axis in range(3):
+        shape = list(data.shape)
+        shape[axis] = 4
+        size = data.shape[axis]
+        indices = rng.integers(-size, size, size=shape)
+        _assert_same(
+            slow_reference.gather_elements(data, indices, axis),
+            oracle.evaluate("GatherElements", 13, data, indices, axis),
+        )
