@@ -49,8 +49,11 @@ def cmd_cases_list(args) -> int:
         return EXIT_USAGE
     for case in _select(cases, args.k):
         expectation = case.expectation
-        what = {"error": f"error {expectation.clause}", "output": "literal output",
-                "oracle": "oracle"}[expectation.kind]
+        what = {
+            "error": f"error {expectation.clause}",
+            "output": "literal output",
+            "oracle": "oracle",
+        }[expectation.kind]
         print(f"{case.id}\t{what}\t{case.source}")
     return EXIT_OK
 
@@ -94,8 +97,10 @@ def cmd_cases_validate(args) -> int:
         + (", models of every valid case checked in 5 variants" if args.check_models else "")
     )
     if disputed:
-        print("under disputed decisions: "
-              + ", ".join(f"{d} ({n})" for d, n in sorted(disputed.items())))
+        print(
+            "under disputed decisions: "
+            + ", ".join(f"{d} ({n})" for d, n in sorted(disputed.items()))
+        )
     if failed:
         print(f"FAILED: {failed} case(s) with problems", file=sys.stderr)
         return EXIT_FAILED
@@ -115,8 +120,11 @@ def cmd_oracle(args) -> int:
     chosen = [c for c in cases if args.case_id in (c.id, c.base_id)]
     if not chosen:
         near = [c.id for c in cases if args.case_id in c.id][:10]
-        print(f"no case with id {args.case_id!r}"
-              + (f"; did you mean: {', '.join(near)}" if near else ""), file=sys.stderr)
+        print(
+            f"no case with id {args.case_id!r}"
+            + (f"; did you mean: {', '.join(near)}" if near else ""),
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     for case in chosen:
         verdict = oracle.verdict(case.op, case.opset, case.data, case.indices, case.axis)
@@ -150,21 +158,36 @@ def _parser() -> argparse.ArgumentParser:
     cases = commands.add_parser("cases", help="list or validate case files")
     cases_commands = cases.add_subparsers(dest="cases_command", required=True, metavar="ACTION")
     listing = cases_commands.add_parser("list", help="list concrete cases")
-    listing.add_argument("paths", nargs="*", type=Path, help="case files or folders (default cases/)")
-    listing.add_argument("-k", metavar="PATTERN", help="only ids containing PATTERN (or matching a glob)")
+    listing.add_argument(
+        "paths", nargs="*", type=Path, help="case files or folders (default cases/)"
+    )
+    listing.add_argument(
+        "-k", metavar="PATTERN", help="only ids containing PATTERN (or matching a glob)"
+    )
     listing.set_defaults(func=cmd_cases_list)
     validate = cases_commands.add_parser(
-        "validate", help="check case files and every expectation against the oracle")
-    validate.add_argument("paths", nargs="*", type=Path, help="case files or folders (default cases/)")
-    validate.add_argument("--check-models", action="store_true",
-                          help="also build every valid case's model in all five variants and "
-                               "run onnx.checker (full_check) on it")
+        "validate", help="check case files and every expectation against the oracle"
+    )
+    validate.add_argument(
+        "paths", nargs="*", type=Path, help="case files or folders (default cases/)"
+    )
+    validate.add_argument(
+        "--check-models",
+        action="store_true",
+        help="also build every valid case's model in all five variants and "
+        "run onnx.checker (full_check) on it",
+    )
     validate.set_defaults(func=cmd_cases_validate)
 
     show = commands.add_parser("oracle", help="print the oracle's verdict for a case")
     show.add_argument("case_id", help="a concrete id, or a case-file id for all its expansions")
-    show.add_argument("--cases", nargs="*", type=Path, metavar="PATH",
-                      help="case files or folders (default cases/)")
+    show.add_argument(
+        "--cases",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="case files or folders (default cases/)",
+    )
     show.set_defaults(func=cmd_oracle)
     return parser
 

@@ -71,15 +71,21 @@ DECISIONS: tuple[Decision, ...] = (
         kind="rule",
         ops=_BOTH,
         clauses=(
-            Clause(S000, "All index values are expected to be within bounds [-s, s-1] along axis "
-                   "of size s. It is an error if any of the index values are out of bounds."),
-            Clause(S004, "All index values are expected to be within bounds [-s, s-1] along axis "
-                   "of size s. It is an error if any of the index values are out of bounds."),
+            Clause(
+                S000,
+                "All index values are expected to be within bounds [-s, s-1] along axis "
+                "of size s. It is an error if any of the index values are out of bounds.",
+            ),
+            Clause(
+                S004,
+                "All index values are expected to be within bounds [-s, s-1] along axis "
+                "of size s. It is an error if any of the index values are out of bounds.",
+            ),
         ),
         oracle="Raises SpecViolation for any index < -s or > s-1, whatever its magnitude "
-               "(values far beyond the int32 range included). Never wraps or clips.",
+        "(values far beyond the int32 range included). Never wraps or clips.",
         why="The clause is explicit. Wrapping (as onnx.reference's np.choose(mode='wrap') does) "
-            "would hide exactly the bugs a conformance suite exists to find.",
+        "would hide exactly the bugs a conformance suite exists to find.",
     ),
     Decision(
         id="zero-size-axis",
@@ -88,7 +94,7 @@ DECISIONS: tuple[Decision, ...] = (
         ops=_BOTH,
         clauses=(Clause(S000, "within bounds [-s, s-1] along axis of size s"),),
         oracle="With s = 0 the range [-0, -1] is empty: any index value at all raises "
-               "index-out-of-range; an empty indices tensor is valid and gives an empty output.",
+        "index-out-of-range; an empty indices tensor is valid and gives an empty output.",
         why="Follows from the bound with s = 0; the documents never mention zero-size axes.",
     ),
     Decision(
@@ -101,8 +107,8 @@ DECISIONS: tuple[Decision, ...] = (
             Clause(S004, "concatenates them in an output tensor of rank q + (r - 1)"),
         ),
         oracle="Zero-size dimensions are allowed anywhere; the output has the shape the shape "
-               "rule gives, possibly with zero elements. Nothing is read, so nothing is out of "
-               "bounds.",
+        "rule gives, possibly with zero elements. Nothing is read, so nothing is out of "
+        "bounds.",
         why="The shape rules are well defined for zero-size dimensions and no clause forbids them.",
     ),
     Decision(
@@ -111,8 +117,11 @@ DECISIONS: tuple[Decision, ...] = (
         kind="rule",
         ops=_BOTH,
         clauses=(
-            Clause(S000, "Negative value means counting dimensions from the back. Accepted range "
-                   "is [-r, r-1] where r = rank(data)."),
+            Clause(
+                S000,
+                "Negative value means counting dimensions from the back. Accepted range "
+                "is [-r, r-1] where r = rank(data).",
+            ),
             Clause(S004, "Accepted range is [-r, r-1] where r = rank(data)."),
         ),
         oracle="Normalises a negative axis by adding r; raises SpecViolation outside [-r, r-1].",
@@ -147,8 +156,11 @@ DECISIONS: tuple[Decision, ...] = (
         title="Gather: rank-0 indices remove the axis",
         kind="rule",
         ops=_G,
-        clauses=(Clause(S004, "(P, Q) | ( )  (a scalar)   | 0 | (Q)       | "
-                        "output[q] = data[indices, q]"),),
+        clauses=(
+            Clause(
+                S004, "(P, Q) | ( )  (a scalar)   | 0 | (Q)       | output[q] = data[indices, q]"
+            ),
+        ),
         oracle="Accepts indices of rank 0; the output has rank r - 1.",
         why="The shape table of 004 shows it; q + (r - 1) with q = 0.",
     ),
@@ -157,12 +169,14 @@ DECISIONS: tuple[Decision, ...] = (
         title="indices must be int32 or int64 (Tind)",
         kind="rule",
         ops=_BOTH,
-        clauses=(Clause(S000, "Tind: tensor(int32), tensor(int64)"),
-                 Clause(S004, "Tind: tensor(int32), tensor(int64)")),
+        clauses=(
+            Clause(S000, "Tind: tensor(int32), tensor(int64)"),
+            Clause(S004, "Tind: tensor(int32), tensor(int64)"),
+        ),
         oracle="Raises SpecViolation for any other indices dtype (int8, int16, any unsigned "
-               "type, floats...). The allowed list is read from onnx.defs, not copied.",
+        "type, floats...). The allowed list is read from onnx.defs, not copied.",
         why="The type constraint is explicit; a runtime that accepts uint64 indices is "
-            "accepting an invalid model.",
+        "accepting an invalid model.",
     ),
     Decision(
         id="data-dtype",
@@ -170,15 +184,21 @@ DECISIONS: tuple[Decision, ...] = (
         kind="rule",
         ops=_BOTH,
         clauses=(
-            Clause(S000, "Opset 13: Types: tensor(bfloat16), ... Opset 11: Types: tensor(bool), "
-                   "tensor(complex128)"),
-            Clause(S004, "Opset 11: Types: tensor(bool), ... Opset 1: Types: tensor(bool), "
-                   "tensor(complex128)"),
+            Clause(
+                S000,
+                "Opset 13: Types: tensor(bfloat16), ... Opset 11: Types: tensor(bool), "
+                "tensor(complex128)",
+            ),
+            Clause(
+                S004,
+                "Opset 11: Types: tensor(bool), ... Opset 1: Types: tensor(bool), "
+                "tensor(complex128)",
+            ),
         ),
         oracle="Raises SpecViolation for a data dtype outside T of that (op, opset), read from "
-               "onnx.defs: bfloat16 is rejected for Gather-1, Gather-11 and GatherElements-11.",
+        "onnx.defs: bfloat16 is rejected for Gather-1, Gather-11 and GatherElements-11.",
         why="The version history is explicit. Runtimes often accept bfloat16 at any opset; "
-            "that is accepting an invalid model, reported as such.",
+        "that is accepting an invalid model, reported as such.",
     ),
     Decision(
         id="ge-indices-larger-off-axis",
@@ -191,8 +211,8 @@ DECISIONS: tuple[Decision, ...] = (
         ),
         oracle="Raises SpecViolation.",
         why="ONNX only requires equal rank, but its formula would read data at a non-axis "
-            "position beyond data's shape, which is undefined; OpenVINO forbids it outright. "
-            "Both documents lead to an error.",
+        "position beyond data's shape, which is undefined; OpenVINO forbids it outright. "
+        "Both documents lead to an error.",
     ),
     Decision(
         id="ge-indices-smaller-off-axis",
@@ -200,15 +220,18 @@ DECISIONS: tuple[Decision, ...] = (
         kind="disagreement",
         ops=_GE,
         clauses=(
-            Clause(S000, "GatherElements takes two inputs data and indices of the same rank r >= 1"
-                   " ... out[i][j][k] = input[index[i][j][k]][j][k] if axis = 0"),
+            Clause(
+                S000,
+                "GatherElements takes two inputs data and indices of the same rank r >= 1"
+                " ... out[i][j][k] = input[index[i][j][k]][j][k] if axis = 0",
+            ),
             Clause(S001, "indices tensor has the same shape as data except for axis dimension."),
         ),
         oracle="Computes the ONNX formula (well defined: every position it reads is inside "
-               "data) and marks the case as disputed.",
+        "data) and marks the case as disputed.",
         why="ONNX's text and its own shape inference accept it; OpenVINO's spec forbids it. A "
-            "runtime that refuses it follows OpenVINO, so a refusal is a disputed outcome, not "
-            "a plain failure.",
+        "runtime that refuses it follows OpenVINO, so a refusal is a disputed outcome, not "
+        "a plain failure.",
         disputed=True,
     ),
     Decision(
@@ -218,12 +241,15 @@ DECISIONS: tuple[Decision, ...] = (
         ops=_GE,
         clauses=(
             Clause(S001, "Example 2 with axis = 1 and indices having greater (than data) shape"),
-            Clause(S003, '<data axis="1" /> ... <dim>3</dim> <dim>7</dim> <dim>5</dim> ... '
-                   "<dim>3</dim> <dim>10</dim> <dim>5</dim>"),
+            Clause(
+                S003,
+                '<data axis="1" /> ... <dim>3</dim> <dim>7</dim> <dim>5</dim> ... '
+                "<dim>3</dim> <dim>10</dim> <dim>5</dim>",
+            ),
         ),
         oracle="Accepts any size of indices on the axis, zero included.",
         why="ONNX is silent; OpenVINO's examples show larger and smaller; the formula only "
-            "reads data through the index value on that axis.",
+        "reads data through the index value on that axis.",
     ),
     Decision(
         id="ge-negative-indices",
@@ -231,16 +257,21 @@ DECISIONS: tuple[Decision, ...] = (
         kind="disagreement",
         ops=_GE,
         clauses=(
-            Clause(S000, "All index values are expected to be within bounds [-s, s-1] along axis "
-                   "of size s."),
-            Clause(S001, "All index values are expected to be within bounds [0, s-1], where s is "
-                   "size along axis dimension of data tensor."),
+            Clause(
+                S000,
+                "All index values are expected to be within bounds [-s, s-1] along axis of size s.",
+            ),
+            Clause(
+                S001,
+                "All index values are expected to be within bounds [0, s-1], where s is "
+                "size along axis dimension of data tensor.",
+            ),
         ),
         oracle="Follows ONNX: an index i < 0 reads position i + s. Cases with a negative index "
-               "are marked disputed.",
+        "are marked disputed.",
         why="The project tests ONNX models, so ONNX semantics apply; but OpenVINO's own op "
-            "spec rejects negative indices, so its importer must translate them, and any "
-            "discrepancy there is shown against this entry.",
+        "spec rejects negative indices, so its importer must translate them, and any "
+        "discrepancy there is shown against this entry.",
         disputed=True,
     ),
     Decision(
@@ -249,16 +280,21 @@ DECISIONS: tuple[Decision, ...] = (
         kind="silent",
         ops=_G,
         clauses=(
-            Clause(ONNX_DEFS_GATHER_1, "All index values are expected to be within bounds. It is "
-                   "an error if any of the index values are out of bounds."),
-            Clause(S004, "All index values are expected to be within bounds [-s, s-1] along axis "
-                   "of size s."),
+            Clause(
+                ONNX_DEFS_GATHER_1,
+                "All index values are expected to be within bounds. It is "
+                "an error if any of the index values are out of bounds.",
+            ),
+            Clause(
+                S004,
+                "All index values are expected to be within bounds [-s, s-1] along axis of size s.",
+            ),
         ),
         oracle="Accepts [-s, s-1] at opset 1 as at opsets 11 and 13 (an index i < 0 reads "
-               "i + s) and marks cases with a negative index at opset 1 as disputed.",
+        "i + s) and marks cases with a negative index at opset 1 as disputed.",
         why="Gather-1 says only 'within bounds'; [-s, s-1] is what 004 documents for the "
-            "operator and what opset 11 made explicit. A runtime that rejects negative indices "
-            "at opset 1 has a defensible reading, hence disputed.",
+        "operator and what opset 11 made explicit. A runtime that rejects negative indices "
+        "at opset 1 has a defensible reading, hence disputed.",
         disputed=True,
     ),
     Decision(
@@ -272,10 +308,10 @@ DECISIONS: tuple[Decision, ...] = (
             Clause(S003, "Required : yes"),
         ),
         oracle="An absent axis attribute means axis = 0 (never 'flatten', unlike "
-               "np.take(axis=None)). The model builder omits the attribute when a case omits "
-               "it, so both forms are tested.",
+        "np.take(axis=None)). The model builder omits the attribute when a case omits "
+        "it, so both forms are tested.",
         why="ONNX is explicit and the project tests ONNX models; OpenVINO's importer must "
-            "supply the default whatever its own op requires.",
+        "supply the default whatever its own op requires.",
     ),
     Decision(
         id="example-extra-brackets",
@@ -288,19 +324,22 @@ DECISIONS: tuple[Decision, ...] = (
             Clause(S000, "output (T): Tensor of the same shape as indices."),
         ),
         oracle="The output has the shape of indices. Case files hold the outputs with the "
-               "extra brackets removed, and say so in their description.",
+        "extra brackets removed, and say so in their description.",
         why="Rank r + 1 outputs contradict the outputs clause of every document; 003 and the "
-            "GatherElements-13 page print the same values without the brackets.",
+        "GatherElements-13 page print the same values without the brackets.",
     ),
     Decision(
         id="bitwise-exact",
         title="Gathered elements are copied bit for bit",
         kind="silent",
         ops=_BOTH,
-        clauses=(Clause(S000, "consists of one value (gathered from the data) for each element "
-                        "in indices"),),
+        clauses=(
+            Clause(
+                S000, "consists of one value (gathered from the data) for each element in indices"
+            ),
+        ),
         oracle="The output holds data's elements unchanged: NaN payloads, -0.0, subnormals, "
-               "strings. Results are compared bytewise.",
+        "strings. Results are compared bytewise.",
         why="Gather and GatherElements compute nothing; any change to a value is a bug.",
     ),
 )

@@ -28,11 +28,13 @@ def tensor_values(draw, dtype: dtypes.DType, shape: tuple[int, ...]) -> np.ndarr
     size = math.prod(shape)
     if dtype.kind == "string":
         words = draw(st.lists(st.text(max_size=4), min_size=size, max_size=size))
-        return np.array(words + [""], dtype=object)[:size].reshape(shape)
+        return np.array([*words, ""], dtype=object)[:size].reshape(shape)
     if dtype.kind == "bool":
         bits = draw(st.lists(st.booleans(), min_size=size, max_size=size))
         return np.array(bits, dtype=bool).reshape(shape)
-    raw = draw(st.binary(min_size=size * dtype.numpy.itemsize, max_size=size * dtype.numpy.itemsize))
+    raw = draw(
+        st.binary(min_size=size * dtype.numpy.itemsize, max_size=size * dtype.numpy.itemsize)
+    )
     return np.frombuffer(raw, dtype=np.uint8).view(dtype.numpy).reshape(shape).copy()
 
 
@@ -52,7 +54,8 @@ def oracle_inputs(draw, op: str | None = None, valid_only: bool = True) -> Oracl
     slack = 0 if valid_only else 2
     if op == "GatherElements":
         index_shape = tuple(
-            draw(st.integers(0, 5)) if dim == axis % rank
+            draw(st.integers(0, 5))
+            if dim == axis % rank
             else draw(st.integers(0, shape[dim] + (1 if not valid_only else 0)))
             for dim in range(rank)
         )

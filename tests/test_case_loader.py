@@ -51,11 +51,21 @@ def test_a_good_file_loads(tmp_path):
         (("data: [1.0, 2.0]", "data: {random: {shape: [2]}}"), 6, "random needs field 'seed'"),
         (("data: [1.0, 2.0]", "data: {randm: {shape: [2]}}"), 6, "exactly one of: arange"),
         (("data: [1.0, 2.0]", "data: {arange: {shape: [100000, 100000]}}"), 6, "over the limit"),
-        (("expected: [2.0]", "expected: [2.0]\n    expect_error: index-out-of-range"), 8,
-         "exactly one of 'expected'"),
-        (("expected: [2.0]", "expect_error: out-of-range"), 8, "unknown decision id 'out-of-range'"),
-        (("spec: 004_d4766443270c2fb5.txt", "spec: 004\n    colour: red"), 11,
-         "cases[0].colour: unknown field"),
+        (
+            ("expected: [2.0]", "expected: [2.0]\n    expect_error: index-out-of-range"),
+            8,
+            "exactly one of 'expected'",
+        ),
+        (
+            ("expected: [2.0]", "expect_error: out-of-range"),
+            8,
+            "unknown decision id 'out-of-range'",
+        ),
+        (
+            ("spec: 004_d4766443270c2fb5.txt", "spec: 004\n    colour: red"),
+            11,
+            "cases[0].colour: unknown field",
+        ),
         (("    description: a valid case\n", ""), 2, "missing field(s): description"),
         (("indices: [1]", "indices: [1]\n    indices: [0]"), 8, "duplicate key 'indices'"),
         (("data: [1.0, 2.0]", "data: [1.0, 2.0"), 7, "YAML"),
@@ -115,8 +125,9 @@ def test_generators_build_what_they_say():
     assert values.build({"full": {"shape": [0, 3], "value": 1}}, f32).shape == (0, 3)
     bits = values.build({"bits": [0x7FC00001]}, f32)
     assert bits.view(np.uint32)[0] == 0x7FC00001
-    ints = values.build({"random": {"shape": [1000], "seed": 1, "low": -3, "high": 2}},
-                        dtypes.by_name("int32"))
+    ints = values.build(
+        {"random": {"shape": [1000], "seed": 1, "low": -3, "high": 2}}, dtypes.by_name("int32")
+    )
     assert ints.min() == -3 and ints.max() == 2
     strings = values.build({"random": {"shape": [50], "seed": 2}}, dtypes.by_name("string"))
     assert strings.dtype == object and all(isinstance(s, str) for s in strings)

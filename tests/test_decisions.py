@@ -35,7 +35,9 @@ def test_every_quote_is_in_its_document(decision):
         position = 0
         for fragment in clause.quote.split(" ... "):
             found = text.find(_normalized(fragment).strip(), position)
-            assert found >= 0, f"{decision.id}: {fragment!r} not found (in order) in {clause.document}"
+            assert found >= 0, (
+                f"{decision.id}: {fragment!r} not found (in order) in {clause.document}"
+            )
             position = found
 
 
@@ -54,9 +56,17 @@ def test_ids_are_unique():
 def test_the_known_disagreements_are_all_named():
     """The points the specs README and the foundation issue list, each with an entry."""
     required = {
-        "ge-negative-indices", "gather1-negative-indices", "ge-indices-smaller-off-axis",
-        "ge-indices-larger-off-axis", "axis-absent", "example-extra-brackets", "data-dtype",
-        "empty-tensors", "zero-size-axis", "data-rank-zero", "indices-dtype",
+        "ge-negative-indices",
+        "gather1-negative-indices",
+        "ge-indices-smaller-off-axis",
+        "ge-indices-larger-off-axis",
+        "axis-absent",
+        "example-extra-brackets",
+        "data-dtype",
+        "empty-tensors",
+        "zero-size-axis",
+        "data-rank-zero",
+        "indices-dtype",
     }
     assert required <= set(decisions.IDS)
 

@@ -53,9 +53,8 @@ def test_oracle_rejects_exactly_what_the_slow_reference_cannot_compute(case):
 def test_disputed_decisions_are_reported_exactly_when_they_apply(case):
     verdict = oracle.verdict(*case)
     axis = (0 if case.axis is None else case.axis) % case.data.ndim
-    smaller = any(
-        i < d for dim, (d, i) in enumerate(zip(case.data.shape, case.indices.shape)) if dim != axis
-    )
+    pairs = enumerate(zip(case.data.shape, case.indices.shape, strict=True))
+    smaller = any(i < d for dim, (d, i) in pairs if dim != axis)
     negative = bool(case.indices.size) and bool((case.indices < 0).any())
     assert ("ge-indices-smaller-off-axis" in verdict.disputed) == smaller
     assert ("ge-negative-indices" in verdict.disputed) == negative

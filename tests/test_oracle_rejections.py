@@ -23,8 +23,16 @@ def _clause(op, opset, data, indices, axis=None) -> str:
 @pytest.mark.parametrize("op", ["Gather", "GatherElements"])
 @pytest.mark.parametrize(
     ("value", "dtype"),
-    [(2, I64), (-3, I64), (2**31 - 1, np.int32), (-(2**31), np.int32), (2**32, I64),
-     (2**32 + 1, I64), (2**63 - 1, I64), (-(2**63), I64)],
+    [
+        (2, I64),
+        (-3, I64),
+        (2**31 - 1, np.int32),
+        (-(2**31), np.int32),
+        (2**32, I64),
+        (2**32 + 1, I64),
+        (2**63 - 1, I64),
+        (-(2**63), I64),
+    ],
 )
 def test_index_out_of_range(op, value, dtype):
     indices = np.array([[0, value]], dtype=dtype)
@@ -89,7 +97,7 @@ def test_dtype_without_onnx_type_is_a_data_dtype_violation():
 def test_unknown_opset_and_non_arrays_are_usage_errors_not_violations():
     with pytest.raises(ValueError, match="no opset 12"):
         oracle.evaluate("Gather", 12, F32, np.zeros(1, I64))
-    with pytest.raises(TypeError, match="numpy.ndarray"):
+    with pytest.raises(TypeError, match=r"numpy\.ndarray"):
         oracle.evaluate("Gather", 13, [1.0, 2.0], np.zeros(1, I64))
     with pytest.raises(TypeError, match="axis"):
         oracle.evaluate("Gather", 13, F32, np.zeros(1, I64), axis=1.0)

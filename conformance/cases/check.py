@@ -21,7 +21,9 @@ def problems(case: Case) -> list[str]:
                 f"{list(verdict.output.shape)}"
             )
         elif verdict.violation.clause != expectation.clause:
-            found.append(f"expects error {expectation.clause} but the oracle says {verdict.violation}")
+            found.append(
+                f"expects error {expectation.clause} but the oracle says {verdict.violation}"
+            )
     elif expectation.kind == "output":
         if not verdict.valid:
             found.append(f"expects an output but the oracle says {verdict.violation}")
@@ -29,10 +31,15 @@ def problems(case: Case) -> list[str]:
             diff = compare.difference(expectation.output, verdict.output)
             if diff is not None:
                 found.append(f"expected output differs from the oracle's: {diff.message}")
-    if expectation.shape is not None and verdict.valid \
-            and verdict.output.shape != expectation.shape:
-        found.append(f"expected_shape {list(expectation.shape)} but the oracle's output has "
-                     f"shape {list(verdict.output.shape)}")
+    if (
+        expectation.shape is not None
+        and verdict.valid
+        and verdict.output.shape != expectation.shape
+    ):
+        found.append(
+            f"expected_shape {list(expectation.shape)} but the oracle's output has "
+            f"shape {list(verdict.output.shape)}"
+        )
     unlisted = sorted(set(verdict.disputed) - set(case.decisions))
     if unlisted:
         found.append(

@@ -43,7 +43,9 @@ class CaseFileError:
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else str(self.path)
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
 
 
 class CaseErrors(Exception):
@@ -112,7 +114,9 @@ class _FileReader:
             if err.validator == "additionalProperties" and isinstance(err.instance, dict):
                 allowed = set(err.schema.get("properties", {}))
                 for key in sorted(set(err.instance) - allowed, key=str):
-                    self.error((*path, key), f"unknown field (allowed: {', '.join(sorted(allowed))})")
+                    self.error(
+                        (*path, key), f"unknown field (allowed: {', '.join(sorted(allowed))})"
+                    )
                 continue
             if err.validator == "oneOf" and path and path[-1] in _ONE_OF_WORDS:
                 message = f"{err.instance!r} must be {_ONE_OF_WORDS[path[-1]]}"
@@ -139,27 +143,35 @@ class _FileReader:
             return []
         has_expected, has_error = "expected" in case, "expect_error" in case
         if has_expected == has_error:
-            return fail("expected", "give exactly one of 'expected' (a literal or 'oracle') "
-                        "and 'expect_error' (a decisions-table id)")
+            return fail(
+                "expected",
+                "give exactly one of 'expected' (a literal or 'oracle') "
+                "and 'expect_error' (a decisions-table id)",
+            )
         for field in ("decisions", "expect_error"):
             named = case.get(field, [])
             for name in [named] if isinstance(named, str) else named:
                 if name not in decisions.BY_ID:
-                    return fail(field, f"unknown decision id {name!r} "
-                                f"(known: {', '.join(decisions.IDS)})")
+                    return fail(
+                        field, f"unknown decision id {name!r} (known: {', '.join(decisions.IDS)})"
+                    )
         op = case["op"]
         opsets = spec.OPSETS[op] if case["opset"] == "all" else _as_list(case["opset"])
         for opset in opsets:
             if opset not in spec.OPSETS[op]:
-                return fail("opset", f"{op} has no opset {opset} here "
-                            f"(known: {', '.join(map(str, spec.OPSETS[op]))})")
+                return fail(
+                    "opset",
+                    f"{op} has no opset {opset} here "
+                    f"(known: {', '.join(map(str, spec.OPSETS[op]))})",
+                )
         axis = case.get("attributes", {}).get("axis")
         out: list[Case] = []
         for opset in opsets:
             op_spec = spec.op_spec(op, opset)
             data_names = _names(case["dtype"], op_spec.data_dtypes)
-            index_names = _names(case.get("indices_dtype", DEFAULT_INDICES_DTYPE),
-                                 op_spec.index_dtypes)
+            index_names = _names(
+                case.get("indices_dtype", DEFAULT_INDICES_DTYPE), op_spec.index_dtypes
+            )
             for dtype_name, index_name in itertools.product(data_names, index_names):
                 try:
                     data_type = values.dtype_named(dtype_name)
@@ -170,8 +182,11 @@ class _FileReader:
                 except values.ValueProblem as problem:
                     return fail("indices_dtype", str(problem))
                 built = {}
-                for field, dtype in (("data", data_type), ("indices", index_type),
-                                     ("expected", data_type)):
+                for field, dtype in (
+                    ("data", data_type),
+                    ("indices", index_type),
+                    ("expected", data_type),
+                ):
                     if field not in case or (field == "expected" and case[field] == "oracle"):
                         continue
                     try:
@@ -187,21 +202,23 @@ class _FileReader:
                     expectation = Expectation("output", output=built["expected"], shape=shape)
                 else:
                     expectation = Expectation("oracle", shape=shape)
-                out.append(Case(
-                    id=concrete_id(case["id"], opset, dtype_name, index_name),
-                    base_id=case["id"],
-                    op=op,
-                    opset=opset,
-                    axis=axis,
-                    data=built["data"],
-                    indices=built["indices"],
-                    expectation=expectation,
-                    description=case["description"].strip(),
-                    spec=case["spec"],
-                    decisions=tuple(case.get("decisions", ())),
-                    tags=tuple(case.get("tags", ())),
-                    source=Source(self.path, raw.line),
-                ))
+                out.append(
+                    Case(
+                        id=concrete_id(case["id"], opset, dtype_name, index_name),
+                        base_id=case["id"],
+                        op=op,
+                        opset=opset,
+                        axis=axis,
+                        data=built["data"],
+                        indices=built["indices"],
+                        expectation=expectation,
+                        description=case["description"].strip(),
+                        spec=case["spec"],
+                        decisions=tuple(case.get("decisions", ())),
+                        tags=tuple(case.get("tags", ())),
+                        source=Source(self.path, raw.line),
+                    )
+                )
         return out
 
 
@@ -238,8 +255,14 @@ def load(paths: Iterable[Path]) -> list[Case]:
     files = discover(paths)
     errors: list[CaseFileError] = []
     if not files:
-        errors.append(CaseFileError(Path(", ".join(map(str, paths)) or "."), None, "",
-                                    "no case files (*.yaml, *.yml) found"))
+        errors.append(
+            CaseFileError(
+                Path(", ".join(map(str, paths)) or "."),
+                None,
+                "",
+                "no case files (*.yaml, *.yml) found",
+            )
+        )
     cases: list[Case] = []
     first_seen: dict[str, Source] = {}  # base id -> where it was first defined
     for path in files:
@@ -253,8 +276,14 @@ def load(paths: Iterable[Path]) -> list[Case]:
             first = first_seen.setdefault(case.base_id, case.source)
             if first != case.source:
                 if case is _first_of(file_cases, case):
-                    errors.append(CaseFileError(path, case.source.line, "id",
-                                                f"duplicate id {case.base_id!r} (first at {first})"))
+                    errors.append(
+                        CaseFileError(
+                            path,
+                            case.source.line,
+                            "id",
+                            f"duplicate id {case.base_id!r} (first at {first})",
+                        )
+                    )
                 continue
             cases.append(case)
     if errors:

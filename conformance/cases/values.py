@@ -174,7 +174,7 @@ def build(value, dtype: DType) -> np.ndarray:
             f"a generator is a mapping with exactly one of: {', '.join(GENERATORS)}; "
             f"got keys {', '.join(map(str, value))}"
         )
-    (name, spec), = value.items()
+    ((name, spec),) = value.items()
     if name == "bits":
         return _bits(spec, dtype)
     if not isinstance(spec, dict):
@@ -190,8 +190,9 @@ def build(value, dtype: DType) -> np.ndarray:
     shape = _shape(spec, name)
     if name == "arange":
         start = spec.get("start", 0)
-        return _from_ints(np.arange(start, start + math.prod(shape), dtype=np.int64)
-                          .reshape(shape), dtype)
+        return _from_ints(
+            np.arange(start, start + math.prod(shape), dtype=np.int64).reshape(shape), dtype
+        )
     if name == "full":
         return np.broadcast_to(from_literal(spec["value"], dtype), shape).copy()
     rng = np.random.default_rng(spec["seed"])

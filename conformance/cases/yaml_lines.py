@@ -41,8 +41,10 @@ class LineLoader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=True)
             if key in mapping:
                 raise DuplicateKey(
-                    "while reading a mapping", node.start_mark,
-                    f"duplicate key {key!r}", key_node.start_mark,
+                    "while reading a mapping",
+                    node.start_mark,
+                    f"duplicate key {key!r}",
+                    key_node.start_mark,
                 )
             mapping[key] = self.construct_object(value_node, deep=True)
             mapping.key_lines[key] = key_node.start_mark.line + 1
@@ -60,7 +62,7 @@ LineLoader.add_constructor("tag:yaml.org,2002:seq", LineLoader.construct_sequenc
 
 
 def load(text: str):
-    return yaml.load(text, Loader=LineLoader)  # noqa: S506 -- LineLoader is a SafeLoader
+    return yaml.load(text, Loader=LineLoader)
 
 
 def line_of(root, path: Iterable) -> int | None:

@@ -1,9 +1,9 @@
 """Gather (ONNX opsets 1, 11, 13; document 004).
 
-    output[i_0, ..., i_{q-1}, j_0, ..., j_{r-2}] = data[k, j_0, ..., j_{r-2}]  (axis = 0)
-    with k = indices[i_0, ..., i_{q-1}], and likewise on any axis:
-    "concatenates them in an output tensor of rank q + (r - 1)" with "the q
-    dimensions taking the place of the original axis that is being indexed into".
+output[i_0, ..., i_{q-1}, j_0, ..., j_{r-2}] = data[k, j_0, ..., j_{r-2}]  (axis = 0)
+with k = indices[i_0, ..., i_{q-1}], and likewise on any axis:
+"concatenates them in an output tensor of rank q + (r - 1)" with "the q
+dimensions taking the place of the original axis that is being indexed into".
 """
 
 from __future__ import annotations

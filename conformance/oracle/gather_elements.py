@@ -54,8 +54,7 @@ def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None
         )
     axis = checks.normalize_axis(axis, data.ndim, spec.axis_default)
     smaller = check_shapes(data, indices, axis)
-    size = data.shape[axis]
-    has_negative = checks.check_index_bounds(indices, size, axis)
+    output, has_negative = _gather(data, indices, axis)
     disputed = tuple(
         name
         for name, applies in (
@@ -64,48 +63,67 @@ def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None
         )
         if applies
     )
-    return _gather(data, indices, axis, has_negative), disputed
+    return output, disputed
 
 
-def _gather(data: np.ndarray, indices: np.ndarray, axis: int, has_negative: bool) -> np.ndarray:
+def _gather(data: np.ndarray, indices: np.ndarray, axis: int) -> tuple[np.ndarray, bool]:
+    """The output and whether any index was negative; raises on an out-of-range index.
+
+    Bounds are checked block by block, on the block already in cache, rather
+    than in two extra passes over the whole indices tensor.
+    """
     out = np.empty(indices.shape, dtype=data.dtype)
+    size = data.shape[axis]
     if indices.size == 0:
-        return out
-    if data.shape[:axis] + data.shape[axis + 1 :] != indices.shape[:axis] + indices.shape[axis + 1 :]:
+        return out, False
+    if (
+        data.shape[:axis] + data.shape[axis + 1 :]
+        != indices.shape[:axis] + indices.shape[axis + 1 :]
+    ):
         # Indices smaller off-axis: only the part of data the formula can reach,
         # made contiguous below so it can be viewed flat.
         data = data[
-            tuple(slice(None) if dim == axis else slice(0, n) for dim, n in enumerate(indices.shape))
+            tuple(
+                slice(None) if dim == axis else slice(0, n) for dim, n in enumerate(indices.shape)
+            )
         ]
     data = np.ascontiguousarray(data)
-    indices = np.ascontiguousarray(indices)
+    contiguous = np.ascontiguousarray(indices)
     a_len = math.prod(indices.shape[:axis])
-    s_len, k_len = data.shape[axis], indices.shape[axis]
+    k_len = indices.shape[axis]
     b_len = math.prod(indices.shape[axis + 1 :])
-    data3 = data.reshape(a_len, s_len * b_len)
-    index3 = indices.reshape(a_len, k_len, b_len)
+    data3 = data.reshape(a_len, size * b_len)
+    index3 = contiguous.reshape(a_len, k_len, b_len)
     out3 = out.reshape(a_len, k_len, b_len)
 
     rows = max(1, BLOCK_ELEMENTS // (k_len * b_len))
     # Flat offset of (a, ., b) inside a block of data rows: a * S * B + b.
-    base = (np.arange(rows, dtype=np.int64) * (s_len * b_len)).reshape(rows, 1, 1)
+    base = (np.arange(rows, dtype=np.int64) * (size * b_len)).reshape(rows, 1, 1)
     if b_len > 1:
         base = base + np.arange(b_len, dtype=np.int64).reshape(1, 1, b_len)
     positions = np.empty((rows, k_len, b_len), dtype=np.int64)
-    wrap = np.empty_like(positions) if has_negative else None
+    wrap = np.empty_like(positions)
+    has_negative = False
     for a0 in range(0, a_len, rows):
         a1 = min(a_len, a0 + rows)
         n = a1 - a0
         block, pos = index3[a0:a1], positions[:n]
-        np.multiply(block, b_len, out=pos, dtype=np.int64)
-        np.add(pos, base[:n], out=pos)
-        if wrap is not None:
+        low, high = int(block.min()), int(block.max())
+        if low < -size or high > size - 1:
+            checks.check_index_bounds(indices, size, axis)  # raises, naming the first bad index
+        if b_len == 1:
+            np.add(block, base[:n], out=pos, dtype=np.int64)
+        else:
+            np.multiply(block, b_len, out=pos, dtype=np.int64)
+            np.add(pos, base[:n], out=pos)
+        if low < 0:
             # Negative index i reads i + S: add S * B where i < 0 (see checks.normalized).
+            has_negative = True
             w = wrap[:n]
             np.right_shift(block, 63, out=w, dtype=np.int64)
-            np.bitwise_and(w, s_len * b_len, out=w)
+            np.bitwise_and(w, size * b_len, out=w)
             np.add(pos, w, out=pos)
         # mode="raise" (the default) re-checks every position: a bug here can
         # never read outside data.
         np.take(data3[a0:a1].reshape(-1), pos, out=out3[a0:a1])
-    return out
+    return out, has_negative

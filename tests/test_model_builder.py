@@ -1,0 +1,83 @@
+"""Models of every valid case pass onnx.checker, and both real runtimes load them."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import openvino as ov
+import pytest
+
+from conformance import compare, model_builder, oracle
+from conformance.cases import load
+from tests.conftest import CASES
+
+VALID = [c for c in load([CASES]) if oracle.verdict(c.op, c.opset, c.data, c.indices, c.axis).valid]
+
+
+@pytest.mark.parametrize("variant", model_builder.VARIANTS)
+def test_every_valid_case_passes_the_full_checker(variant):
+    for case in VALID:
+        model = model_builder.build_for_case(case, variant)
+        onnx.checker.check_model(model, full_check=True)
+
+
+def test_variants_feed_and_bake_the_right_inputs():
+    data, indices = np.zeros((2, 3), np.float32), np.zeros((1, 3), np.int64)
+    for variant in model_builder.VARIANTS:
+        model = model_builder.build("GatherElements", 13, data, indices, 1, variant)
+        fed = set(model_builder.feeds(data, indices, variant))
+        graph_inputs = {i.name for i in model.graph.input}
+        baked = {t.name for t in model.graph.initializer}
+        assert graph_inputs == fed and fed | baked == {"data", "indices"} and not fed & baked
+        assert model.ir_version == model_builder.IR_VERSION
+        assert model.opset_import[0].version == 13
+    dynamic = model_builder.build("GatherElements", 13, data, indices, 1, "dynamic")
+    dims = dynamic.graph.input[0].type.tensor_type.shape.dim
+    assert all(d.dim_param and not d.dim_value for d in dims)
+
+
+def test_absent_axis_is_left_out_of_the_node():
+    data, indices = np.zeros(2, np.float32), np.zeros(1, np.int64)
+    node = model_builder.build("Gather", 13, data, indices, None, "static").graph.node[0]
+    assert [a.name for a in node.attribute] == []
+    node = model_builder.build("Gather", 13, data, indices, 0, "static").graph.node[0]
+    assert [(a.name, a.i) for a in node.attribute] == [("axis", 0)]
+
+
+def _run_ort(model, feeds):
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)[0]
+
+
+def _run_openvino(model, feeds):
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(model.SerializeToString()), "CPU")
+    return compiled(feeds)[0]
+
+
+@pytest.mark.parametrize("run", [_run_ort, _run_openvino], ids=["onnxruntime", "openvino"])
+@pytest.mark.parametrize("variant", model_builder.VARIANTS)
+@pytest.mark.parametrize(
+    ("op", "opset", "axis"),
+    [("Gather", 1, None), ("Gather", 13, 1), ("GatherElements", 11, 1), ("GatherElements", 13, -1)],
+)
+def test_runtimes_accept_the_ir_version_and_compute_the_model(run, variant, op, opset, axis):
+    """Both real runtimes load every variant at every opset and return the oracle's bytes
+    on plain float32 input (the full dtype round trip belongs to the adapters)."""
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    indices = np.array(
+        [[2, 0], [1, 0]] if op == "Gather" else [[3, 0], [1, 2], [0, 0]], dtype=np.int64
+    )
+    expected = oracle.evaluate(op, opset, data, indices, axis)
+    model = model_builder.build(op, opset, data, indices, axis, variant)
+    actual = run(model, model_builder.feeds(data, indices, variant))
+    assert compare.difference(expected, np.asarray(actual)) is None
+
+
+def test_output_shape_rule():
+    assert model_builder.output_shape("Gather", (3, 4), (2, 5), 1) == (3, 2, 5)
+    assert model_builder.output_shape("Gather", (3,), (), None) == ()
+    assert model_builder.output_shape("GatherElements", (3, 4), (2, 4), 0) == (2, 4)
+    assert model_builder.output_shape("GatherElements", (3, 4), (2,), 0) is None
+    assert model_builder.output_shape("Gather", (3, 4), (2,), 2) is None
