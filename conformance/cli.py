@@ -146,6 +146,26 @@ def cmd_oracle(args) -> int:
     return EXIT_OK
 
 
+def cmd_decisions(args) -> int:
+    chosen = decisions.DECISIONS
+    if args.id:
+        if args.id not in decisions.BY_ID:
+            print(
+                f"unknown decision id {args.id!r}; known: {', '.join(decisions.IDS)}",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        chosen = (decisions.get(args.id),)
+    for d in chosen:
+        flag = " [disputed]" if d.disputed else ""
+        print(f"{d.id}  ({d.kind}, {', '.join(d.ops)}){flag}\n  {d.title}")
+        if args.id or args.verbose:
+            for clause in d.clauses:
+                print(f'  - {clause.document}: "{clause.quote}"')
+            print(f"  oracle: {d.oracle}\n  why: {d.why}")
+    return EXIT_OK
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="conformance",
@@ -178,6 +198,11 @@ def _parser() -> argparse.ArgumentParser:
         "run onnx.checker (full_check) on it",
     )
     validate.set_defaults(func=cmd_cases_validate)
+
+    table = commands.add_parser("decisions", help="print the spec-decisions table")
+    table.add_argument("id", nargs="?", help="one entry in full")
+    table.add_argument("-v", "--verbose", action="store_true", help="every entry in full")
+    table.set_defaults(func=cmd_decisions)
 
     show = commands.add_parser("oracle", help="print the oracle's verdict for a case")
     show.add_argument("case_id", help="a concrete id, or a case-file id for all its expansions")
