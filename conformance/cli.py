@@ -17,10 +17,11 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import onnx
 
-from conformance import __version__, decisions, oracle
+from conformance import __version__, decisions, model_builder
 from conformance.cases import CaseErrors, default_case_paths, load
-from conformance.cases.check import problems
+from conformance.cases.check import problems, verdict_of
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -59,10 +60,6 @@ def cmd_cases_list(args) -> int:
 
 
 def _check_models(case) -> list[str]:
-    import onnx
-
-    from conformance import model_builder
-
     found = []
     for variant in model_builder.VARIANTS:
         model = model_builder.build_for_case(case, variant)
@@ -81,8 +78,8 @@ def cmd_cases_validate(args) -> int:
     kinds = Counter(c.expectation.kind for c in cases)
     disputed = Counter()
     for case in cases:
-        found = problems(case)
-        verdict = oracle.verdict(case.op, case.opset, case.data, case.indices, case.axis)
+        verdict = verdict_of(case)
+        found = problems(case, verdict)
         disputed.update(verdict.disputed)
         if args.check_models and verdict.valid:
             found += _check_models(case)
@@ -127,7 +124,7 @@ def cmd_oracle(args) -> int:
         )
         return EXIT_USAGE
     for case in chosen:
-        verdict = oracle.verdict(case.op, case.opset, case.data, case.indices, case.axis)
+        verdict = verdict_of(case)
         axis = "absent (0)" if case.axis is None else case.axis
         print(f"{case.id}  ({case.source})")
         print(f"  {case.op}-{case.opset}, axis {axis}: {case.description}")

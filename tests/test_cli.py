@@ -24,13 +24,17 @@ def test_validate_the_shipped_cases():
     assert "all cases agree with the oracle" in result.stdout
 
 
-def test_validate_a_malformed_file_exits_2_with_file_line_field(tmp_path):
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(
-        "cases:\n  - id: x\n    op: Gather\n    opset: 13\n    dtype: float33\n"
-        "    data: [1]\n    indices: [0]\n    expected: oracle\n"
+def _case_file(path, dtype: str, data: str, expected: str):
+    path.write_text(
+        f"cases:\n  - id: x\n    op: Gather\n    opset: 13\n    dtype: {dtype}\n"
+        f"    data: {data}\n    indices: [0]\n    expected: {expected}\n"
         "    description: d\n    spec: s\n"
     )
+    return path
+
+
+def test_validate_a_malformed_file_exits_2_with_file_line_field(tmp_path):
+    bad = _case_file(tmp_path / "bad.yaml", "float33", "[1]", "oracle")
     result = _run("cases", "validate", str(bad))
     assert result.returncode == 2
     assert f"{bad}:5: cases[0].dtype" in result.stderr and "float33" in result.stderr
@@ -38,12 +42,7 @@ def test_validate_a_malformed_file_exits_2_with_file_line_field(tmp_path):
 
 
 def test_validate_a_wrong_expectation_exits_1(tmp_path):
-    wrong = tmp_path / "wrong.yaml"
-    wrong.write_text(
-        "cases:\n  - id: x\n    op: Gather\n    opset: 13\n    dtype: int32\n"
-        "    data: [5, 6]\n    indices: [0]\n    expected: [6]\n"
-        "    description: d\n    spec: s\n"
-    )
+    wrong = _case_file(tmp_path / "wrong.yaml", "int32", "[5, 6]", "[6]")
     result = _run("cases", "validate", str(wrong))
     assert result.returncode == 1
     assert "first at [0]: got 5, expected 6" in result.stderr

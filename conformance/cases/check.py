@@ -10,8 +10,16 @@ from conformance import compare, decisions, oracle
 from conformance.cases.model import Case
 
 
-def problems(case: Case) -> list[str]:
-    verdict = oracle.verdict(case.op, case.opset, case.data, case.indices, case.axis)
+def verdict_of(case: Case) -> oracle.Verdict:
+    return oracle.verdict(case.op, case.opset, case.data, case.indices, case.axis)
+
+
+def problems(case: Case, verdict: oracle.Verdict | None = None) -> list[str]:
+    """What is wrong with the case's expectation (empty when nothing is).
+
+    ``verdict`` is the oracle's verdict on the case, if the caller has it already.
+    """
+    verdict = verdict or verdict_of(case)
     found: list[str] = []
     expectation = case.expectation
     if expectation.kind == "error":
