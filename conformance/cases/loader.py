@@ -165,6 +165,9 @@ class _FileReader:
                     f"(known: {', '.join(map(str, spec.OPSETS[op]))})",
                 )
         axis = case.get("attributes", {}).get("axis")
+        # Each value is built once per dtype, not once per expansion: the same
+        # indices serve every data dtype and opset.
+        built_values: dict[tuple[str, str], object] = {}
         out: list[Case] = []
         for opset in opsets:
             op_spec = spec.op_spec(op, opset)
@@ -190,7 +193,12 @@ class _FileReader:
                     if field not in case or (field == "expected" and case[field] == "oracle"):
                         continue
                     try:
-                        built[field] = values.build(case[field], dtype)
+                        key = (field, dtype.name)
+                        if key not in built_values:
+                            array = values.build(case[field], dtype)
+                            array.flags.writeable = False  # shared by several cases
+                            built_values[key] = array
+                        built[field] = built_values[key]
                     except values.ValueProblem as problem:
                         return fail((field, *problem.path), f"as {dtype.name}: {problem}")
                 shape = tuple(case["expected_shape"]) if "expected_shape" in case else None
@@ -272,28 +280,18 @@ def load(paths: Iterable[Path]) -> list[Case]:
         reader = _FileReader(path)
         file_cases = reader.read()
         errors.extend(reader.errors)
+        reported: set[Source] = set()
         for case in file_cases:
             first = first_seen.setdefault(case.base_id, case.source)
-            if first != case.source:
-                if case is _first_of(file_cases, case):
-                    errors.append(
-                        CaseFileError(
-                            path,
-                            case.source.line,
-                            "id",
-                            f"duplicate id {case.base_id!r} (first at {first})",
-                        )
-                    )
-                continue
-            cases.append(case)
+            if first == case.source:
+                cases.append(case)
+            elif case.source not in reported:  # once per entry, not per expansion
+                reported.add(case.source)
+                message = f"duplicate id {case.base_id!r} (first at {first})"
+                errors.append(CaseFileError(path, case.source.line, "id", message))
     if errors:
         raise CaseErrors(errors)
     return cases
-
-
-def _first_of(cases: list[Case], case: Case) -> Case:
-    """The first expansion of the same case-file entry (to report a duplicate once)."""
-    return next(c for c in cases if c.source == case.source)
 
 
 def default_case_paths() -> list[Path]:

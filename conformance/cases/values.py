@@ -180,12 +180,14 @@ def build(value, dtype: DType) -> np.ndarray:
     if not isinstance(spec, dict):
         raise ValueProblem(f"{name} takes a mapping of fields", (name,))
     required, optional = _GENERATOR_FIELDS[name]
-    for field in sorted(required - set(spec)):
-        raise ValueProblem(f"{name} needs field '{field}'", (name,))
-    for field in sorted(set(spec) - required - optional):
+    missing, unknown = sorted(required - set(spec)), sorted(set(spec) - required - optional)
+    if missing:
+        raise ValueProblem(f"{name} needs field '{missing[0]}'", (name,))
+    if unknown:
         raise ValueProblem(
-            f"{name} has no field '{field}' (fields: {', '.join(sorted(required | optional))})",
-            (name, field),
+            f"{name} has no field '{unknown[0]}' "
+            f"(fields: {', '.join(sorted(required | optional))})",
+            (name, unknown[0]),
         )
     shape = _shape(spec, name)
     if name == "arange":

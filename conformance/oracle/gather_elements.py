@@ -54,7 +54,7 @@ def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None
         )
     axis = checks.normalize_axis(axis, data.ndim, spec.axis_default)
     smaller = check_shapes(data, indices, axis)
-    output, has_negative = _gather(data, indices, axis)
+    output, has_negative = _gather(data, indices, axis, smaller)
     disputed = tuple(
         name
         for name, applies in (
@@ -66,7 +66,9 @@ def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None
     return output, disputed
 
 
-def _gather(data: np.ndarray, indices: np.ndarray, axis: int) -> tuple[np.ndarray, bool]:
+def _gather(
+    data: np.ndarray, indices: np.ndarray, axis: int, smaller: bool
+) -> tuple[np.ndarray, bool]:
     """The output and whether any index was negative; raises on an out-of-range index.
 
     Bounds are checked block by block, on the block already in cache, rather
@@ -76,10 +78,7 @@ def _gather(data: np.ndarray, indices: np.ndarray, axis: int) -> tuple[np.ndarra
     size = data.shape[axis]
     if indices.size == 0:
         return out, False
-    if (
-        data.shape[:axis] + data.shape[axis + 1 :]
-        != indices.shape[:axis] + indices.shape[axis + 1 :]
-    ):
+    if smaller:
         # Indices smaller off-axis: only the part of data the formula can reach,
         # made contiguous below so it can be viewed flat.
         data = data[
@@ -117,12 +116,9 @@ def _gather(data: np.ndarray, indices: np.ndarray, axis: int) -> tuple[np.ndarra
             np.multiply(block, b_len, out=pos, dtype=np.int64)
             np.add(pos, base[:n], out=pos)
         if low < 0:
-            # Negative index i reads i + S: add S * B where i < 0 (see checks.normalized).
+            # Negative index i reads i + S: add S * B where i < 0.
             has_negative = True
-            w = wrap[:n]
-            np.right_shift(block, 63, out=w, dtype=np.int64)
-            np.bitwise_and(w, size * b_len, out=w)
-            np.add(pos, w, out=pos)
+            np.add(pos, checks.negative_offset(block, size * b_len, wrap[:n]), out=pos)
         # mode="raise" (the default) re-checks every position: a bug here can
         # never read outside data.
         np.take(data3[a0:a1].reshape(-1), pos, out=out3[a0:a1])
