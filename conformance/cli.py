@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from conformance import __version__, decisions, model_builder
+from conformance import __version__, decisions, model_builder, run_command
 from conformance.cases import CaseErrors, default_case_paths, load
 from conformance.cases.check import problems, verdict_of
 
@@ -200,6 +200,19 @@ def _parser() -> argparse.ArgumentParser:
     table.add_argument("id", nargs="?", help="one entry in full")
     table.add_argument("-v", "--verbose", action="store_true", help="every entry in full")
     table.set_defaults(func=cmd_decisions)
+
+    run = commands.add_parser(
+        "run",
+        help="run cases on the runtimes in isolated workers and judge every outcome",
+        description="Run every case on every runtime in every model variant, each runtime "
+        "in its own worker process, and judge each outcome against the oracle. Results go "
+        "to DIR/results.jsonl (one record per case, runtime and variant) with header.json "
+        "and summary.json beside it.",
+        epilog="Exit codes: 0 every outcome conforms, 1 discrepancies found, 2 usage or "
+        "harness error, 130 interrupted (results so far are kept).",
+    )
+    run_command.add_arguments(run)
+    run.set_defaults(func=lambda args: run_command.command(args, _load, _select))
 
     show = commands.add_parser("oracle", help="print the oracle's verdict for a case")
     show.add_argument("case_id", help="a concrete id, or a case-file id for all its expansions")

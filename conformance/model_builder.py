@@ -103,5 +103,22 @@ def feeds(data: np.ndarray, indices: np.ndarray, variant: str) -> dict[str, np.n
     return {name: arrays[name] for name in INPUTS if name not in _INITIALIZERS[variant]}
 
 
+def signature(op, opset, data, indices, axis, variant) -> tuple | None:
+    """A key equal for every input that gets the same model, or None.
+
+    Models of the fed variants do not depend on the values: the static model
+    depends on the shapes, the dynamic one only on the ranks. Models with an
+    initializer carry their values, so they have no shared signature.
+    """
+    if _INITIALIZERS[variant]:
+        return None
+    shape = output_shape(op, data.shape, indices.shape, axis)
+    if variant == "dynamic":
+        shapes = (data.ndim, indices.ndim, None if shape is None else len(shape))
+    else:
+        shapes = (data.shape, indices.shape, shape is None)
+    return (op, opset, dtypes.name_of(data), dtypes.name_of(indices), axis, variant, shapes)
+
+
 def build_for_case(case, variant: str) -> onnx.ModelProto:
     return build(case.op, case.opset, case.data, case.indices, case.axis, variant)

@@ -1,0 +1,159 @@
+"""Adapters: how the harness talks to one runtime.
+
+An adapter turns model bytes and NumPy feeds into a runtime's outputs, and
+turns the runtime's failures into typed errors so that the judge can tell a
+model refused at load time (:class:`LoadError`) from a failure while running
+(:class:`RunError`), and both from what the Python binding cannot carry at
+all (:class:`HarnessUnsupported`, never blamed on the runtime).
+
+Adapters run inside isolated worker processes (:mod:`conformance.engine`);
+nothing here protects against a crash.
+
+Built-in adapters are named ``onnxruntime``, ``openvino`` and ``reference``
+(``onnx.reference.ReferenceEvaluator``). Third-party adapters register a
+``module:Class`` target in the ``conformance.adapters`` entry-point group; a
+``module:Class`` target also works directly wherever a runtime name is
+expected.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+
+import numpy as np
+
+ENTRY_POINT_GROUP = "conformance.adapters"
+
+# name -> (target, the module that must be importable for it to be installed)
+BUILTIN: dict[str, tuple[str, str]] = {
+    "onnxruntime": ("conformance.adapters.ort:OnnxRuntimeAdapter", "onnxruntime"),
+    "openvino": ("conformance.adapters.ov:OpenVinoAdapter", "openvino"),
+    "reference": ("conformance.adapters.reference:ReferenceAdapter", "onnx.reference"),
+}
+
+
+class AdapterError(Exception):
+    """A runtime's own failure, with the runtime's message."""
+
+    stage = "run"
+
+
+class LoadError(AdapterError):
+    """The runtime refused the model (parsing, checking, compiling, creating a session)."""
+
+    stage = "load"
+
+
+class RunError(AdapterError):
+    """The model loaded, and running it on these feeds failed."""
+
+    stage = "run"
+
+
+class HarnessUnsupported(Exception):
+    """The Python binding cannot carry this input or output faithfully.
+
+    Raised by the adapter, never by the runtime: it is recorded as
+    ``harness_unsupported`` and never counted against the runtime.
+    """
+
+
+class UnknownRuntime(LookupError):
+    pass
+
+
+@dataclass(frozen=True)
+class Timed:
+    outputs: list[np.ndarray]
+    load_s: float  # 0.0 when the session came from the cache
+    run_s: float
+    cached: bool
+
+
+class Adapter:
+    """Base class. Subclasses set ``name`` and implement the four hooks.
+
+    ``load`` and ``execute`` wrap only the runtime's own calls in their
+    ``try`` blocks, so that a bug in the adapter's conversion code surfaces as
+    a harness error instead of being blamed on the runtime.
+    """
+
+    name: str = "?"
+    cache_size = 256  # sessions kept per worker, least recently used dropped
+
+    def __init__(self) -> None:
+        self._sessions: OrderedDict[bytes, object] = OrderedDict()
+
+    # -- hooks -------------------------------------------------------------
+    def info(self) -> dict:
+        """version, device and anything else worth recording in the run header."""
+        raise NotImplementedError
+
+    def load(self, model: bytes):
+        """A ready-to-run session for the model; raises LoadError."""
+        raise NotImplementedError
+
+    def execute(self, session, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        """The outputs, as NumPy arrays of the runtime's output types; raises RunError."""
+        raise NotImplementedError
+
+    # -- the protocol --------------------------------------------------------
+    def run(self, model: bytes, feeds: dict[str, np.ndarray], key: bytes | None = None) -> Timed:
+        """Run the model on the feeds; the session is cached under ``key`` when given."""
+        cached = key is not None and key in self._sessions
+        start = time.perf_counter()
+        if cached:
+            session = self._sessions[key]
+            self._sessions.move_to_end(key)
+        else:
+            session = self.load(model)
+            if key is not None:
+                self._sessions[key] = session
+                if len(self._sessions) > self.cache_size:
+                    self._sessions.popitem(last=False)
+        loaded = time.perf_counter()
+        outputs = self.execute(session, feeds)
+        done = time.perf_counter()
+        return Timed(outputs, 0.0 if cached else loaded - start, done - loaded, cached)
+
+
+def registered() -> dict[str, str]:
+    """Every known runtime name and its ``module:Class`` target."""
+    names = {name: target for name, (target, _) in BUILTIN.items()}
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        names.setdefault(entry.name, entry.value)
+    return names
+
+
+def installed() -> list[str]:
+    """Names of the runtimes whose packages are importable here."""
+    found = []
+    for name, target in registered().items():
+        module = BUILTIN[name][1] if name in BUILTIN else target.partition(":")[0]
+        try:
+            present = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # a parent package is missing
+            present = False
+        if present:
+            found.append(name)
+    return found
+
+
+def resolve(name: str) -> str:
+    """The ``module:Class`` target of a runtime name (a target passes through)."""
+    if ":" in name:
+        return name
+    known = registered()
+    if name not in known:
+        raise UnknownRuntime(f"unknown runtime {name!r}; known: {', '.join(sorted(known))}")
+    return known[name]
+
+
+def instantiate(target: str) -> Adapter:
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)()

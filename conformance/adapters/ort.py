@@ -1,0 +1,90 @@
+"""ONNX Runtime, CPU execution provider, through its Python binding.
+
+Trap: the binding's NumPy path refuses ml_dtypes bfloat16 ("Numpy_type 256
+can't be converted to MLDataType") both ways, so bfloat16 goes in as an
+OrtValue made from the uint16 bits with the ONNX element type set, and comes
+out as the raw bytes of the output OrtValue. Strings cannot be OrtValues, so
+every model without bfloat16 uses the plain ``session.run`` path.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import ml_dtypes
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto
+
+from conformance.adapters import Adapter, LoadError, RunError
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _to_ort_value(array: np.ndarray) -> ort.OrtValue:
+    array = np.ascontiguousarray(array)
+    if array.dtype == _BFLOAT16:
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+            array.view(np.uint16), TensorProto.BFLOAT16
+        )
+    return ort.OrtValue.ortvalue_from_numpy(array)
+
+
+def _bfloat16_from(value: ort.OrtValue) -> np.ndarray:
+    shape = tuple(value.shape())
+    size = value.tensor_size_in_bytes()
+    raw = ctypes.string_at(value.data_ptr(), size) if size else b""
+    return np.frombuffer(raw, dtype=np.uint16).view(_BFLOAT16).reshape(shape).copy()
+
+
+class OnnxRuntimeAdapter(Adapter):
+    name = "onnxruntime"
+    provider = "CPUExecutionProvider"
+
+    def __init__(self) -> None:
+        super().__init__()
+        # Warnings such as "only guarantees support for opset 7 or above" for
+        # Gather-1 models would flood the worker's log; errors still show.
+        ort.set_default_logger_severity(3)
+        self._options = ort.SessionOptions()
+        # Cases are small and parallelism comes from worker processes.
+        self._options.intra_op_num_threads = 1
+        self._options.inter_op_num_threads = 1
+
+    def info(self) -> dict:
+        return {
+            "name": self.name,
+            "version": ort.__version__,
+            "device": "CPU",
+            "provider": self.provider,
+            "available_providers": ort.get_available_providers(),
+            "threads": 1,
+        }
+
+    def load(self, model: bytes):
+        try:
+            session = ort.InferenceSession(model, self._options, providers=[self.provider])
+        except Exception as error:  # the binding raises its own exception types
+            raise LoadError(str(error)) from None
+        output_types = [o.type for o in session.get_outputs()]
+        return session, [o.name for o in session.get_outputs()], output_types
+
+    def execute(self, session, feeds):
+        session, output_names, output_types = session
+        bfloat16 = "tensor(bfloat16)" in output_types or any(
+            a.dtype == _BFLOAT16 for a in feeds.values()
+        )
+        if not bfloat16:
+            try:
+                return list(session.run(output_names, feeds))
+            except Exception as error:
+                raise RunError(str(error)) from None
+        values = {name: _to_ort_value(array) for name, array in feeds.items()}
+        try:
+            outputs = session.run_with_ort_values(output_names, values)
+        except Exception as error:
+            raise RunError(str(error)) from None
+        return [
+            _bfloat16_from(value) if kind == "tensor(bfloat16)" else value.numpy()
+            for value, kind in zip(outputs, output_types, strict=True)
+        ]

@@ -1,0 +1,128 @@
+"""OpenVINO through its own Python API (``openvino``), CPU device.
+
+Traps handled here:
+- A bfloat16 NumPy array is read as float16 unless the tensor's element
+  type is set, so bfloat16 tensors are made as ``ov.Type.bf16`` and filled
+  with the uint16 bits; outputs are read by their element type, never by the
+  NumPy dtype the binding reports.
+- String tensors go through NumPy fixed-width strings, which drop trailing
+  NUL characters both ways; such inputs are refused as harness-unsupported
+  instead of being blamed on OpenVINO.
+- Object arrays are refused by ``ov.Tensor``; strings are converted first.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import openvino as ov
+
+from conformance.adapters import Adapter, HarnessUnsupported, LoadError, RunError
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+# OpenVINO element type -> NumPy dtype of the values it holds.
+_DTYPES = {
+    ov.Type.boolean: np.dtype(np.bool_),
+    ov.Type.i8: np.dtype(np.int8),
+    ov.Type.i16: np.dtype(np.int16),
+    ov.Type.i32: np.dtype(np.int32),
+    ov.Type.i64: np.dtype(np.int64),
+    ov.Type.u8: np.dtype(np.uint8),
+    ov.Type.u16: np.dtype(np.uint16),
+    ov.Type.u32: np.dtype(np.uint32),
+    ov.Type.u64: np.dtype(np.uint64),
+    ov.Type.f16: np.dtype(np.float16),
+    ov.Type.bf16: _BFLOAT16,
+    ov.Type.f32: np.dtype(np.float32),
+    ov.Type.f64: np.dtype(np.float64),
+}
+
+
+def _to_tensor(array: np.ndarray) -> ov.Tensor:
+    if array.dtype == object:
+        strings = array.ravel().tolist()
+        if any(s.endswith("\x00") for s in strings):
+            raise HarnessUnsupported(
+                "string tensor with a trailing NUL character: the OpenVINO Python API "
+                "converts strings through NumPy fixed-width strings, which drop it"
+            )
+        tensor = ov.Tensor(ov.Type.string, ov.Shape(list(array.shape)))
+        if strings:
+            tensor.str_data = np.array(strings, dtype=str).reshape(array.shape)
+        return tensor
+    array = np.ascontiguousarray(array)
+    if array.dtype == _BFLOAT16:
+        tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(array.shape)))
+        if array.size:
+            tensor.data.view(np.uint16)[...] = array.view(np.uint16)
+        return tensor
+    return ov.Tensor(array, shared_memory=False)
+
+
+def _from_tensor(tensor: ov.Tensor) -> np.ndarray:
+    kind = tensor.element_type
+    shape = tuple(tensor.shape)
+    if kind == ov.Type.string:
+        if not tensor.size:
+            return np.empty(shape, dtype=object)
+        out = np.empty(shape, dtype=object)
+        out.ravel()[:] = [str(s) for s in np.asarray(tensor.str_data).ravel()]
+        return out
+    if kind not in _DTYPES:
+        raise HarnessUnsupported(f"OpenVINO returned element type {kind}, which has no NumPy twin")
+    dtype = _DTYPES[kind]
+    if not tensor.size:
+        return np.empty(shape, dtype=dtype)
+    # Read the bytes, whatever NumPy dtype the binding attaches (f16 for bf16).
+    return np.frombuffer(np.ascontiguousarray(tensor.data).tobytes(), dtype=dtype).reshape(shape)
+
+
+class OpenVinoAdapter(Adapter):
+    name = "openvino"
+    device = "CPU"
+    # Each compiled model keeps two threads alive; bound them.
+    cache_size = 64
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._core = ov.Core()
+        # Cases are small and parallelism comes from worker processes.
+        self._config = {"INFERENCE_NUM_THREADS": 1}
+
+    def info(self) -> dict:
+        properties = {}
+        for name in ("INFERENCE_PRECISION_HINT", "PERFORMANCE_HINT", "EXECUTION_MODE_HINT"):
+            try:
+                properties[name] = str(self._core.get_property(self.device, name))
+            except RuntimeError:
+                properties[name] = None
+        return {
+            "name": self.name,
+            "version": ov.get_version(),
+            "device": self.device,
+            "device_name": self._core.get_property(self.device, "FULL_DEVICE_NAME"),
+            "properties": properties,
+            "threads": 1,
+        }
+
+    def load(self, model: bytes):
+        try:
+            compiled = self._core.compile_model(
+                self._core.read_model(model, b""), self.device, self._config
+            )
+            request = compiled.create_infer_request()
+        except Exception as error:
+            raise LoadError(str(error)) from None
+        names = [port.any_name for port in compiled.inputs]
+        return request, names, len(compiled.outputs)
+
+    def execute(self, session, feeds):
+        request, names, n_outputs = session
+        tensors = {name: _to_tensor(feeds[name]) for name in names}
+        try:
+            request.infer(tensors)
+            outputs = [request.get_output_tensor(i) for i in range(n_outputs)]
+        except Exception as error:
+            raise RunError(str(error)) from None
+        return [_from_tensor(tensor) for tensor in outputs]

@@ -1,0 +1,111 @@
+"""Judging: what one runtime did with one input, held against the oracle's verdict.
+
+The outcome ``kind`` is exactly one of :data:`KINDS`; scripts and CI rely on
+these names. Comparison is bit-exact (decision ``bitwise-exact``): dtype,
+shape and every element's bytes, NaN payloads and -0.0 included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from conformance import compare, dtypes
+from conformance.engine.pool import Raw
+from conformance.oracle import Verdict
+
+KINDS: tuple[str, ...] = (
+    "pass",  # the oracle's output, bit for bit
+    "value_mismatch",  # right dtype and shape, some elements differ
+    "dtype_mismatch",
+    "shape_mismatch",
+    "rejected",  # the runtime refused a valid input (at load or at run time)
+    "accepted_invalid",  # the spec forbids the input; the runtime returned an output
+    "both_rejected",  # the spec forbids the input; the runtime refused it: conforming
+    "crash",  # the worker process died (signal or exit)
+    "timeout",  # no result within the per-case timeout
+    "harness_unsupported",  # the harness cannot carry this case; says nothing of the runtime
+)
+CONFORMING = frozenset({"pass", "both_rejected"})
+DISCREPANCIES = frozenset(KINDS) - CONFORMING - {"harness_unsupported"}
+
+SHOWN_VALUES = 16  # elements of an unexpected output kept in a record
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str
+    message: str
+    details: dict = field(default_factory=dict)  # JSON-ready fields added to the record
+
+    @property
+    def discrepancy(self) -> bool:
+        return self.kind in DISCREPANCIES
+
+
+def _dtype_name(array: np.ndarray) -> str:
+    try:
+        return dtypes.name_of(array)
+    except (KeyError, ValueError):
+        return str(array.dtype)
+
+
+def summarize(array: np.ndarray) -> dict:
+    """An output as a record keeps it: dtype, shape and the first elements, formatted."""
+    flat = array.ravel()
+    return {
+        "dtype": _dtype_name(array),
+        "shape": list(array.shape),
+        "values": [compare.format_element(v) for v in flat[:SHOWN_VALUES]],
+        "elements": int(flat.size),
+    }
+
+
+def judge(verdict: Verdict, raw: Raw) -> Outcome:
+    if raw.status == "crash":
+        return Outcome("crash", raw.message, {"signal": raw.signal})
+    if raw.status == "timeout":
+        return Outcome("timeout", raw.message)
+    if raw.status == "unsupported":
+        return Outcome("harness_unsupported", raw.message)
+    if raw.status == "harness_error":
+        return Outcome("harness_unsupported", raw.message, {"harness_error": True})
+    if raw.status in ("load_error", "run_error"):
+        stage = "load" if raw.status == "load_error" else "run"
+        if verdict.valid:
+            return Outcome("rejected", raw.message, {"stage": stage})
+        return Outcome("both_rejected", raw.message, {"stage": stage})
+    if len(raw.outputs) != 1:
+        return Outcome(
+            "harness_unsupported",
+            f"the adapter returned {len(raw.outputs)} outputs for a one-output model",
+            {"harness_error": True},
+        )
+    actual = raw.outputs[0]
+    if not isinstance(actual, np.ndarray):  # a numpy scalar from a Python runtime
+        actual = np.asarray(actual)
+    if not verdict.valid:
+        return Outcome(
+            "accepted_invalid",
+            f"returned an output although the input violates {verdict.violation.clause}: "
+            f"{verdict.violation.detail}",
+            {"actual": summarize(actual)},
+        )
+    diff = compare.difference(verdict.output, actual)
+    if diff is None:
+        return Outcome("pass", "")
+    if diff.kind == "value":
+        expected = verdict.output
+        return Outcome(
+            "value_mismatch",
+            diff.message,
+            {
+                "differing": diff.count,
+                "elements": int(expected.size),
+                "positions": [list(p) for p in diff.positions],
+                "expected_values": [compare.format_element(expected[p]) for p in diff.positions],
+                "actual_values": [compare.format_element(actual[p]) for p in diff.positions],
+            },
+        )
+    return Outcome(f"{diff.kind}_mismatch", diff.message, {"actual": summarize(actual)})

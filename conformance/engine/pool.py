@@ -1,0 +1,482 @@
+"""Isolated workers: one persistent process per runtime (or several), fed in batches.
+
+The runtime under test may crash, hang or allocate without bound; only its
+worker process suffers. The parent:
+
+- sends jobs in batches (one message per job costs ~120 us, batched ~18 us),
+  and receives results as the worker sends them (at least every 50 ms), so
+  that a crash loses no finished result;
+- watches a shared counter the worker bumps before each job, so it always
+  knows which job was running when the worker died or stopped advancing;
+- on a crash, re-runs the job that was running alone in a fresh worker to
+  confirm it (a crash that does not recur alone is recorded with the outcome
+  it then gives, and a note), and re-queues the other jobs of the batch,
+  whose results died with the worker;
+- on a job running longer than the timeout, kills the worker, records the
+  timeout and re-queues the rest;
+- on a worker whose resident memory passes the limit, kills it and records
+  a crash of the job that was running (a runaway allocation must not take
+  the machine down with it);
+- restarts every dead worker and goes on.
+
+:class:`Engine` knows nothing of cases or outcomes: it runs :class:`Job`s and
+yields :class:`Raw` results, which :mod:`conformance.engine.judge` judges.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from multiprocessing import Pipe
+from multiprocessing.connection import wait
+
+import numpy as np
+
+from conformance import adapters
+from conformance.engine.worker import PROGRESS
+
+# Seconds per job (load + run). The slowest legitimate job of the corpus takes
+# well under a second; onnx.reference hangs for good on some inputs (np.choose
+# in "wrap" mode on index 2**63-1), and each such hang costs a full timeout.
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_BATCH = 32
+# Resident memory a worker may reach before it is killed. Watched from the
+# parent, not set as an rlimit: OpenVINO reserves ~17 MB of address space
+# (two thread stacks) per compiled model, so an address-space or data limit
+# starves it of threads ("Resource temporarily unavailable") long before it
+# uses real memory.
+DEFAULT_WORKER_MEMORY = 4 << 30
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+STARTUP_TIMEOUT = 120.0
+MAX_STARTUP_FAILURES = 3  # in a row, per runtime, before the run gives up
+QUEUE_JOBS = 2048  # jobs read ahead of the slowest runtime
+QUEUE_BYTES = 256 << 20  # and their feeds' bytes
+STDERR_TAIL = 2000  # characters of a dead worker's stderr kept in the message
+
+
+class EngineError(RuntimeError):
+    """The harness cannot go on (a worker does not start, a runtime is unknown)."""
+
+
+@dataclass(eq=False)
+class Job:
+    model_key: bytes  # sessions are cached per worker under this key
+    model: bytes
+    feeds: dict[str, np.ndarray]
+    tag: object = None  # the caller's handle, returned untouched
+
+    def size(self) -> int:
+        return len(self.model) + sum(a.nbytes for a in self.feeds.values())
+
+
+@dataclass(frozen=True)
+class Raw:
+    """What one runtime did with one job.
+
+    ``status``: ok, load_error, run_error, unsupported, harness_error, crash, timeout.
+    """
+
+    status: str
+    outputs: list[np.ndarray] | None = None
+    message: str = ""
+    load_s: float | None = None
+    run_s: float | None = None
+    cached: bool = False
+    signal: str | None = None  # crash: the signal's name, "exit status N" or "memory limit"
+    note: str = ""
+
+
+def _raw_from_wire(result: tuple) -> Raw:
+    status = result[0]
+    if status == "ok":
+        _, outputs, load_s, run_s, cached = result
+        return Raw("ok", outputs, load_s=load_s, run_s=run_s, cached=cached)
+    if status in ("load_error", "run_error"):
+        _, message, load_s, run_s = result
+        return Raw(status, message=message, load_s=load_s, run_s=run_s)
+    return Raw(status, message=result[1])
+
+
+def _death(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+class Worker:
+    """One worker process and the batch it is running."""
+
+    def __init__(self, runtime: str, target: str) -> None:
+        self.runtime = runtime
+        self.target = target
+        self.proc: subprocess.Popen | None = None
+        self._spawn()
+
+    def _spawn(self) -> None:
+        self.conn, child = Pipe()
+        progress_fd = os.memfd_create("conformance-progress")
+        os.ftruncate(progress_fd, PROGRESS.size)
+        self.progress_map = mmap.mmap(progress_fd, PROGRESS.size)
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the worker
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "conformance.engine.worker",
+                self.target,
+                str(child.fileno()),
+                str(progress_fd),
+            ],
+            pass_fds=(child.fileno(), progress_fd),
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=self.log,
+            start_new_session=True,  # Ctrl-C in the terminal reaches the parent only
+        )
+        child.close()
+        os.close(progress_fd)
+        self.state = "starting"
+        self.spawned_at = time.monotonic()
+        self.info: dict | None = None
+        self.batch: list[Job] | None = None
+        self.solo = False  # the batch is one suspect job, run to confirm a crash
+        self.delivered = 0  # results of the batch received so far
+        self.base = 0  # progress counter when the batch was sent
+        self.last_progress = 0
+        self.last_change = 0.0
+        self.log_offset = 0
+        self.fresh = True  # has run nothing yet
+
+    def progress(self) -> int:
+        return PROGRESS.unpack_from(self.progress_map, 0)[0]
+
+    def send(self, batch: list[Job], solo: bool = False) -> None:
+        wire = [(job.model_key, job.model, job.feeds) for job in batch]
+        self.base = self.last_progress = self.progress()
+        self.delivered = 0
+        self.last_change = time.monotonic()
+        self.log_offset = self.log.seek(0, os.SEEK_END)
+        self.batch, self.solo, self.state, self.fresh = batch, solo, "busy", False
+        self.conn.send_bytes(pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def stderr_tail(self, since: int = 0) -> str:
+        self.log.seek(since)
+        text = self.log.read().decode("utf-8", "replace").strip()
+        return text[-STDERR_TAIL:]
+
+    def resident(self) -> int:
+        """Resident memory in bytes (0 when it cannot be read)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/statm", encoding="ascii") as statm:
+                return int(statm.read().split()[1]) * _PAGE
+        except (OSError, IndexError, ValueError):
+            return 0
+
+    def lost(self, culprit: int) -> list[Job]:
+        """The batch's jobs whose results died with the worker, except the culprit."""
+        return self.batch[self.delivered : culprit] + self.batch[culprit + 1 :]
+
+    def kill(self) -> int:
+        """Stop the process for good; its return code."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        returncode = self.proc.wait()
+        self.conn.close()
+        self.progress_map.close()
+        return returncode
+
+    def restart(self) -> None:
+        self.kill()
+        self.log.close()
+        self._spawn()
+
+    def close(self) -> None:
+        self.kill()
+        self.log.close()
+
+
+@dataclass
+class _Lane:
+    """The work of one runtime: its workers and what they have yet to run."""
+
+    name: str
+    workers: list[Worker]
+    queue: deque = field(default_factory=deque)  # jobs not yet sent
+    retry: deque = field(default_factory=deque)  # survivors of a dead batch, sent first
+    suspects: deque = field(default_factory=deque)  # jobs that crashed a worker once
+    startup_failures: int = 0
+
+    def has_work(self) -> bool:
+        return bool(self.queue or self.retry or self.suspects)
+
+    def busy(self) -> bool:
+        return any(w.state == "busy" for w in self.workers)
+
+
+class Engine:
+    """Workers for a set of runtimes. Use as a context manager.
+
+    ``runtimes`` are names (``onnxruntime``) or ``module:Class`` targets;
+    ``names`` maps each to the adapter's own name, which results carry.
+    """
+
+    def __init__(
+        self,
+        runtimes: Sequence[str],
+        workers: int = 1,
+        batch_size: int = DEFAULT_BATCH,
+        timeout: float = DEFAULT_TIMEOUT,
+        worker_memory: int = DEFAULT_WORKER_MEMORY,
+    ) -> None:
+        if workers < 1 or batch_size < 1 or timeout <= 0:
+            raise ValueError("workers and batch_size must be >= 1 and timeout > 0")
+        self.targets = {spec: adapters.resolve(spec) for spec in runtimes}
+        self.workers_per_runtime = workers
+        self.batch_size = batch_size
+        self.timeout = timeout
+        self.worker_memory = worker_memory
+        self.lanes: dict[str, _Lane] = {}
+        self.info: dict[str, dict] = {}
+        self.events: list[str] = []  # crashes, restarts: what the summary should mention
+
+    # -- lifetime -------------------------------------------------------------
+    def __enter__(self) -> Engine:
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        pending = []
+        for spec, target in self.targets.items():
+            workers = [Worker(spec, target) for _ in range(self.workers_per_runtime)]
+            pending.append((spec, workers))
+            self.lanes[spec] = _Lane(spec, workers)
+        for spec, workers in pending:
+            for worker in workers:
+                self._await_hello(worker)
+            name = workers[0].info["name"]
+            if name in self.info:
+                raise EngineError(f"two runtimes are both named {name!r}")
+            self.info[name] = workers[0].info
+            self.lanes[spec].name = name
+        self.lanes = {lane.name: lane for lane in self.lanes.values()}
+
+    def _await_hello(self, worker: Worker) -> None:
+        """Block until the worker is ready; EngineError if it cannot start."""
+        left = STARTUP_TIMEOUT - (time.monotonic() - worker.spawned_at)
+        if left > 0 and worker.conn.poll(left):
+            try:
+                message = worker.conn.recv()
+            except (EOFError, OSError):
+                message = None
+            if message and message[0] == "hello":
+                worker.info, worker.state = message[1], "idle"
+                return
+            why = message[1] if message else f"it died ({_death(worker.proc.wait())})"
+        else:
+            why = f"no answer in {STARTUP_TIMEOUT:.0f} s"
+        tail = worker.stderr_tail()
+        raise EngineError(
+            f"the {worker.target} worker did not start: {why}" + (f"\n{tail}" if tail else "")
+        )
+
+    def close(self) -> None:
+        for lane in self.lanes.values():
+            for worker in lane.workers:
+                worker.close()
+        self.lanes = {}
+
+    @property
+    def runtimes(self) -> list[str]:
+        return list(self.lanes)
+
+    # -- running --------------------------------------------------------------
+    def run(self, jobs: Iterable[Job]) -> Iterator[list[tuple[Job, str, Raw]]]:
+        """Run every job on every runtime; yield results as each batch comes back.
+
+        Each yielded list is one batch's worth of (job, runtime name, Raw).
+        Results of one runtime come in job order, except for jobs that were
+        re-run after a crash or timeout.
+        """
+        source = iter(jobs)
+        exhausted = False
+        lanes = list(self.lanes.values())
+        queued = {"bytes": 0}
+        while True:
+            while not exhausted and (
+                max(len(lane.queue) for lane in lanes) < QUEUE_JOBS
+                and queued["bytes"] < QUEUE_BYTES
+            ):
+                job = next(source, None)
+                if job is None:
+                    exhausted = True
+                    break
+                job._pending = len(lanes)  # results still to come for this job
+                job._bytes = job.size()
+                queued["bytes"] += job._bytes
+                for lane in lanes:
+                    lane.queue.append(job)
+            for lane in lanes:
+                self._dispatch(lane)
+            if exhausted and not any(lane.has_work() or lane.busy() for lane in lanes):
+                return
+            waiting = {
+                worker.conn: (lane, worker)
+                for lane in lanes
+                for worker in lane.workers
+                if worker.state in ("busy", "starting")
+            }
+            ready = wait(list(waiting), timeout=self._tick())
+            batches = [self._receive(*waiting[conn]) for conn in ready]
+            batches += [self._check_timeouts(lane) for lane in lanes]
+            for results in batches:
+                if results:
+                    for job, _, _ in results:
+                        job._pending -= 1
+                        if not job._pending:
+                            queued["bytes"] -= job._bytes
+                    yield results
+
+    def _tick(self) -> float:
+        return min(0.25, self.timeout / 4)
+
+    def _dispatch(self, lane: _Lane) -> None:
+        for worker in lane.workers:
+            if worker.state != "idle" or not lane.has_work():
+                continue
+            if lane.suspects:
+                if worker.fresh:
+                    worker.send([lane.suspects.popleft()], solo=True)
+                else:  # a suspect is only judged in a worker that ran nothing before it
+                    worker.restart()
+                continue
+            batch = []
+            while len(batch) < self.batch_size and (lane.retry or lane.queue):
+                batch.append((lane.retry or lane.queue).popleft())
+            worker.send(batch)
+
+    def _receive(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:
+        try:
+            message = pickle.loads(worker.conn.recv_bytes())
+        except (EOFError, OSError):
+            return self._died(lane, worker)
+        if worker.state == "starting":
+            if message[0] != "hello":
+                return self._failed_start(lane, worker, message[1])
+            worker.info, worker.state = message[1], "idle"
+            lane.startup_failures = 0
+            return []
+        kind, first, wire = message
+        batch, solo = worker.batch, worker.solo
+        worker.delivered = first + len(wire)
+        if kind == "done":
+            worker.batch, worker.state = None, "idle"
+        results = []
+        for job, result in zip(batch[first : first + len(wire)], wire, strict=True):
+            raw = _raw_from_wire(result)
+            if solo:
+                raw = replace(
+                    raw,
+                    note="this case crashed a worker once, in a batch after other cases; "
+                    "run alone in a fresh worker it gave this outcome",
+                )
+            results.append((job, lane.name, raw))
+        return results
+
+    def _failed_start(self, lane: _Lane, worker: Worker, why: str) -> list:
+        lane.startup_failures += 1
+        tail = worker.stderr_tail()
+        if lane.startup_failures >= MAX_STARTUP_FAILURES:
+            raise EngineError(
+                f"the {lane.name} worker failed to restart {lane.startup_failures} times "
+                f"in a row: {why}" + (f"\n{tail}" if tail else "")
+            )
+        self.events.append(f"{lane.name}: a worker failed to start ({why}); retrying")
+        worker.restart()
+        return []
+
+    def _died(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:
+        if worker.state == "starting":
+            return self._failed_start(lane, worker, f"it died ({_death(worker.proc.wait())})")
+        started = worker.progress() - worker.base
+        death = _death(worker.kill())
+        tail = worker.stderr_tail(worker.log_offset)
+        batch, solo = worker.batch or [], worker.solo
+        if not batch:  # died while idle: nothing is lost, the restart suffices
+            worker.restart()
+            self.events.append(f"{lane.name}: an idle worker died ({death}); restarted")
+            return []
+        # The job that was running when it died; if it died before starting
+        # any (while reading the batch), the first undelivered one is suspect.
+        culprit = max(started - 1, worker.delivered)
+        others = worker.lost(culprit)
+        worker.restart()
+        lane.retry.extendleft(reversed(others))
+        if solo:
+            message = f"the worker died ({death}) running this case alone in a fresh worker"
+            self.events.append(f"{lane.name}: crash ({death}) confirmed alone")
+            raw = Raw("crash", message=message + (f"\n{tail}" if tail else ""), signal=death)
+            return [(batch[culprit], lane.name, raw)]
+        self.events.append(
+            f"{lane.name}: worker died ({death}) at job {culprit + 1} of a batch of "
+            f"{len(batch)}; re-running that job alone and re-queueing {len(others)}"
+        )
+        lane.suspects.append(batch[culprit])
+        return []
+
+    def _check_timeouts(self, lane: _Lane) -> list[tuple[Job, str, Raw]]:
+        """Kill workers stuck on one job past the timeout or over the memory limit."""
+        now = time.monotonic()
+        results = []
+        for worker in lane.workers:
+            if worker.state == "starting" and now - worker.spawned_at > STARTUP_TIMEOUT:
+                self._failed_start(lane, worker, f"no answer in {STARTUP_TIMEOUT:.0f} s")
+                continue
+            if worker.state != "busy":
+                continue
+            progress = worker.progress()
+            resident = worker.resident()
+            if resident > self.worker_memory:
+                raw = Raw(
+                    "crash",
+                    message=f"the worker's resident memory reached {resident:,} bytes, over "
+                    f"the limit of {self.worker_memory:,} (--worker-memory); it was killed",
+                    signal="memory limit",
+                )
+                self.events.append(f"{lane.name}: worker killed at {resident:,} bytes resident")
+            elif progress != worker.last_progress:
+                worker.last_progress, worker.last_change = progress, now
+                continue
+            elif now - worker.last_change > self.timeout:
+                raw = Raw(
+                    "timeout",
+                    message=f"no result after {self.timeout:g} s; the worker was killed "
+                    "and restarted",
+                )
+                self.events.append(f"{lane.name}: timeout after {self.timeout:g} s")
+            else:
+                continue
+            culprit = max(progress - worker.base - 1, worker.delivered)
+            job, others = worker.batch[culprit], worker.lost(culprit)
+            worker.restart()
+            lane.retry.extendleft(reversed(others))
+            results.append((job, lane.name, raw))
+        return results

@@ -1,0 +1,223 @@
+"""A conformance run: cases -> oracle -> models -> isolated workers -> judged records.
+
+This is the one path every front-end uses (the CLI's ``run``, the fuzz
+campaign, the pytest plugin). It knows nothing of terminals or HTML: it takes
+cases and options, writes ``results.jsonl``, ``header.json`` and
+``summary.json`` into the output folder, and returns a :class:`Summary`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from conformance import model_builder
+from conformance.cases.check import verdict_of
+from conformance.cases.model import Case
+from conformance.engine import records
+from conformance.engine.judge import DISCREPANCIES, Outcome, judge
+from conformance.engine.pool import (
+    DEFAULT_BATCH,
+    DEFAULT_TIMEOUT,
+    DEFAULT_WORKER_MEMORY,
+    Engine,
+    Job,
+    Raw,
+)
+
+DEFAULT_CASE_MEMORY = 1 << 30  # bytes a case may declare (inputs + output)
+STRING_ELEMENT_BYTES = 64  # a guess for an object-array string: pointer, header, text
+MODEL_CACHE = 4096  # serialized models kept by signature
+
+
+@dataclass
+class Options:
+    runtimes: Sequence[str]
+    variants: Sequence[str] = model_builder.VARIANTS
+    workers: int = 1
+    batch_size: int = DEFAULT_BATCH
+    timeout: float = DEFAULT_TIMEOUT
+    worker_memory: int = DEFAULT_WORKER_MEMORY
+    case_memory: int = DEFAULT_CASE_MEMORY
+
+
+@dataclass
+class Summary:
+    cases: int = 0
+    records: int = 0
+    counts: dict[str, Counter] = field(default_factory=dict)  # runtime -> kind -> n
+    discrepancies: int = 0
+    harness_errors: int = 0
+    interrupted: bool = False
+    error: str | None = None
+    duration_s: float = 0.0
+    events: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        content = asdict(self)
+        content["counts"] = {rt: dict(sorted(c.items())) for rt, c in self.counts.items()}
+        return content
+
+
+def declared_bytes(case: Case) -> int:
+    """What the case asks a runtime to hold: its inputs and the output the shape rule gives.
+
+    Computed from shapes alone, before the oracle or a runtime allocates
+    anything: a Gather of modest inputs can declare a huge output.
+    """
+    shape = model_builder.output_shape(case.op, case.data.shape, case.indices.shape, case.axis)
+    elements = 1
+    for size in shape or ():
+        elements *= size
+    if shape is None:
+        elements = 0
+    itemsize = STRING_ELEMENT_BYTES if case.data.dtype == object else case.data.dtype.itemsize
+    inputs = case.data.size * itemsize + case.indices.nbytes
+    return inputs + elements * itemsize
+
+
+class _Models:
+    """Serialized models, shared by every case with the same signature."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple, tuple[bytes, bytes]] = {}
+
+    def get(self, case: Case, variant: str) -> tuple[bytes, bytes]:
+        key = model_builder.signature(
+            case.op, case.opset, case.data, case.indices, case.axis, variant
+        )
+        if key is not None and key in self._cache:
+            return self._cache[key]
+        model = model_builder.build_for_case(case, variant).SerializeToString()
+        built = (hashlib.blake2b(model, digest_size=16).digest(), model)
+        if key is not None:
+            if len(self._cache) >= MODEL_CACHE:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = built
+        return built
+
+
+@dataclass
+class _Pending:
+    case: Case
+    verdict: object
+    remaining: int  # results still to come (variants x runtimes)
+
+
+def run_cases(
+    cases: Iterable[Case],
+    out_dir: Path,
+    options: Options,
+    progress: Callable[[int, Summary], None] | None = None,
+    command: list[str] | None = None,
+    extra_header: dict | None = None,
+) -> Summary:
+    """Run every case on every runtime in every variant; write and return the results.
+
+    ``progress(records_written, summary)`` is called after each batch.
+    KeyboardInterrupt stops the run cleanly: what was recorded stays, and the
+    summary says ``interrupted``.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in (records.RESULTS, records.SUMMARY):
+        (out_dir / stale).unlink(missing_ok=True)
+    summary = Summary()
+    started = time.monotonic()
+    writer = records.ResultsWriter(out_dir / records.RESULTS)
+    engine = Engine(
+        options.runtimes,
+        workers=options.workers,
+        batch_size=options.batch_size,
+        timeout=options.timeout,
+        worker_memory=options.worker_memory,
+    )
+    try:
+        with engine:
+            summary.counts = {name: Counter() for name in engine.runtimes}
+            settings = {
+                "variants": list(options.variants),
+                "workers_per_runtime": options.workers,
+                "batch_size": options.batch_size,
+                "timeout_s": options.timeout,
+                "worker_memory_bytes": options.worker_memory,
+                "case_memory_bytes": options.case_memory,
+                **(extra_header or {}),
+            }
+            records.write_json(
+                out_dir / records.HEADER, records.header(engine.info, settings, command)
+            )
+            _drive(engine, cases, options, writer, summary, progress)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    except Exception as error:
+        summary.error = f"{type(error).__name__}: {error}"
+        raise
+    finally:
+        writer.close()
+        summary.events = engine.events
+        summary.duration_s = round(time.monotonic() - started, 3)
+        finished = {"finished": records.now(), **summary.to_json()}
+        records.write_json(out_dir / records.SUMMARY, finished)
+    return summary
+
+
+def _drive(engine, cases, options, writer, summary, progress) -> None:
+    runtimes = engine.runtimes
+    pending: dict[int, _Pending] = {}
+    refused: list[dict] = []  # records of cases the memory guard stopped
+    models = _Models()
+
+    def emit(entry: dict) -> None:
+        writer.write(entry)
+        summary.records += 1
+        summary.counts.setdefault(entry["runtime"], Counter())[entry["kind"]] += 1
+        summary.discrepancies += entry["kind"] in DISCREPANCIES
+        summary.harness_errors += bool(entry.get("harness_error"))
+
+    def jobs() -> Iterator[Job]:
+        for index, case in enumerate(cases):
+            summary.cases += 1
+            size = declared_bytes(case)
+            if size > options.case_memory:
+                outcome = Outcome(
+                    "harness_unsupported",
+                    f"memory guard: the case declares {size:,} bytes of inputs and output, "
+                    f"over the limit of {options.case_memory:,} (--case-memory); nothing "
+                    "was allocated or run",
+                )
+                raw = Raw("unsupported")
+                for variant in options.variants:
+                    for runtime in runtimes:
+                        refused.append(records.record(case, variant, runtime, None, outcome, raw))
+                continue
+            pending[index] = _Pending(case, verdict_of(case), len(options.variants) * len(runtimes))
+            for variant in options.variants:
+                key, model = models.get(case, variant)
+                feeds = model_builder.feeds(case.data, case.indices, variant)
+                yield Job(key, model, feeds, (index, variant))
+
+    def drain_refused() -> None:
+        while refused:
+            emit(refused.pop())
+
+    for results in engine.run(jobs()):
+        drain_refused()
+        for job, runtime, raw in results:
+            index, variant = job.tag
+            entry = pending[index]
+            outcome = judge(entry.verdict, raw)
+            emit(records.record(entry.case, variant, runtime, entry.verdict, outcome, raw))
+            entry.remaining -= 1
+            if not entry.remaining:
+                del pending[index]
+        writer.flush()
+        if progress:
+            progress(summary.records, summary)
+    drain_refused()
+    writer.flush()
+    if progress:
+        progress(summary.records, summary)
