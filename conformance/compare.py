@@ -38,9 +38,9 @@ def differing_mask(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
         return ~same.reshape(expected.shape)
     width = expected.dtype.itemsize
     as_bytes = np.dtype((np.void, width))
-    e = np.ascontiguousarray(expected).view(as_bytes)
-    a = np.ascontiguousarray(actual).view(as_bytes)
-    return e != a
+    e = np.require(expected, requirements="C").view(as_bytes)
+    a = np.require(actual, requirements="C").view(as_bytes)
+    return (e != a).reshape(expected.shape)  # a 0-d input keeps 0-d positions
 
 
 def difference(expected: np.ndarray, actual: np.ndarray) -> Difference | None:

@@ -22,7 +22,7 @@ _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def _to_ort_value(array: np.ndarray) -> ort.OrtValue:
-    array = np.ascontiguousarray(array)
+    array = np.require(array, requirements="C")  # ascontiguousarray would make 0-d arrays 1-d
     if array.dtype == _BFLOAT16:
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
             array.view(np.uint16), TensorProto.BFLOAT16

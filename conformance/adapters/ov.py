@@ -51,7 +51,7 @@ def _to_tensor(array: np.ndarray) -> ov.Tensor:
         if strings:
             tensor.str_data = np.array(strings, dtype=str).reshape(array.shape)
         return tensor
-    array = np.ascontiguousarray(array)
+    array = np.require(array, requirements="C")  # ascontiguousarray would make 0-d arrays 1-d
     if array.dtype == _BFLOAT16:
         tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(array.shape)))
         if array.size:
@@ -75,7 +75,7 @@ def _from_tensor(tensor: ov.Tensor) -> np.ndarray:
     if not tensor.size:
         return np.empty(shape, dtype=dtype)
     # Read the bytes, whatever NumPy dtype the binding attaches (f16 for bf16).
-    return np.frombuffer(np.ascontiguousarray(tensor.data).tobytes(), dtype=dtype).reshape(shape)
+    return np.frombuffer(np.require(tensor.data, requirements="C").tobytes(), dtype).reshape(shape)
 
 
 class OpenVinoAdapter(Adapter):

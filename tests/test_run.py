@@ -1,0 +1,164 @@
+"""`conformance run` as a user runs it: real runtimes, real processes, files on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import REPO
+
+FAULTY = "tests.faulty_adapter:FaultyAdapter"
+RECORD_FIELDS = {
+    "case_id", "op", "opset", "runtime", "variant", "kind", "message", "base_id", "dtype",
+    "indices_dtype", "axis", "data_shape", "indices_shape", "source", "expected", "disputed",
+    "load_ms", "run_ms", "cached",
+}  # fmt: skip
+
+
+def conformance(*args, **kwargs):
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        **kwargs,
+    )
+
+
+def read_results(out):
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def test_a_run_on_the_real_runtimes_records_every_outcome(tmp_path):
+    out = tmp_path / "run"
+    result = conformance("run", "-k", "gather-empty-indices.op13.int32.int64", "--out", str(out))
+    assert result.returncode == 1, result.stderr  # OpenVINO crashes here: a discrepancy
+    records = read_results(out)
+    assert len(records) == 1 * 5 * 3
+    assert all(RECORD_FIELDS <= set(r) for r in records)
+    kinds = {(r["runtime"], r["variant"]): r["kind"] for r in records}
+    assert kinds[("openvino", "static")] == "crash"
+    assert kinds[("onnxruntime", "static")] == "pass"
+    crash = next(r for r in records if r["kind"] == "crash")
+    assert crash["signal"] == "SIGFPE" and crash["expected"] == {"dtype": "int32", "shape": [0, 4]}
+    header = json.loads((out / "header.json").read_text())
+    assert set(header["runtimes"]) == {"onnxruntime", "openvino", "reference"}
+    assert header["runtimes"]["openvino"]["version"].startswith("20")
+    assert header["command"][:2] == ["conformance", "run"] and header["packages"]["numpy"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["records"] == 15 and summary["counts"]["openvino"]["crash"] >= 1
+    assert "crash" in result.stdout and "gather-empty-indices" in result.stdout
+
+
+def test_a_conforming_run_exits_0(tmp_path):
+    result = conformance(
+        "run",
+        "--runtime",
+        "onnxruntime",
+        "-k",
+        "gather-example-axis0.op13*",
+        "--out",
+        str(tmp_path),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert {r["kind"] for r in read_results(tmp_path)} == {"pass"}
+
+
+def test_invalid_inputs_are_judged(tmp_path):
+    result = conformance(
+        "run", "--runtime", "onnxruntime", "--variants", "static",
+        "-k", "gather-index-at-s.op13.int32.int64", "--out", str(tmp_path),
+    )  # fmt: skip
+    (record,) = read_results(tmp_path)
+    assert record["expected"] == {"violation": "index-out-of-range"}
+    assert record["kind"] in ("both_rejected", "accepted_invalid"), result.stderr
+
+
+def test_the_memory_guard_refuses_a_huge_declared_output_before_allocating(tmp_path):
+    cases = tmp_path / "huge.yaml"
+    cases.write_text(
+        "cases:\n  - id: huge-output\n    op: Gather\n    opset: 13\n    dtype: float32\n"
+        "    data: {full: {shape: [1, 1000000], value: 1}}\n"
+        "    indices: {full: {shape: [100000], value: 0}}\n"
+        "    expected: oracle\n    description: 10^11 output elements\n    spec: s\n"
+    )
+    result = conformance(
+        "run", "--runtime", "onnxruntime", "--cases", str(cases), "--out", str(tmp_path / "o")
+    )
+    assert result.returncode == 0, result.stderr  # harness_unsupported is not a failure
+    records = read_results(tmp_path / "o")
+    assert {r["kind"] for r in records} == {"harness_unsupported"} and len(records) == 5
+    assert "memory guard" in records[0]["message"] and records[0]["expected"] is None
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--runtime", "tensorrt"], "unknown runtime 'tensorrt'"),
+        (["-k", "no-such-case"], "no case matches"),
+        (["--case-memory", "lots"], "invalid size value"),
+    ],
+)
+def test_usage_errors_exit_2_without_a_traceback(tmp_path, args, message):
+    result = conformance("run", *args, "--out", str(tmp_path))
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def _start_long_run(out):
+    return subprocess.Popen(
+        [sys.executable, "-m", "conformance", "run", "--runtime", FAULTY, "--batch-size", "4",
+         "--no-progress", "--out", str(out)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _wait_for_results(out, process, lines=8):
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        path = out / "results.jsonl"
+        if path.exists() and path.read_text().count("\n") >= lines:
+            return
+        time.sleep(0.05)
+    pytest.fail("the run produced no results in time")
+
+
+def _gone(pid, within=5.0):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_kill_9_of_the_main_process_keeps_every_flushed_result_and_kills_the_workers(tmp_path):
+    process = _start_long_run(tmp_path)
+    _wait_for_results(tmp_path, process)
+    process.kill()
+    process.wait()
+    records = read_results(tmp_path)  # every line is a whole record
+    assert len(records) >= 8
+    worker = json.loads((tmp_path / "header.json").read_text())["runtimes"]["faulty"]["pid"]
+    assert _gone(worker), "the worker outlived the killed parent"
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_the_results(tmp_path):
+    process = _start_long_run(tmp_path)
+    _wait_for_results(tmp_path, process)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "results recorded so far are kept" in stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["interrupted"] is True
+    assert summary["records"] == len(read_results(tmp_path)) >= 8
