@@ -106,9 +106,11 @@ def test_several_runtimes_and_workers_each_get_every_job():
 
 
 def test_a_runtime_that_cannot_start_is_a_clear_error():
-    with pytest.raises(EngineError, match="did not start.*NoSuchAdapter"):
-        with Engine(["tests.faulty_adapter:NoSuchAdapter"]):
-            pass
+    with (
+        pytest.raises(EngineError, match=r"did not start.*NoSuchAdapter"),
+        Engine(["tests.faulty_adapter:NoSuchAdapter"]),
+    ):
+        pass
 
 
 def test_openvino_really_crashes_on_gather_with_empty_indices_and_the_run_survives():

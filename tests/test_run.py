@@ -42,7 +42,7 @@ def test_a_run_on_the_real_runtimes_records_every_outcome(tmp_path):
     assert result.returncode == 1, result.stderr  # OpenVINO crashes here: a discrepancy
     records = read_results(out)
     assert len(records) == 1 * 5 * 3
-    assert all(RECORD_FIELDS <= set(r) for r in records)
+    assert all(set(r) >= RECORD_FIELDS for r in records)
     kinds = {(r["runtime"], r["variant"]): r["kind"] for r in records}
     assert kinds[("openvino", "static")] == "crash"
     assert kinds[("onnxruntime", "static")] == "pass"
