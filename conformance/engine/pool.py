@@ -228,8 +228,9 @@ class _Lane:
 class Engine:
     """Workers for a set of runtimes. Use as a context manager.
 
-    ``runtimes`` are names (``onnxruntime``) or ``module:Class`` targets;
-    ``names`` maps each to the adapter's own name, which results carry.
+    ``runtimes`` are names (``onnxruntime``) or ``module:Class`` targets.
+    After start, ``info`` maps each adapter's own name (which results carry)
+    to what its worker reported: version, device, settings.
     """
 
     def __init__(
@@ -319,11 +320,10 @@ class Engine:
         source = iter(jobs)
         exhausted = False
         lanes = list(self.lanes.values())
-        queued = {"bytes": 0}
+        queued_bytes = 0
         while True:
             while not exhausted and (
-                max(len(lane.queue) for lane in lanes) < QUEUE_JOBS
-                and queued["bytes"] < QUEUE_BYTES
+                max(len(lane.queue) for lane in lanes) < QUEUE_JOBS and queued_bytes < QUEUE_BYTES
             ):
                 job = next(source, None)
                 if job is None:
@@ -331,7 +331,7 @@ class Engine:
                     break
                 job._pending = len(lanes)  # results still to come for this job
                 job._bytes = job.size()
-                queued["bytes"] += job._bytes
+                queued_bytes += job._bytes
                 for lane in lanes:
                     lane.queue.append(job)
             for lane in lanes:
@@ -352,7 +352,7 @@ class Engine:
                     for job, _, _ in results:
                         job._pending -= 1
                         if not job._pending:
-                            queued["bytes"] -= job._bytes
+                            queued_bytes -= job._bytes
                     yield results
 
     def _tick(self) -> float:

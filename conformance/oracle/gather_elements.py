@@ -95,7 +95,8 @@ def _gather(
     index3 = contiguous.reshape(a_len, k_len, b_len)
     out3 = out.reshape(a_len, k_len, b_len)
 
-    rows = max(1, BLOCK_ELEMENTS // (k_len * b_len))
+    # Never more rows than there are: small inputs must not pay for a full block.
+    rows = min(a_len, max(1, BLOCK_ELEMENTS // (k_len * b_len)))
     # Flat offset of (a, ., b) inside a block of data rows: a * S * B + b.
     base = (np.arange(rows, dtype=np.int64) * (size * b_len)).reshape(rows, 1, 1)
     if b_len > 1:
