@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
@@ -10,6 +12,18 @@ from hypothesis import HealthCheck, settings
 REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "cases"
 SPECS = REPO / "specs"
+
+
+def conformance(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    """The CLI as a user runs it: a real process, text output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
 
 # One place for the profiles: dev (fast feedback), ci (the default), nightly.
 settings.register_profile("dev", max_examples=50, deadline=None)

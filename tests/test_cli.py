@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from tests.conftest import CASES, REPO
-
-
-def _run(*args, cwd=REPO):
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+from tests.conftest import CASES, conformance
 
 
 def test_validate_the_shipped_cases():
-    result = _run("cases", "validate", "--check-models")
+    result = conformance("cases", "validate", "--check-models")
     assert result.returncode == 0, result.stderr
     assert "all cases agree with the oracle" in result.stdout
 
@@ -35,7 +22,7 @@ def _case_file(path, dtype: str, data: str, expected: str):
 
 def test_validate_a_malformed_file_exits_2_with_file_line_field(tmp_path):
     bad = _case_file(tmp_path / "bad.yaml", "float33", "[1]", "oracle")
-    result = _run("cases", "validate", str(bad))
+    result = conformance("cases", "validate", str(bad))
     assert result.returncode == 2
     assert f"{bad}:5: cases[0].dtype" in result.stderr and "float33" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
@@ -43,33 +30,33 @@ def test_validate_a_malformed_file_exits_2_with_file_line_field(tmp_path):
 
 def test_validate_a_wrong_expectation_exits_1(tmp_path):
     wrong = _case_file(tmp_path / "wrong.yaml", "int32", "[5, 6]", "[6]")
-    result = _run("cases", "validate", str(wrong))
+    result = conformance("cases", "validate", str(wrong))
     assert result.returncode == 1
     assert "first at [0]: got 5, expected 6" in result.stderr
 
 
 def test_missing_path_exits_2(tmp_path):
-    result = _run("cases", "validate", str(tmp_path / "nope.yaml"))
+    result = conformance("cases", "validate", str(tmp_path / "nope.yaml"))
     assert result.returncode == 2 and "no such file" in result.stderr
 
 
 def test_list_and_filter():
-    result = _run("cases", "list", "-k", "ge-onnx-example-1.op13")
+    result = conformance("cases", "list", "-k", "ge-onnx-example-1.op13")
     assert result.returncode == 0
     lines = result.stdout.splitlines()
     assert lines and all(line.startswith("ge-onnx-example-1.op13.") for line in lines)
 
 
 def test_oracle_prints_output_or_violation():
-    result = _run("oracle", "ge-onnx-example-1.op13.float32.int64")
+    result = conformance("oracle", "ge-onnx-example-1.op13.float32.int64")
     assert result.returncode == 0 and "[[1., 1.]," in result.stdout
-    result = _run("oracle", "gather-index-beyond-int32")
+    result = conformance("oracle", "gather-index-beyond-int32")
     assert result.returncode == 0
     assert result.stdout.count("SpecViolation index-out-of-range") == 3  # one per opset
-    result = _run("oracle", "no-such-case")
+    result = conformance("oracle", "no-such-case")
     assert result.returncode == 2 and "no case with id" in result.stderr
 
 
 def test_runs_from_another_folder_with_explicit_cases(tmp_path):
-    result = _run("cases", "validate", str(CASES / "gather"), cwd=tmp_path)
+    result = conformance("cases", "validate", str(CASES / "gather"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr

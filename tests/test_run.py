@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, conformance
 
 FAULTY = "tests.faulty_adapter:FaultyAdapter"
 RECORD_FIELDS = {
@@ -19,17 +19,6 @@ RECORD_FIELDS = {
     "indices_dtype", "axis", "data_shape", "indices_shape", "source", "expected", "disputed",
     "load_ms", "run_ms", "cached",
 }  # fmt: skip
-
-
-def conformance(*args, **kwargs):
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        **kwargs,
-    )
 
 
 def read_results(out):
