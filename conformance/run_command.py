@@ -143,7 +143,7 @@ def _discrepancy_groups(results_path: Path, limit: int = 25) -> list[str]:
 
 
 def command(args, load_cases, select) -> int:
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)  # long paths must not be broken
     if args.jobs < 1 or args.batch_size < 1 or args.timeout <= 0:
         err.print("-j, --batch-size and --timeout must be positive")
         return EXIT_USAGE
@@ -152,14 +152,14 @@ def command(args, load_cases, select) -> int:
         for name in runtimes:
             adapters.resolve(name)
     except adapters.UnknownRuntime as error:
-        err.print(str(error))
+        err.print(str(error), markup=False)
         return EXIT_USAGE
     cases = load_cases(args.cases)
     if cases is None:
         return EXIT_USAGE
     cases = select(cases, args.k)
     if not cases:
-        err.print(f"no case matches -k {args.k!r}")
+        err.print(f"no case matches -k {args.k!r}", markup=False)
         return EXIT_USAGE
     variants = tuple(dict.fromkeys(args.variants or model_builder.VARIANTS))
     out = args.out or default_out()
@@ -191,7 +191,8 @@ def command(args, load_cases, select) -> int:
 
     err.print(
         f"{len(cases)} cases x {len(variants)} variants x {len(runtimes)} runtimes "
-        f"({', '.join(runtimes)}) -> {out}/"
+        f"({', '.join(runtimes)}) -> {out}/",
+        markup=False,
     )
     try:
         with progress:
@@ -199,7 +200,7 @@ def command(args, load_cases, select) -> int:
                 cases, out, options, progress=update, command=["conformance", *sys.argv[1:]]
             )
     except EngineError as error:
-        err.print(f"harness error: {error}")
+        err.print(f"harness error: {error}", markup=False)
         return EXIT_USAGE
     console = Console()
     console.print(_summary_table(summary, list(summary.counts)))
