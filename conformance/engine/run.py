@@ -186,8 +186,8 @@ def _drive(engine, cases, options, writer, summary, progress) -> None:
                 outcome = Outcome(
                     "harness_unsupported",
                     f"memory guard: the case declares {size:,} bytes of inputs and output, "
-                    f"over the limit of {options.case_memory:,} (--case-memory); nothing "
-                    "was allocated or run",
+                    f"over the limit of {options.case_memory:,} (--case-memory); no output was "
+                    "allocated and nothing was run",
                 )
                 raw = Raw("unsupported")
                 for variant in options.variants:
