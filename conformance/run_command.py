@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
@@ -123,19 +122,12 @@ def _summary_table(summary, runtimes: list[str]) -> Table:
     return table
 
 
-def _discrepancy_groups(results_path: Path, limit: int = 25) -> list[str]:
-    """One line per (runtime, kind, case-file id): what to look at first."""
-    import json
-
-    groups: Counter = Counter()
-    with results_path.open(encoding="utf-8") as results:
-        for line in results:
-            entry = json.loads(line)
-            if entry["kind"] in DISCREPANCIES:
-                groups[(entry["runtime"], entry["kind"], entry["base_id"], entry["op"])] += 1
+def _discrepancy_groups(summary, results_path: Path, limit: int = 25) -> list[str]:
+    """One line per (runtime, kind, op, case-file id): what to look at first."""
+    groups = sorted(summary.groups.items())
     lines = [
         f"  {runtime:12} {kind:17} {op:15} {base_id} ({n})"
-        for (runtime, kind, base_id, op), n in sorted(groups.items())[:limit]
+        for (runtime, kind, op, base_id), n in groups[:limit]
     ]
     if len(groups) > limit:
         lines.append(f"  ... {len(groups) - limit} more groups in {results_path}")
@@ -204,7 +196,7 @@ def command(args, load_cases, select) -> int:
         return EXIT_USAGE
     console = Console()
     console.print(_summary_table(summary, list(summary.counts)))
-    groups = _discrepancy_groups(out / records.RESULTS)
+    groups = _discrepancy_groups(summary, out / records.RESULTS)
     if groups:
         print("discrepancies (runtime, kind, op, case-file id, count):")
         print("\n".join(groups))

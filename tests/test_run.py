@@ -43,6 +43,13 @@ def test_a_run_on_the_real_runtimes_records_every_outcome(tmp_path):
     assert header["command"][:2] == ["conformance", "run"] and header["packages"]["numpy"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["records"] == 15 and summary["counts"]["openvino"]["crash"] >= 1
+    assert {
+        "runtime": "openvino",
+        "kind": "crash",
+        "op": "Gather",
+        "base_id": "gather-empty-indices",
+        "records": summary["counts"]["openvino"]["crash"],
+    } in summary["groups"]
     assert "crash" in result.stdout and "gather-empty-indices" in result.stdout
 
 

@@ -68,13 +68,12 @@ class OnnxRuntimeAdapter(Adapter):
         except Exception as error:  # the binding raises its own exception types
             raise LoadError(str(error)) from None
         output_types = [o.type for o in session.get_outputs()]
-        return session, [o.name for o in session.get_outputs()], output_types
+        # Decided once per model: only bfloat16 needs the slower OrtValue path.
+        bfloat16 = "tensor(bfloat16)" in output_types + [i.type for i in session.get_inputs()]
+        return session, [o.name for o in session.get_outputs()], output_types, bfloat16
 
     def execute(self, session, feeds):
-        session, output_names, output_types = session
-        bfloat16 = "tensor(bfloat16)" in output_types or any(
-            a.dtype == _BFLOAT16 for a in feeds.values()
-        )
+        session, output_names, output_types, bfloat16 = session
         if not bfloat16:
             try:
                 return list(session.run(output_names, feeds))

@@ -44,18 +44,11 @@ class Outcome:
         return self.kind in DISCREPANCIES
 
 
-def _dtype_name(array: np.ndarray) -> str:
-    try:
-        return dtypes.name_of(array)
-    except (KeyError, ValueError):
-        return str(array.dtype)
-
-
 def summarize(array: np.ndarray) -> dict:
     """An output as a record keeps it: dtype, shape and the first elements, formatted."""
     flat = array.ravel()
     return {
-        "dtype": _dtype_name(array),
+        "dtype": dtypes.name_of(array),
         "shape": list(array.shape),
         "values": [compare.format_element(v) for v in flat[:SHOWN_VALUES]],
         "elements": int(flat.size),

@@ -73,9 +73,9 @@ class Job:
     model: bytes
     feeds: dict[str, np.ndarray]
     tag: object = None  # the caller's handle, returned untouched
-
-    def size(self) -> int:
-        return len(self.model) + sum(a.nbytes for a in self.feeds.values())
+    # Bookkeeping of Engine.run: results still to come, bytes held in the queues.
+    pending: int = field(default=0, init=False, repr=False)
+    size: int = field(default=0, init=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -118,8 +118,7 @@ def _death(returncode: int) -> str:
 class Worker:
     """One worker process and the batch it is running."""
 
-    def __init__(self, runtime: str, target: str) -> None:
-        self.runtime = runtime
+    def __init__(self, target: str) -> None:
         self.target = target
         self.proc: subprocess.Popen | None = None
         self._spawn()
@@ -267,7 +266,7 @@ class Engine:
     def start(self) -> None:
         pending = []
         for spec, target in self.targets.items():
-            workers = [Worker(spec, target) for _ in range(self.workers_per_runtime)]
+            workers = [Worker(target) for _ in range(self.workers_per_runtime)]
             pending.append((spec, workers))
             self.lanes[spec] = _Lane(spec, workers)
         for spec, workers in pending:
@@ -329,9 +328,9 @@ class Engine:
                 if job is None:
                     exhausted = True
                     break
-                job._pending = len(lanes)  # results still to come for this job
-                job._bytes = job.size()
-                queued_bytes += job._bytes
+                job.pending = len(lanes)
+                job.size = len(job.model) + sum(a.nbytes for a in job.feeds.values())
+                queued_bytes += job.size
                 for lane in lanes:
                     lane.queue.append(job)
             for lane in lanes:
@@ -346,13 +345,13 @@ class Engine:
             }
             ready = wait(list(waiting), timeout=self._tick())
             batches = [self._receive(*waiting[conn]) for conn in ready]
-            batches += [self._check_timeouts(lane) for lane in lanes]
+            batches += [self._watch(lane) for lane in lanes]
             for results in batches:
                 if results:
                     for job, _, _ in results:
-                        job._pending -= 1
-                        if not job._pending:
-                            queued_bytes -= job._bytes
+                        job.pending -= 1
+                        if not job.pending:
+                            queued_bytes -= job.size
                     yield results
 
     def _tick(self) -> float:
@@ -442,7 +441,7 @@ class Engine:
         lane.suspects.append(batch[culprit])
         return []
 
-    def _check_timeouts(self, lane: _Lane) -> list[tuple[Job, str, Raw]]:
+    def _watch(self, lane: _Lane) -> list[tuple[Job, str, Raw]]:
         """Kill workers stuck on one job past the timeout or over the memory limit."""
         now = time.monotonic()
         results = []

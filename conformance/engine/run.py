@@ -9,6 +9,7 @@ cases and options, writes ``results.jsonl``, ``header.json`` and
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -56,10 +57,16 @@ class Summary:
     error: str | None = None
     duration_s: float = 0.0
     events: list[str] = field(default_factory=list)
+    # (runtime, kind, op, case-file id) -> records: where the discrepancies are
+    groups: Counter = field(default_factory=Counter)
 
     def to_json(self) -> dict:
         content = asdict(self)
         content["counts"] = {rt: dict(sorted(c.items())) for rt, c in self.counts.items()}
+        content["groups"] = [
+            {"runtime": rt, "kind": kind, "op": op, "base_id": base_id, "records": n}
+            for (rt, kind, op, base_id), n in sorted(self.groups.items())
+        ]
         return content
 
 
@@ -70,11 +77,7 @@ def declared_bytes(case: Case) -> int:
     anything: a Gather of modest inputs can declare a huge output.
     """
     shape = model_builder.output_shape(case.op, case.data.shape, case.indices.shape, case.axis)
-    elements = 1
-    for size in shape or ():
-        elements *= size
-    if shape is None:
-        elements = 0
+    elements = 0 if shape is None else math.prod(shape)
     itemsize = STRING_ELEMENT_BYTES if case.data.dtype == object else case.data.dtype.itemsize
     inputs = case.data.size * itemsize + case.indices.nbytes
     return inputs + elements * itemsize
@@ -175,7 +178,9 @@ def _drive(engine, cases, options, writer, summary, progress) -> None:
         writer.write(entry)
         summary.records += 1
         summary.counts.setdefault(entry["runtime"], Counter())[entry["kind"]] += 1
-        summary.discrepancies += entry["kind"] in DISCREPANCIES
+        if entry["kind"] in DISCREPANCIES:
+            summary.discrepancies += 1
+            summary.groups[entry["runtime"], entry["kind"], entry["op"], entry["base_id"]] += 1
         summary.harness_errors += bool(entry.get("harness_error"))
 
     def jobs() -> Iterator[Job]:

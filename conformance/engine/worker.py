@@ -34,6 +34,8 @@ import time
 import traceback
 from multiprocessing.connection import Connection
 
+from conformance.adapters import AdapterError, HarnessUnsupported, instantiate
+
 PROGRESS = struct.Struct("=Q")  # jobs started by this worker so far
 FLUSH_S = 0.05  # send finished results at least this often within a batch
 _PR_SET_PDEATHSIG = 1
@@ -49,8 +51,6 @@ def _die_with_parent() -> None:
 
 
 def run_job(adapter, job) -> tuple:
-    from conformance.adapters import AdapterError, HarnessUnsupported
-
     key, model, feeds = job
     start = time.perf_counter()
     try:
@@ -74,8 +74,6 @@ def main(argv: list[str]) -> None:
     conn = Connection(int(conn_fd))
     progress = mmap.mmap(int(progress_fd), PROGRESS.size)
     try:
-        from conformance.adapters import instantiate
-
         adapter = instantiate(target)
         info = adapter.info()
     except Exception as error:
