@@ -73,6 +73,7 @@ class Job:
     model: bytes
     feeds: dict[str, np.ndarray]
     tag: object = None  # the caller's handle, returned untouched
+    runtimes: Sequence[str] | None = None  # run on these runtimes only (None: all)
     # Bookkeeping of Engine.run: results still to come, bytes held in the queues.
     pending: int = field(default=0, init=False, repr=False)
     size: int = field(default=0, init=False, repr=False)
@@ -151,6 +152,7 @@ class Worker:
         self.info: dict | None = None
         self.batch: list[Job] | None = None
         self.solo = False  # the batch is one suspect job, run to confirm a crash
+        self.alone = False  # the batch is one job in a fresh worker
         self.delivered = 0  # results of the batch received so far
         self.base = 0  # progress counter when the batch was sent
         self.last_progress = 0
@@ -167,6 +169,8 @@ class Worker:
         self.delivered = 0
         self.last_change = time.monotonic()
         self.log_offset = self.log.seek(0, os.SEEK_END)
+        # One job in a worker that ran nothing before: a crash needs no confirming.
+        self.alone = solo or (len(batch) == 1 and self.fresh)
         self.batch, self.solo, self.state, self.fresh = batch, solo, "busy", False
         self.conn.send_bytes(pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL))
 
@@ -310,7 +314,8 @@ class Engine:
 
     # -- running --------------------------------------------------------------
     def run(self, jobs: Iterable[Job]) -> Iterator[list[tuple[Job, str, Raw]]]:
-        """Run every job on every runtime; yield results as each batch comes back.
+        """Run every job on every runtime (or on the job's ``runtimes``); yield
+        results as each batch comes back.
 
         Each yielded list is one batch's worth of (job, runtime name, Raw).
         Results of one runtime come in job order, except for jobs that were
@@ -328,10 +333,15 @@ class Engine:
                 if job is None:
                     exhausted = True
                     break
-                job.pending = len(lanes)
+                targets = [
+                    lane for lane in lanes if job.runtimes is None or lane.name in job.runtimes
+                ]
+                if not targets:
+                    continue
+                job.pending = len(targets)
                 job.size = len(job.model) + sum(a.nbytes for a in job.feeds.values())
                 queued_bytes += job.size
-                for lane in lanes:
+                for lane in targets:
                     lane.queue.append(job)
             for lane in lanes:
                 self._dispatch(lane)
@@ -418,7 +428,7 @@ class Engine:
         started = worker.progress() - worker.base
         death = _death(worker.kill())
         tail = worker.stderr_tail(worker.log_offset)
-        batch, solo = worker.batch or [], worker.solo
+        batch, alone = worker.batch or [], worker.alone
         if not batch:  # died while idle: nothing is lost, the restart suffices
             worker.restart()
             self.events.append(f"{lane.name}: an idle worker died ({death}); restarted")
@@ -429,7 +439,7 @@ class Engine:
         others = worker.lost(culprit)
         worker.restart()
         lane.retry.extendleft(reversed(others))
-        if solo:
+        if alone:
             message = f"the worker died ({death}) running this case alone in a fresh worker"
             self.events.append(f"{lane.name}: crash ({death}) confirmed alone")
             raw = Raw("crash", message=message + (f"\n{tail}" if tail else ""), signal=death)

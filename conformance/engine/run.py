@@ -125,22 +125,57 @@ def run_cases(
     KeyboardInterrupt stops the run cleanly: what was recorded stays, and the
     summary says ``interrupted``.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in (records.RESULTS, records.SUMMARY):
-        (out_dir / stale).unlink(missing_ok=True)
-    summary = Summary()
-    started = time.monotonic()
-    writer = records.ResultsWriter(out_dir / records.RESULTS)
-    engine = Engine(
-        options.runtimes,
-        workers=options.workers,
-        batch_size=options.batch_size,
-        timeout=options.timeout,
-        worker_memory=options.worker_memory,
-    )
-    try:
-        with engine:
-            summary.counts = {name: Counter() for name in engine.runtimes}
+    with Run(out_dir, options, command, extra_header) as run:
+        run.drive(((case, options.variants) for case in cases), progress)
+    return run.summary
+
+
+Recorded = Callable[[Case, str, str, object, Outcome, Raw, dict], None]
+
+
+class Run:
+    """One output folder and the engine that fills it; a context manager.
+
+    ``drive`` may be called several times (the fuzz campaign runs in rounds
+    and uses ``engine`` between them); results.jsonl and the summary cover
+    them all. Leaving the block writes summary.json, also after Ctrl-C (which
+    is swallowed and recorded as ``interrupted``) or an error (which is
+    recorded and re-raised).
+    """
+
+    def __init__(
+        self,
+        out_dir: Path,
+        options: Options,
+        command: list[str] | None = None,
+        extra_header: dict | None = None,
+    ) -> None:
+        self.out_dir = out_dir
+        self.options = options
+        self.command = command
+        self.extra_header = extra_header or {}
+        self.summary = Summary()
+        self.engine = Engine(
+            options.runtimes,
+            workers=options.workers,
+            batch_size=options.batch_size,
+            timeout=options.timeout,
+            worker_memory=options.worker_memory,
+        )
+        self.models = _Models()
+        self._started = 0.0
+        self._writer: records.ResultsWriter | None = None
+
+    def __enter__(self) -> Run:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        for stale in (records.RESULTS, records.SUMMARY):
+            (self.out_dir / stale).unlink(missing_ok=True)
+        self._started = time.monotonic()
+        self._writer = records.ResultsWriter(self.out_dir / records.RESULTS)
+        try:
+            self.engine.__enter__()
+            self.summary.counts = {name: Counter() for name in self.engine.runtimes}
+            options = self.options
             settings = {
                 "variants": list(options.variants),
                 "workers_per_runtime": options.workers,
@@ -148,81 +183,102 @@ def run_cases(
                 "timeout_s": options.timeout,
                 "worker_memory_bytes": options.worker_memory,
                 "case_memory_bytes": options.case_memory,
-                **(extra_header or {}),
+                **self.extra_header,
             }
             records.write_json(
-                out_dir / records.HEADER, records.header(engine.info, settings, command)
+                self.out_dir / records.HEADER,
+                records.header(self.engine.info, settings, self.command),
             )
-            _drive(engine, cases, options, writer, summary, progress)
-    except KeyboardInterrupt:
-        summary.interrupted = True
-    except Exception as error:
-        summary.error = f"{type(error).__name__}: {error}"
-        raise
-    finally:
-        writer.close()
-        summary.events = engine.events
-        summary.duration_s = round(time.monotonic() - started, 3)
+        except BaseException as error:
+            self.__exit__(type(error), error, None)
+            raise
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        summary = self.summary
+        if kind is not None and issubclass(kind, KeyboardInterrupt):
+            summary.interrupted = True
+        elif error is not None:
+            summary.error = f"{kind.__name__}: {error}"
+        self.engine.close()
+        self._writer.close()
+        summary.events = self.engine.events
+        summary.duration_s = round(time.monotonic() - self._started, 3)
         finished = {"finished": records.now(), **summary.to_json()}
-        records.write_json(out_dir / records.SUMMARY, finished)
-    return summary
+        records.write_json(self.out_dir / records.SUMMARY, finished)
+        return summary.interrupted
 
+    def drive(
+        self,
+        items: Iterable[tuple[Case, Sequence[str]] | tuple[Case, Sequence[str], Sequence[str]]],
+        progress: Callable[[int, Summary], None] | None = None,
+        recorded: Recorded | None = None,
+    ) -> None:
+        """Run each (case, variants) on every runtime, or each (case, variants,
+        runtimes) on those runtimes; record every result.
 
-def _drive(engine, cases, options, writer, summary, progress) -> None:
-    runtimes = engine.runtimes
-    pending: dict[int, _Pending] = {}
-    refused: list[dict] = []  # records of cases the memory guard stopped
-    models = _Models()
+        ``recorded(case, variant, runtime, verdict, outcome, raw, record)`` is
+        called for each result after it is written.
+        """
+        engine, options, summary, writer = self.engine, self.options, self.summary, self._writer
+        runtimes = engine.runtimes
+        pending: dict[int, _Pending] = {}
+        refused: list[tuple] = []  # results of cases the memory guard stopped
+        first = summary.cases
 
-    def emit(entry: dict) -> None:
-        writer.write(entry)
-        summary.records += 1
-        summary.counts.setdefault(entry["runtime"], Counter())[entry["kind"]] += 1
-        if entry["kind"] in DISCREPANCIES:
-            summary.discrepancies += 1
-            summary.groups[entry["runtime"], entry["kind"], entry["op"], entry["base_id"]] += 1
-        summary.harness_errors += bool(entry.get("harness_error"))
+        def emit(case, variant, runtime, verdict, outcome, raw) -> None:
+            entry = records.record(case, variant, runtime, verdict, outcome, raw)
+            writer.write(entry)
+            summary.records += 1
+            summary.counts.setdefault(runtime, Counter())[outcome.kind] += 1
+            if outcome.kind in DISCREPANCIES:
+                summary.discrepancies += 1
+                summary.groups[runtime, outcome.kind, case.op, case.base_id] += 1
+            summary.harness_errors += bool(entry.get("harness_error"))
+            if recorded:
+                recorded(case, variant, runtime, verdict, outcome, raw, entry)
 
-    def jobs() -> Iterator[Job]:
-        for index, case in enumerate(cases):
-            summary.cases += 1
-            size = declared_bytes(case)
-            if size > options.case_memory:
-                outcome = Outcome(
-                    "harness_unsupported",
-                    f"memory guard: the case declares {size:,} bytes of inputs and output, "
-                    f"over the limit of {options.case_memory:,} (--case-memory); no output was "
-                    "allocated and nothing was run",
-                )
-                raw = Raw("unsupported")
-                for variant in options.variants:
-                    for runtime in runtimes:
-                        refused.append(records.record(case, variant, runtime, None, outcome, raw))
-                continue
-            pending[index] = _Pending(case, verdict_of(case), len(options.variants) * len(runtimes))
-            for variant in options.variants:
-                key, model = models.get(case, variant)
-                feeds = model_builder.feeds(case.data, case.indices, variant)
-                yield Job(key, model, feeds, (index, variant))
+        def jobs() -> Iterator[Job]:
+            for index, (case, variants, *only) in enumerate(items, start=first):
+                chosen = [rt for rt in runtimes if not only or rt in only[0]]
+                summary.cases += 1
+                size = declared_bytes(case)
+                if size > options.case_memory:
+                    outcome = Outcome(
+                        "harness_unsupported",
+                        f"memory guard: the case declares {size:,} bytes of inputs and output, "
+                        f"over the limit of {options.case_memory:,} (--case-memory); no output "
+                        "was allocated and nothing was run",
+                    )
+                    for variant in variants:
+                        for runtime in chosen:
+                            refused.append((case, variant, runtime, None, outcome, Raw("unsupported")))
+                    continue
+                if not chosen:
+                    continue
+                pending[index] = _Pending(case, verdict_of(case), len(variants) * len(chosen))
+                for variant in variants:
+                    key, model = self.models.get(case, variant)
+                    feeds = model_builder.feeds(case.data, case.indices, variant)
+                    yield Job(key, model, feeds, (index, variant), only[0] if only else None)
 
-    def drain_refused() -> None:
-        while refused:
-            emit(refused.pop())
+        def drain_refused() -> None:
+            while refused:
+                emit(*refused.pop())
 
-    for results in engine.run(jobs()):
+        for results in engine.run(jobs()):
+            drain_refused()
+            for job, runtime, raw in results:
+                index, variant = job.tag
+                entry = pending[index]
+                emit(entry.case, variant, runtime, entry.verdict, judge(entry.verdict, raw), raw)
+                entry.remaining -= 1
+                if not entry.remaining:
+                    del pending[index]
+            writer.flush()
+            if progress:
+                progress(summary.records, summary)
         drain_refused()
-        for job, runtime, raw in results:
-            index, variant = job.tag
-            entry = pending[index]
-            outcome = judge(entry.verdict, raw)
-            emit(records.record(entry.case, variant, runtime, entry.verdict, outcome, raw))
-            entry.remaining -= 1
-            if not entry.remaining:
-                del pending[index]
         writer.flush()
         if progress:
             progress(summary.records, summary)
-    drain_refused()
-    writer.flush()
-    if progress:
-        progress(summary.records, summary)
