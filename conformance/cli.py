@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from conformance import __version__, decisions, model_builder, run_command
+from conformance import __version__, decisions, fuzz_command, model_builder, run_command
 from conformance.cases import CaseErrors, default_case_paths, load
 from conformance.cases.check import problems, verdict_of
 
@@ -213,6 +213,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     run_command.add_arguments(run)
     run.set_defaults(func=lambda args: run_command.command(args, _load, _select))
+
+    fuzz = commands.add_parser(
+        "fuzz",
+        help="a time-boxed fuzz campaign: find, classify and shrink discrepancies",
+        description="Draw examples from conformance.strategies, run each on every runtime in "
+        "its drawn model variant (isolated workers, as in run), and group the discrepancies "
+        "into classes by signature (runtime, op, outcome kind, dtype, variant, opset, broken "
+        "clause, index and shape features). Each new class is shrunk with Hypothesis and "
+        "saved under DIR/classes/ (case.yaml, model.onnx, inputs.npz, repro.py); "
+        "DIR/findings.json lists them and DIR/results.jsonl holds every result.",
+        epilog="Exit codes: 0 nothing found, 1 discrepancy classes found, 2 usage or harness "
+        "error, 130 interrupted (what was found so far is kept).",
+    )
+    fuzz_command.add_arguments(fuzz)
+    fuzz.set_defaults(func=fuzz_command.command)
 
     show = commands.add_parser("oracle", help="print the oracle's verdict for a case")
     show.add_argument("case_id", help="a concrete id, or a case-file id for all its expansions")

@@ -11,7 +11,8 @@ rank-0 tensor) or a generator, a mapping with exactly one key:
   bit patterns, so NaN payloads, infinities, -0.0 and subnormals all occur).
 - ``full: {shape: [0, 3], value: 1}``: every element the same.
 - ``bits: [[0x7fc00001, 0x8000]]``: unsigned bit patterns reinterpreted as a
-  float dtype (the only way to write a NaN payload in YAML).
+  float dtype (the only way to write a NaN payload in YAML); for a complex
+  dtype each element is a ``[real, imaginary]`` pair of patterns.
 
 Literals are converted strictly: an int dtype takes only integers that fit, a
 bool dtype only true/false, a string dtype only strings; float dtypes take
@@ -154,15 +155,27 @@ def _random_full_range(rng: np.random.Generator, shape, dtype: DType) -> np.ndar
 
 
 def _bits(value, dtype: DType) -> np.ndarray:
-    if dtype.kind != "float":
-        raise ValueProblem(f"bits is only for float dtypes, not {dtype.name}", ("bits",))
-    width = dtype.numpy.itemsize * 8
+    """Bit patterns; a complex element is a [real, imaginary] pair of them."""
+    if dtype.kind not in ("float", "complex"):
+        raise ValueProblem(
+            f"bits is only for float and complex dtypes, not {dtype.name}", ("bits",)
+        )
+    pairs = dtype.kind == "complex"
+    width = dtype.numpy.itemsize * 8 // (2 if pairs else 1)
     unsigned = np.dtype(f"uint{width}")
     shape = literal_shape(value, ("bits",))
+    if pairs and (not shape or shape[-1] != 2):
+        raise ValueProblem(
+            f"complex bits need a [real, imaginary] pair of {width}-bit patterns per "
+            f"element (innermost length 2), got shape {list(shape)}",
+            ("bits",),
+        )
     for path, leaf in _leaves(value, ("bits",)):
         if isinstance(leaf, bool) or not isinstance(leaf, int) or not 0 <= leaf < 2**width:
             raise ValueProblem(f"{leaf!r} is not a {width}-bit pattern", path)
-    return np.array(value, dtype=unsigned).reshape(shape).view(dtype.numpy)
+    array = np.array(value, dtype=unsigned).reshape(shape)
+    # np.require, not ascontiguousarray: that one turns a 0-d array into 1-d.
+    return np.require(array, requirements="C").view(dtype.numpy).reshape(shape[:-1] if pairs else shape)
 
 
 def build(value, dtype: DType) -> np.ndarray:

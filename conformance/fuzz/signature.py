@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
 from conformance.strategies import Example
 
 # name -> what it means; the order is the order in slugs and reports.
@@ -120,7 +118,3 @@ def input_key(example: Example, violation: str | None) -> tuple:
         violation,
         features(example),
     )
-
-
-def is_int(array: np.ndarray) -> bool:
-    return array.dtype.kind in "iu"

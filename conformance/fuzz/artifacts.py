@@ -1,0 +1,292 @@
+"""What a fuzz campaign leaves on disk.
+
+``DIR/findings.json`` (a contract; written atomically after every change)::
+
+    {"format": 1, "seed": N, "time_budget_s": S, "elapsed_s": E,
+     "examples": N, "examples_per_s": R, "skipped": N, "runtimes": [...],
+     "classes": [
+       {"signature": {"runtime", "op", "kind", "dtype", "variant", "opset",
+                      "violation", "features"},
+        "id": "<slug>", "first_found_s": 1.234, "hits": 17,
+        "shrunk": true, "shrink": {"calls", "steps", "seconds"},
+        "disputed": [decision ids],
+        "case": {"op", "opset", "axis", "variant",
+                 "data": {"dtype", "shape", "values"},
+                 "indices": {"dtype", "shape", "values"}},
+        "expected": {"dtype", "shape", "values"} or {"violation": clause},
+        "outcomes": {runtime: {"kind", "message"}},
+        "files": {"case", "model", "inputs", "expected", "repro"}}]}
+
+``values`` are nested lists; floats JSON cannot hold (NaN, infinities) are
+strings with their bit pattern, e.g. ``"nan (0x7fc00001)"``; complex elements
+are ``[real, imaginary]`` pairs. Above :data:`MAX_JSON_ELEMENTS` elements
+``values`` is left out and ``npz`` names the file (and key) holding the tensor.
+
+Each class also gets ``DIR/classes/<NNN>-<slug>/``: ``case.yaml`` (a case file
+ready for ``cases/regressions/``), ``model.onnx``, ``inputs.npz`` (the inputs
+the variant feeds, plus ``data`` and ``indices`` in full), ``expected.npz``
+(the oracle's output, when the input is valid) and ``repro.py`` (runs the
+model on that one runtime, without this package, and prints expected next to
+actual).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from conformance import decisions, dtypes, model_builder
+from conformance.fuzz.signature import FEATURES
+
+FORMAT = 1
+FINDINGS = "findings.json"
+CLASSES = "classes"
+MAX_JSON_ELEMENTS = 10_000
+
+# The clause a valid regression case tests: the operator's core sentence.
+_CORE_CLAUSE = {
+    "Gather": f"{decisions.S004}: gather entries of the axis dimension of data",
+    "GatherElements": f"{decisions.S000}: consists of one value (gathered from the data) "
+    "for each element in indices",
+}
+
+
+# -- values -------------------------------------------------------------------
+def _json_element(value, kind: str):
+    if kind == "complex":
+        return [_json_float(np.asarray(value).real), _json_float(np.asarray(value).imag)]
+    if kind == "float":
+        return _json_float(np.asarray(value))
+    if kind == "string":
+        return value
+    return value.item() if hasattr(value, "item") else value
+
+
+def _json_float(array: np.ndarray):
+    value = float(array)  # exact for every float dtype here, bfloat16 included
+    if math.isfinite(value):
+        return value
+    bits = array.view(f"uint{array.dtype.itemsize * 8}")
+    return f"{value!r} (0x{int(bits):0{array.dtype.itemsize * 2}x})"
+
+
+def tensor_json(array: np.ndarray, npz: str) -> dict:
+    dtype = dtypes.of_array(array)
+    content = {"dtype": dtype.name, "shape": list(array.shape)}
+    if array.size > MAX_JSON_ELEMENTS:
+        content["npz"] = npz
+        return content
+    flat = [_json_element(v, dtype.kind) for v in array.reshape(-1)]
+    content["values"] = _nest(flat, array.shape)
+    return content
+
+
+def _nest(flat: list, shape: tuple[int, ...]):
+    if not shape:
+        return flat[0]
+    if len(shape) == 1:
+        return flat
+    step = math.prod(shape[1:])
+    return [_nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _yaml_literal(array: np.ndarray):
+    """The case-file literal for an array: bit patterns for floats and complex
+    (exact, NaN payloads included), plain values otherwise."""
+    dtype = dtypes.of_array(array)
+    if array.size == 0:  # a nested empty list cannot say its shape (nor a complex pair)
+        zero = {"bool": False, "string": ""}.get(dtype.kind, 0)
+        return {"full": {"shape": list(array.shape), "value": zero}}
+    if dtype.kind in ("float", "complex"):
+        width = dtype.numpy.itemsize * 8 // (2 if dtype.kind == "complex" else 1)
+        bits = np.require(array, requirements="C").view(f"uint{width}")
+        if dtype.kind == "complex":
+            bits = bits.reshape(*array.shape, 2)
+        return {"bits": bits.tolist()}
+    return array.tolist()
+
+
+# -- one class ----------------------------------------------------------------
+def class_dir(found, out_dir: Path) -> Path:
+    return out_dir / CLASSES / f"{found.number:03d}-{found.signature.slug}"
+
+
+def write_class(found, out_dir: Path) -> None:
+    """The class's files, for its current example (rewritten after shrinking)."""
+    folder = class_dir(found, out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    example, verdict = found.example, found.verdict
+    model = model_builder.build(
+        example.op, example.opset, example.data, example.indices, example.axis, example.variant
+    )
+    (folder / "model.onnx").write_bytes(model.SerializeToString())
+    feeds = model_builder.feeds(example.data, example.indices, example.variant)
+    _savez(
+        folder / "inputs.npz",
+        {**{f"feed.{k}": v for k, v in feeds.items()}, "data": example.data, "indices": example.indices},
+    )
+    expected = folder / "expected.npz"
+    if verdict.valid:
+        _savez(expected, {"output": verdict.output})
+    else:
+        expected.unlink(missing_ok=True)
+    (folder / "case.yaml").write_text(case_yaml(found), encoding="utf-8")
+    template = resources.files("conformance.fuzz").joinpath("repro_template.py").read_text()
+    (folder / "repro.py").write_text(
+        template.replace('RUNTIME = "onnxruntime"', f"RUNTIME = {found.signature.runtime!r}", 1)
+        .replace("SIGNATURE = \"\"", f"SIGNATURE = {found.signature.slug!r}", 1),
+        encoding="utf-8",
+    )
+    found.described = None  # the findings.json entry is stale
+    names = ["case.yaml", "model.onnx", "inputs.npz", "repro.py"]
+    if verdict.valid:
+        names.append("expected.npz")
+    found.files = {
+        name.split(".")[0]: str(folder.relative_to(out_dir) / name) for name in names
+    }
+
+
+def _savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """np.savez, with bfloat16 stored as its uint16 bits under ``<name>.bfloat16``
+    (npz has no bfloat16; a reader would get raw void bytes)."""
+    stored = {}
+    for name, array in arrays.items():
+        if dtypes.name_of(array) == "bfloat16":
+            stored[f"{name}.bfloat16"] = array.view(np.uint16)
+        else:
+            stored[name] = array
+    np.savez(path, **stored)
+
+
+def case_yaml(found) -> str:
+    example, verdict, signature = found.example, found.verdict, found.signature
+    feature_words = ", ".join(signature.features) or "no index features"
+    entry: dict = {
+        "id": f"fuzz-{signature.slug}"[:120],
+        "description": f"found by conformance fuzz: {signature.runtime} {signature.kind} on "
+        f"{example.op}-{example.opset} {example.dtype}, {example.variant} model "
+        f"({feature_words})",
+        "spec": _spec_clause(example.op, verdict),
+        "op": example.op,
+        "opset": example.opset,
+        "dtype": example.dtype,
+        "indices_dtype": example.indices_dtype,
+    }
+    if example.axis is not None:
+        entry["attributes"] = {"axis": int(example.axis)}
+    entry["data"] = _yaml_literal(example.data)
+    entry["indices"] = _yaml_literal(example.indices)
+    if verdict.valid:
+        entry["expected"] = "oracle"
+    else:
+        entry["expect_error"] = verdict.violation.clause
+    if verdict.disputed:
+        entry["decisions"] = list(verdict.disputed)
+    entry["tags"] = ["regression", "fuzz", f"variant-{example.variant.replace('_', '-')}"]
+    header = (
+        f"# {signature.runtime}: {signature.kind} ({signature.slug})\n"
+        f"# Reproduces in the {example.variant} model variant; `conformance run` runs all five.\n"
+        "# Copy into cases/regressions/ and check with `conformance cases validate`.\n"
+    )
+    document = {"description": "regression found by conformance fuzz", "cases": [entry]}
+    return header + yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _spec_clause(op: str, verdict) -> str:
+    if verdict.valid:
+        return _CORE_CLAUSE[op]
+    clause = decisions.get(verdict.violation.clause).clauses[0]
+    return f"{clause.document}: {clause.quote}"
+
+
+# -- findings.json --------------------------------------------------------------
+def class_json(found) -> dict:
+    """The class's findings.json entry; built once per version of the class
+    (a 10 000-element tensor costs milliseconds to nest and encode)."""
+    if found.described is None:
+        found.described = _describe(found)
+    return {**found.described, "hits": found.hits}
+
+
+def _describe(found) -> dict:
+    example, verdict = found.example, found.verdict
+    inputs = found.files.get("inputs", "")
+    content = {
+        "signature": found.signature.to_json(),
+        "id": found.signature.slug,
+        "first_found_s": found.first_found_s,
+        "shrunk": found.shrunk,
+        "shrink": found.shrink,
+        "disputed": list(verdict.disputed),
+        "case": {
+            "op": example.op,
+            "opset": example.opset,
+            "axis": example.axis,
+            "variant": example.variant,
+            "data": tensor_json(example.data, f"{inputs}:data"),
+            "indices": tensor_json(example.indices, f"{inputs}:indices"),
+        },
+        "expected": (
+            tensor_json(verdict.output, found.files.get("expected", "") + ":output")
+            if verdict.valid
+            else {"violation": verdict.violation.clause, "detail": verdict.violation.detail}
+        ),
+        "outcomes": {
+            runtime: {"kind": outcome.kind, "message": outcome.message}
+            for runtime, outcome in found.outcomes.items()
+        },
+        "files": found.files,
+    }
+    return content
+
+
+def write_findings(campaign) -> None:
+    options = campaign.options
+    elapsed = campaign.elapsed() if campaign._started else 0.0
+    content = {
+        "format": FORMAT,
+        "seed": options.seed,
+        "time_budget_s": options.time_budget,
+        "elapsed_s": round(elapsed, 3),
+        "examples": campaign.examples,
+        "examples_per_s": round(campaign.examples / campaign.fuzz_s, 1) if campaign.fuzz_s else 0,
+        "skipped": campaign.skipped,
+        "max_elements": options.max_elements,
+        "runtimes": campaign.runtimes,
+        "features": FEATURES,
+        "classes": [class_json(found) for found in campaign.classes.values()],
+    }
+    _write_json(options.out_dir / FINDINGS, content)
+
+
+def _write_json(path: Path, content: dict) -> None:
+    """Indented JSON with each tensor's values on one line (indenting a
+    10 000-element list would put each element on a line of its own); written
+    atomically, like every JSON file of a run."""
+    compact: list[str] = []
+
+    def hide(node):
+        if isinstance(node, dict):
+            return {
+                k: (_placeholder(compact, v) if k == "values" else hide(v)) for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [hide(v) for v in node]
+        return node
+
+    text = json.dumps(hide(content), indent=2, ensure_ascii=False)
+    for number, values in enumerate(compact):
+        text = text.replace(f'"\u0000values{number}\u0000"', values, 1)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text + "\n", encoding="utf-8")
+    partial.replace(path)
+
+
+def _placeholder(compact: list[str], values) -> str:
+    compact.append(json.dumps(values, ensure_ascii=False, separators=(", ", ": ")))
+    return f"\x00values{len(compact) - 1}\x00"

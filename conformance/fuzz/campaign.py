@@ -1,0 +1,399 @@
+"""A time-boxed fuzz campaign: generate, run, classify, shrink, save.
+
+The campaign runs in rounds through the same engine as ``conformance run``
+(:class:`conformance.engine.run.Run`): each round draws examples from
+:func:`conformance.strategies.examples` with a seed derived from the campaign
+seed, runs each in its drawn variant on every runtime, judges it against the
+oracle and appends the records to ``results.jsonl``. Every discrepancy gets a
+:class:`~conformance.fuzz.signature.Signature`; a new one becomes a class,
+saved at once with the example that found it, then shrunk between rounds with
+Hypothesis' shrinker and saved again (see :mod:`conformance.fuzz.artifacts`).
+
+Two economies keep the campaign finding rather than waiting:
+
+- shrinking gets at most half of the elapsed time, and each class at most
+  ``shrink_seconds`` and ``shrink_calls`` runtime calls; a class not shrunk in
+  its share keeps the example that found it (``"shrunk": false``);
+- once a runtime has crashed or hung on every one of at least two inputs with
+  the same features (the signature without runtime and kind), it is no longer
+  sent such inputs: each would cost a worker restart and tell nothing new.
+  They are counted as ``skipped``.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis.errors import HypothesisException
+
+from conformance import model_builder, oracle, strategies
+from conformance.engine.judge import DISCREPANCIES, Outcome, judge
+from conformance.engine.pool import Job
+from conformance.engine.run import Options, Run
+from conformance.fuzz import artifacts
+from conformance.fuzz.signature import Signature, features, input_key, signature_of
+from conformance.strategies import Example
+
+EXPENSIVE = frozenset({"crash", "timeout"})  # kinds that cost a worker restart
+
+
+@dataclass
+class CampaignOptions:
+    runtimes: list[str]
+    time_budget: float  # seconds, shrinking included
+    seed: int
+    out_dir: Path
+    max_elements: int = strategies.DEFAULT_MAX_ELEMENTS
+    workers: int = 1
+    timeout: float = 5.0  # per example and runtime
+    round_size: int = 64  # examples per round (also the Hypothesis batch)
+    shrink_seconds: float = 10.0  # per class
+    shrink_calls: int = 200  # runtime calls per class
+    shrink_share: float = 0.5  # of the elapsed time, at most
+
+
+@dataclass
+class FoundClass:
+    number: int
+    signature: Signature
+    first_found_s: float
+    example: Example  # the example that found it, then the shrunk one
+    verdict: oracle.Verdict
+    hits: int = 1
+    shrunk: bool = False
+    shrink: dict = field(default_factory=dict)  # calls, seconds, steps
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # runtime -> outcome
+    files: dict[str, str] = field(default_factory=dict)
+    described: dict | None = None  # findings.json entry but hits, kept until the class changes
+
+
+@dataclass
+class Status:
+    """What the live display shows."""
+
+    elapsed_s: float
+    budget_s: float
+    examples: int
+    fuzz_s: float  # time spent generating and running (not shrinking)
+    classes: int
+    skipped: int
+    shrinking: str | None  # the slug being shrunk, if any
+
+    @property
+    def examples_per_s(self) -> float:
+        return self.examples / self.fuzz_s if self.fuzz_s else 0.0
+
+    @property
+    def left_s(self) -> float:
+        return max(0.0, self.budget_s - self.elapsed_s)
+
+
+class Campaign:
+    def __init__(
+        self,
+        options: CampaignOptions,
+        command: list[str] | None = None,
+        on_status: Callable[[Status], None] | None = None,
+    ) -> None:
+        self.options = options
+        self.command = command
+        self.on_status = on_status
+        self.classes: dict[Signature, FoundClass] = {}
+        self.examples = 0
+        self.skipped = 0
+        self.fuzz_s = 0.0
+        self.shrink_s = 0.0
+        # input key -> runtime -> kinds seen: decides what is skipped
+        self._seen: dict[tuple, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+        self._round: dict[str, Example] = {}
+        self._started = 0.0
+        self.run: Run | None = None
+        self.runtimes: list[str] = list(options.runtimes)
+        self.stopping = False  # Ctrl-C was pressed
+
+    # -- the campaign ---------------------------------------------------------
+    def execute(self) -> Run:
+        """Run until the time budget is spent (or Ctrl-C); return the finished Run."""
+        options = self.options
+        run_options = Options(
+            runtimes=options.runtimes,
+            workers=options.workers,
+            timeout=options.timeout,
+            batch_size=16,
+        )
+        header = {
+            "campaign": {
+                "seed": options.seed,
+                "time_budget_s": options.time_budget,
+                "max_elements": options.max_elements,
+                "round_size": options.round_size,
+            }
+        }
+        self.run = Run(options.out_dir, run_options, self.command, header)
+        previous = signal.signal(signal.SIGINT, self._interrupt)
+        try:
+            with self.run:
+                self.runtimes = self.run.engine.runtimes
+                self._started = time.monotonic()
+                artifacts.write_findings(self)
+                source = self._examples()
+                while self._left() > 0:
+                    began = time.monotonic()
+                    self._one_round(source)
+                    self.fuzz_s += time.monotonic() - began
+                    artifacts.write_findings(self)
+                    self._status()
+                    self._shrink_pending()
+                self.run.summary.interrupted = self.stopping
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            artifacts.write_findings(self)  # also after a second Ctrl-C
+        return self.run
+
+    def _interrupt(self, signum, frame) -> None:
+        """Ctrl-C: finish the round in flight, save, stop. A KeyboardInterrupt
+        raised anywhere could land inside Hypothesis, which does not always pass
+        it on; a second Ctrl-C does raise it, at once."""
+        if self.stopping:
+            raise KeyboardInterrupt
+        self.stopping = True
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._started
+
+    def _left(self) -> float:
+        return 0.0 if self.stopping else self.options.time_budget - self.elapsed()
+
+    def _status(self, shrinking: str | None = None) -> None:
+        if self.on_status:
+            self.on_status(
+                Status(
+                    elapsed_s=self.elapsed(),
+                    budget_s=self.options.time_budget,
+                    examples=self.examples,
+                    fuzz_s=self.fuzz_s,
+                    classes=len(self.classes),
+                    skipped=self.skipped,
+                    shrinking=shrinking,
+                )
+            )
+
+    def _examples(self) -> Iterator[Example]:
+        """Examples forever, in batches of ``round_size`` with derived seeds."""
+        strategy = strategies.examples(max_elements=self.options.max_elements)
+        batch = 0
+        while True:
+            drawn: list[Example] = []
+
+            @seed(_derive(self.options.seed, "batch", batch))
+            @settings(
+                database=None,
+                max_examples=self.options.round_size,
+                phases=[Phase.generate],
+                deadline=None,
+                suppress_health_check=list(HealthCheck),
+                verbosity=Verbosity.quiet,
+            )
+            @given(strategy)
+            def collect(example):
+                drawn.append(example)
+
+            collect()
+            yield from drawn
+            batch += 1
+
+    def _one_round(self, source: Iterator[Example]) -> None:
+        items = []
+        self._round = {}
+        # Near the end, rounds shrink to what the rate says still fits.
+        rate = self.examples / self.fuzz_s if self.fuzz_s else 0.0
+        size = self.options.round_size
+        if rate:
+            size = max(4, min(size, int(rate * self._left())))
+        for _ in range(size):
+            if self._left() <= 0:
+                break
+            example = next(source)
+            self.examples += 1
+            case = example.as_case(f"fuzz-{self.examples}")
+            verdict = oracle.verdict(example.op, example.opset, example.data, example.indices, example.axis)
+            key = input_key(example, _clause(verdict))
+            runtimes = [rt for rt in self.run.engine.runtimes if not self._hopeless(key, rt)]
+            self.skipped += len(self.run.engine.runtimes) - len(runtimes)
+            self._round[case.id] = example
+            items.append((case, [example.variant], runtimes))
+        self.run.drive(items, progress=lambda *_: self._status(), recorded=self._recorded)
+
+    def _hopeless(self, key: tuple, runtime: str) -> bool:
+        kinds = self._seen[key][runtime]
+        total = sum(kinds.values())
+        return total >= 2 and sum(kinds[k] for k in EXPENSIVE) == total
+
+    def _recorded(self, case, variant, runtime, verdict, outcome, raw, entry) -> None:
+        example = self._round[case.id]
+        clause = _clause(verdict)
+        self._seen[input_key(example, clause)][runtime][outcome.kind] += 1
+        if outcome.kind not in DISCREPANCIES:
+            return
+        signature = signature_of(example, runtime, outcome.kind, clause)
+        found = self.classes.get(signature)
+        if found:
+            found.hits += 1
+            return
+        found = FoundClass(
+            number=len(self.classes) + 1,
+            signature=signature,
+            first_found_s=round(self.elapsed(), 3),
+            example=example,
+            verdict=verdict,
+            outcomes={runtime: outcome},
+        )
+        self.classes[signature] = found
+        artifacts.write_class(found, self.options.out_dir)  # findings.json: at the round's end
+
+    # -- shrinking --------------------------------------------------------------
+    def _shrink_pending(self) -> None:
+        # Classes of a family (runtime, kind, op, dtype) often share a cause: the
+        # first of each family is shrunk before the second of any.
+        families = {_family(f.signature) for f in self.classes.values() if f.shrink}
+        waiting = [f for f in self.classes.values() if not f.shrink]
+        waiting.sort(key=lambda f: (_family(f.signature) in families, f.number))
+        for found in waiting:
+            if self._left() <= 0:
+                return
+            if self.shrink_s > self.options.shrink_share * self.elapsed():
+                return  # shrinking has had its share for now
+            began = time.monotonic()
+            self._status(shrinking=found.signature.slug)
+            self._shrink(found)
+            self._outcomes_everywhere(found)
+            self.shrink_s += time.monotonic() - began
+            artifacts.write_class(found, self.options.out_dir)
+            artifacts.write_findings(self)
+        self._status()
+
+    def _shrink(self, found: FoundClass) -> None:
+        """Hypothesis' shrinker on a strategy narrowed to the class: the same
+        operator, opset, dtypes, variant and broken clause; a candidate counts
+        only if it has the class's features and gets the same outcome kind."""
+        target = found.signature
+        example = found.example
+        narrow = dict(
+            op=target.op,
+            opset=target.opset,
+            dtype=target.dtype,
+            index_dtype=example.indices_dtype,
+            variant=target.variant,
+            max_elements=self.options.max_elements,
+        )
+        if target.violation is None:
+            strategy = strategies.valid_examples(**narrow)
+        else:
+            strategy = strategies.invalid_examples(clause=target.violation, **narrow)
+        deadline = time.monotonic() + min(self.options.shrink_seconds, max(0.0, self._left()))
+        tally = {"calls": 0, "steps": 0}
+        best: list[tuple[Example, oracle.Verdict]] = []
+
+        def reproduces(candidate: Example) -> bool:
+            if (
+                tally["calls"] >= self.options.shrink_calls
+                or time.monotonic() > deadline
+                or self.stopping
+            ):
+                return False
+            if features(candidate) != target.features:
+                return False
+            verdict = oracle.verdict(
+                candidate.op, candidate.opset, candidate.data, candidate.indices, candidate.axis
+            )
+            if _clause(verdict) != target.violation:
+                return False
+            tally["calls"] += 1
+            outcome = self._run_once(candidate, verdict, [target.runtime])[target.runtime]
+            if outcome.kind != target.kind:
+                return False
+            best[:] = [(candidate, verdict)]
+            tally["steps"] += 1
+            return True
+
+        began = time.monotonic()
+        _minimize(strategy, reproduces, _derive(self.options.seed, "shrink", found.number))
+        found.shrink = {
+            "calls": tally["calls"],
+            "steps": tally["steps"],
+            "seconds": round(time.monotonic() - began, 3),
+        }
+        if best:
+            found.example, found.verdict = best[0]
+            found.shrunk = True
+
+    def _outcomes_everywhere(self, found: FoundClass) -> None:
+        """What every runtime does with the class's (minimal) example."""
+        found.outcomes = self._run_once(found.example, found.verdict, self.run.engine.runtimes)
+
+    def _run_once(
+        self, example: Example, verdict: oracle.Verdict, runtimes: list[str]
+    ) -> dict[str, Outcome]:
+        case = example.as_case("fuzz-shrink")
+        key, model = self.run.models.get(case, example.variant)
+        feeds = model_builder.feeds(example.data, example.indices, example.variant)
+        job = Job(key, model, feeds, None, runtimes)
+        return {
+            runtime: judge(verdict, raw)
+            for results in self.run.engine.run([job])
+            for _, runtime, raw in results
+        }
+
+
+class _Found(Exception):
+    """Raised inside the Hypothesis test to mark a reproducing candidate."""
+
+
+def _minimize(strategy, condition, seed_value: int) -> None:
+    """Generate from ``strategy`` until ``condition`` holds, then shrink with
+    Hypothesis; ``condition`` keeps the best candidate itself (like
+    ``hypothesis.find``, which cannot hand back a partial result)."""
+
+    @seed(seed_value)
+    @settings(
+        database=None,
+        max_examples=2000,
+        phases=[Phase.generate, Phase.shrink],
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        verbosity=Verbosity.quiet,
+    )
+    @given(strategy)
+    def search(candidate):
+        if condition(candidate):
+            raise _Found
+
+    try:
+        search()
+    except _Found:
+        pass
+    except (HypothesisException, ExceptionGroup):
+        # A runtime that is not deterministic (a crash that does not recur on
+        # replay) makes Hypothesis report a flaky test; the best candidate stands.
+        pass
+
+
+def _family(signature: Signature) -> tuple:
+    return (signature.runtime, signature.kind, signature.op, signature.dtype)
+
+
+def _clause(verdict: oracle.Verdict) -> str | None:
+    return None if verdict.valid else verdict.violation.clause
+
+
+def _derive(campaign_seed: int, purpose: str, number: int) -> int:
+    """A seed for one batch or one shrink, stable across Python runs."""
+    return random.Random(f"{campaign_seed}/{purpose}/{number}").getrandbits(64)

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Stand-alone reproducer written by `conformance fuzz`.
+
+Runs model.onnx (beside this file) on one runtime with the inputs in
+inputs.npz, in this process, and prints what the runtime returned next to
+what the spec defines: expected.npz (the oracle's output) or, when there is
+none, the clause the input breaks (case.yaml, expect_error). Needs numpy and
+the runtime (ml_dtypes for bfloat16); not the conformance package.
+
+    python repro.py            # the runtime that showed the discrepancy
+    python repro.py openvino   # another one: onnxruntime, openvino
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+RUNTIME = "onnxruntime"
+SIGNATURE = ""
+HERE = Path(__file__).resolve().parent
+
+
+def load(name: str) -> dict[str, np.ndarray]:
+    """Arrays of an npz; ``<name>.bfloat16`` keys hold bfloat16 as uint16 bits."""
+    arrays = {}
+    with np.load(HERE / name, allow_pickle=True) as npz:  # strings are object arrays
+        for key in npz.files:
+            array = npz[key]
+            if key.endswith(".bfloat16"):
+                import ml_dtypes
+
+                key, array = key[: -len(".bfloat16")], array.view(ml_dtypes.bfloat16)
+            arrays[key] = array
+    return arrays
+
+
+def run_onnxruntime(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+    output = session.get_outputs()[0]
+    if output.type != "tensor(bfloat16)" and not any(
+        a.dtype.name == "bfloat16" for a in feeds.values()
+    ):
+        return session.run(None, feeds)[0]
+    # The binding has no bfloat16 NumPy path: OrtValues made from the bits.
+    import ctypes
+
+    import ml_dtypes
+
+    values = {}
+    for name, array in feeds.items():
+        if array.dtype.name == "bfloat16":
+            values[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+                np.require(array.view(np.uint16), requirements="C"), 16
+            )
+        else:
+            values[name] = ort.OrtValue.ortvalue_from_numpy(np.require(array, requirements="C"))
+    result = session.run_with_ort_values([output.name], values)[0]
+    raw = ctypes.string_at(result.data_ptr(), result.tensor_size_in_bytes())
+    return np.frombuffer(raw, np.uint16).view(ml_dtypes.bfloat16).reshape(result.shape())
+
+
+def run_openvino(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(str(model), "CPU", {"INFERENCE_NUM_THREADS": 1})
+    request = compiled.create_infer_request()
+    tensors = {}
+    for name, array in feeds.items():
+        if array.dtype == object:
+            tensor = ov.Tensor(ov.Type.string, ov.Shape(list(array.shape)))
+            if array.size:
+                tensor.str_data = np.array(array.ravel().tolist(), dtype=str).reshape(array.shape)
+        elif array.dtype.name == "bfloat16":
+            tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(array.shape)))
+            if array.size:
+                tensor.data.view(np.uint16)[...] = array.view(np.uint16)
+        else:
+            tensor = ov.Tensor(np.require(array, requirements="C"), shared_memory=False)
+        tensors[name] = tensor
+    request.infer(tensors)
+    out = request.get_output_tensor(0)
+    if out.element_type == ov.Type.string:
+        strings = [str(s) for s in np.asarray(out.str_data).ravel()] if out.size else []
+        result = np.empty(len(strings), dtype=object)
+        result[:] = strings
+        return result.reshape(tuple(out.shape))
+    if out.element_type == ov.Type.bf16:
+        import ml_dtypes
+
+        raw = np.require(out.data, requirements="C").tobytes()
+        return np.frombuffer(raw, np.uint16).view(ml_dtypes.bfloat16).reshape(tuple(out.shape))
+    return np.array(out.data, copy=True).reshape(tuple(out.shape))
+
+
+def run_reference(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    from onnx.reference import ReferenceEvaluator
+
+    return ReferenceEvaluator(str(model)).run(None, feeds)[0]
+
+
+def show(label: str, array: np.ndarray) -> None:
+    print(f"{label}: dtype {array.dtype}, shape {list(array.shape)}")
+    with np.printoptions(threshold=200, edgeitems=4):
+        print(np.array2string(np.asarray(array), prefix="  ", separator=", "))
+    if array.dtype.kind == "f" or array.dtype.name == "bfloat16":
+        bits = np.ascontiguousarray(array).view(f"uint{array.dtype.itemsize * 8}")
+        print("  bits:", np.array2string(bits, formatter={"int": hex}, threshold=64))
+
+
+def main() -> int:
+    runtime = sys.argv[1] if len(sys.argv) > 1 else RUNTIME
+    inputs = load("inputs.npz")
+    feeds = {k[len("feed.") :]: v for k, v in inputs.items() if k.startswith("feed.")}
+    print(f"class {SIGNATURE}")
+    show("data", inputs["data"])
+    show("indices", inputs["indices"])
+    expected_path = HERE / "expected.npz"
+    expected = load("expected.npz")["output"] if expected_path.exists() else None
+    if expected is None:
+        clause = [line for line in (HERE / "case.yaml").read_text().splitlines() if "expect_error" in line]
+        print(f"expected: an error ({clause[0].strip() if clause else 'see case.yaml'})")
+    else:
+        show("expected", expected)
+    print(f"running model.onnx on {runtime} ...", flush=True)  # a crash kills this process
+    runner = {"onnxruntime": run_onnxruntime, "openvino": run_openvino, "reference": run_reference}
+    try:
+        actual = runner[runtime](HERE / "model.onnx", feeds)
+    except Exception as error:  # the runtime refused the model or the input
+        print(f"{runtime} raised {type(error).__name__}: {error}")
+        return 0 if expected is None else 1
+    show("actual", actual)
+    if expected is None:
+        print("DISCREPANCY: the input is invalid, but the runtime returned an output")
+        return 1
+    same = (
+        actual.dtype == expected.dtype
+        and actual.shape == expected.shape
+        and np.ascontiguousarray(actual).tobytes() == np.ascontiguousarray(expected).tobytes()
+        if expected.dtype != object
+        else actual.shape == expected.shape and actual.tolist() == expected.tolist()
+    )
+    if same:
+        print("same as expected, bit for bit: the discrepancy does not reproduce here")
+        return 0
+    if actual.shape == expected.shape and actual.dtype == expected.dtype and expected.size:
+        if expected.dtype == object:
+            differ = np.array([a != e for a, e in zip(actual.ravel(), expected.ravel())])
+        else:
+            width = f"uint{expected.dtype.itemsize * 8}" if expected.dtype.kind in "fc" or expected.dtype.name == "bfloat16" else None
+            a = np.ascontiguousarray(actual).view(width) if width else actual
+            e = np.ascontiguousarray(expected).view(width) if width else expected
+            differ = (a != e).reshape(expected.shape) if width else (a != e)
+        positions = np.argwhere(differ.reshape(expected.shape))[:16]
+        print(f"DISCREPANCY: {int(differ.sum())} of {expected.size} elements differ; first:")
+        for position in positions:
+            at = tuple(int(i) for i in position)
+            print(f"  at {list(at)}: expected {expected[at]!r}, actual {actual[at]!r}")
+    else:
+        print("DISCREPANCY: dtype or shape differs from expected")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

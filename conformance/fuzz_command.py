@@ -1,0 +1,188 @@
+"""``conformance fuzz``: the terminal front-end of :mod:`conformance.fuzz.campaign`.
+
+Exit codes:
+  0    no discrepancy found
+  1    at least one discrepancy class found (DIR/findings.json lists them)
+  2    usage error, a runtime that is unknown or does not start, or a harness error
+  130  interrupted (Ctrl-C); every result and class found so far is kept
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from conformance import adapters, strategies
+from conformance.engine.pool import EngineError
+from conformance.fuzz.artifacts import FINDINGS
+from conformance.fuzz.campaign import Campaign, CampaignOptions, Status
+from conformance.run_command import EXIT_DISCREPANCIES, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+
+QUIET_EVERY_S = 10.0  # status lines when stderr is not a terminal
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument(
+        "--runtime",
+        dest="runtimes",
+        nargs="+",
+        action="extend",
+        metavar="NAME",
+        help="runtimes to fuzz (default: every installed one: "
+        + ", ".join(adapters.installed())
+        + "); a module:Class target works too",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        required=True,
+        metavar="SECONDS",
+        help="how long the campaign runs, shrinking included",
+    )
+    parser.add_argument(
+        "--seed", type=int, required=True, metavar="N", help="the campaign's seed (deterministic)"
+    )
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="output folder (default reports/fuzz-<time>)"
+    )
+    parser.add_argument(
+        "--max-elements",
+        type=int,
+        default=None,
+        metavar="N",
+        help="elements per tensor at most (default $"
+        f"{strategies.MAX_ELEMENTS_ENV} or {strategies.DEFAULT_MAX_ELEMENTS})",
+    )
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=1, metavar="N", help="worker processes per runtime"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="seconds per example and runtime (default 5)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no live display")
+
+
+def _status_line(status: Status) -> str:
+    line = (
+        f"{status.elapsed_s:6.0f} s  {status.examples:7d} examples  "
+        f"{status.examples_per_s:6.1f}/s  {status.classes:4d} classes  "
+        f"{status.left_s:5.0f} s left"
+    )
+    if status.skipped:
+        line += f"  {status.skipped} skipped"
+    if status.shrinking:
+        line += f"  shrinking {status.shrinking}"
+    return line
+
+
+def _families(campaign: Campaign) -> list[str]:
+    """One line per (runtime, kind, op, dtype): classes often share a cause
+    (one dtype refused in every variant), so the terminal shows families and
+    findings.json every class."""
+    families: dict[tuple, list] = {}
+    for found in campaign.classes.values():
+        sig = found.signature
+        families.setdefault((sig.runtime, sig.kind, sig.op, sig.dtype), []).append(found)
+    lines = []
+    for (runtime, kind, op, dtype), members in sorted(families.items()):
+        first = min(m.first_found_s for m in members)
+        hits = sum(m.hits for m in members)
+        shrunk = sum(m.shrunk for m in members)
+        smallest = min(members, key=lambda m: (m.example.data.size + m.example.indices.size))
+        lines.append(
+            f"  {runtime:12} {kind:17} {op:15} {dtype:10} {len(members):3d} classes "
+            f"{hits:5d} hits  first at {first:6.1f} s  {shrunk} shrunk  "
+            f"e.g. {_class_dir(smallest)}"
+        )
+    return lines
+
+
+def _class_dir(found) -> str:
+    return found.files.get("repro", "").rsplit("/", 1)[0]
+
+
+def command(args) -> int:
+    err = Console(stderr=True, soft_wrap=True)
+    if args.time_budget <= 0 or args.jobs < 1 or args.timeout <= 0:
+        err.print("--time-budget, -j and --timeout must be positive")
+        return EXIT_USAGE
+    try:
+        max_elements = args.max_elements or strategies.max_elements()
+    except ValueError as error:
+        err.print(str(error), markup=False)
+        return EXIT_USAGE
+    if max_elements < 1:
+        err.print("--max-elements must be at least 1")
+        return EXIT_USAGE
+    runtimes = args.runtimes or adapters.installed()
+    try:
+        for name in runtimes:
+            adapters.resolve(name)
+    except adapters.UnknownRuntime as error:
+        err.print(str(error), markup=False)
+        return EXIT_USAGE
+    out = args.out or Path("reports") / datetime.now().strftime("fuzz-%Y%m%d-%H%M%S")
+    options = CampaignOptions(
+        runtimes=runtimes,
+        time_budget=args.time_budget,
+        seed=args.seed,
+        out_dir=out,
+        max_elements=max_elements,
+        workers=args.jobs,
+        timeout=args.timeout,
+    )
+    live = not args.no_progress and err.is_terminal
+    display = Live(Text("starting workers..."), console=err, refresh_per_second=4, transient=True)
+    last = [0.0]
+
+    def on_status(status: Status) -> None:
+        if live:
+            display.update(Text(_status_line(status)))
+        elif not args.no_progress and time.monotonic() - last[0] >= QUIET_EVERY_S:
+            last[0] = time.monotonic()
+            err.print(_status_line(status), markup=False)
+
+    err.print(
+        f"fuzzing {', '.join(runtimes)} for {args.time_budget:g} s, seed {args.seed}, "
+        f"at most {max_elements} elements per tensor -> {out}/",
+        markup=False,
+    )
+    campaign = Campaign(options, command=["conformance", *sys.argv[1:]], on_status=on_status)
+    try:
+        if live:
+            with display:
+                run = campaign.execute()
+        else:
+            run = campaign.execute()
+    except EngineError as error:
+        err.print(f"harness error: {error}", markup=False)
+        return EXIT_USAGE
+    summary = run.summary
+    rate = campaign.examples / campaign.fuzz_s if campaign.fuzz_s else 0.0
+    print(
+        f"{campaign.examples} examples in {campaign.elapsed():.0f} s ({rate:.1f} examples/s "
+        f"while fuzzing; {campaign.shrink_s:.0f} s shrinking), {summary.records} results, "
+        f"{len(campaign.classes)} discrepancy classes"
+        + (f", {campaign.skipped} runs skipped" if campaign.skipped else "")
+    )
+    if campaign.classes:
+        print("discrepancy classes by runtime, kind, op and dtype:")
+        print("\n".join(_families(campaign)))
+    print(f"findings: {out / FINDINGS}")
+    if summary.interrupted:
+        err.print("interrupted: the results and classes found so far are kept")
+        return EXIT_INTERRUPTED
+    if summary.harness_errors:
+        err.print(f"{summary.harness_errors} harness error(s): see 'harness_error' records")
+        return EXIT_USAGE
+    return EXIT_DISCREPANCIES if campaign.classes else EXIT_OK

@@ -1,0 +1,296 @@
+"""The fuzz campaign: signatures, what it saves, and `conformance fuzz` end to end
+against the real OpenVINO (and a conforming fake runtime for the quiet case)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from conformance import oracle
+from conformance.cases import loader
+from conformance.engine.judge import DISCREPANCIES, KINDS
+from conformance.fuzz import artifacts
+from conformance.fuzz.campaign import Campaign, CampaignOptions, FoundClass
+from conformance.fuzz.signature import FEATURES, features, signature_of
+from conformance.strategies import Example
+from tests.conftest import REPO, conformance
+
+CONFORMING = "tests.faulty_adapter:FaultyAdapter"  # the oracle's answers unless provoked
+
+
+def example(op="Gather", data=None, indices=None, axis=0, opset=13, variant="static"):
+    data = np.arange(6, dtype=np.float32).reshape(2, 3) if data is None else data
+    indices = np.array([0], dtype=np.int64) if indices is None else indices
+    return Example(op, opset, axis, data, indices, variant)
+
+
+# -- signatures --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "made,expected",
+    [
+        (example(), ()),
+        (example(indices=np.array([-1, 1])), ("negative",)),
+        (example(indices=np.array([2])), ("out_of_range",)),
+        (example(indices=np.array([-3])), ("negative", "out_of_range")),
+        (example(indices=np.array([2**31])), ("out_of_range", "beyond_int32")),
+        (example(indices=np.array(1)), ("scalar_indices",)),
+        (example(indices=np.zeros((0, 2), np.int64)), ("empty_indices",)),
+        (
+            example(data=np.zeros((0, 3), np.float32), indices=np.zeros(0, np.int64)),
+            ("empty_indices", "empty_data", "zero_size_axis"),
+        ),
+        (example(data=np.zeros((2, 0), np.float32)), ("empty_data",)),
+        (
+            example(op="GatherElements", indices=np.zeros((1, 2), np.int64), axis=0),
+            ("smaller_off_axis",),
+        ),
+        (example(op="GatherElements", indices=np.zeros((5, 3), np.int64), axis=0), ()),
+        (example(axis=7, indices=np.array([5])), ()),  # no axis: no range to be out of
+    ],
+)
+def test_features_are_read_from_the_input(made, expected):
+    assert features(made) == expected
+    assert set(expected) <= set(FEATURES)
+
+
+def test_signature_slug_is_a_safe_file_name():
+    sig = signature_of(example(indices=np.array([-7])), "openvino", "accepted_invalid", "index-out-of-range")
+    assert sig.slug == (
+        "openvino-gather13-accepted_invalid-float32-static-index-out-of-range-negative-out_of_range"
+    )
+    assert sig.to_json()["features"] == ["negative", "out_of_range"]
+
+
+# -- what a class leaves on disk ------------------------------------------------------
+def _found(made: Example, runtime="openvino", kind="value_mismatch") -> FoundClass:
+    verdict = oracle.verdict(made.op, made.opset, made.data, made.indices, made.axis)
+    clause = None if verdict.valid else verdict.violation.clause
+    return FoundClass(1, signature_of(made, runtime, kind, clause), 0.5, made, verdict)
+
+
+def _bits(array: np.ndarray) -> bytes:
+    return array.tobytes() if array.dtype != object else repr(array.tolist()).encode()
+
+
+TRICKY = {
+    "float32 payloads": example(
+        data=np.array([0x7FC00001, 0xFFC12345, 0x7F800001, 0x80000000, 0x00000001], np.uint32)
+        .view(np.float32)
+        .reshape(5, 1),
+        indices=np.array([4, -5, 2]),
+    ),
+    "complex64 signalling NaN": example(
+        data=np.array([[0x7F800001, 0x80000000], [0, 0x7FC00000]], np.uint32)
+        .view(np.complex64)
+        .reshape(2),
+        indices=np.array([1, 0]),
+        opset=11,
+    ),
+    "bfloat16": example(
+        data=np.array([0x7FC1, 0x8000, 0x0001], np.uint16).view(ml_dtypes.bfloat16),
+        indices=np.array([2, 0], np.int32),
+    ),
+    "hostile strings": example(
+        data=np.array(["<script>alert(1)</script>", "", "nul\x00inside", "é中😀", "a\nb"], object),
+        indices=np.array([[4, 3], [2, 0]]),
+    ),
+    "uint64 extremes, GatherElements": example(
+        op="GatherElements",
+        data=np.array([[2**64 - 1, 0], [2**63, 1]], np.uint64),
+        indices=np.array([[1], [0]]),
+        axis=1,
+    ),
+    "empty complex": example(
+        data=np.zeros((3, 0), np.complex128), indices=np.zeros((2, 0), np.int64), axis=1, opset=11
+    ),
+    "empty strings tensor": example(
+        data=np.empty((0, 2), object), indices=np.zeros((0,), np.int64), opset=11
+    ),
+    "scalar data (invalid)": example(data=np.array(3.5, np.float64), indices=np.array(0)),
+    "out of range (invalid)": example(indices=np.array([-(2**40)]), variant="both_initializers"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_case_yaml_reproduces_the_example_bit_for_bit(tmp_path, name):
+    made = TRICKY[name]
+    found = _found(made)
+    artifacts.write_class(found, tmp_path)
+    folder = artifacts.class_dir(found, tmp_path)
+    (case,) = loader.load_file(folder / "case.yaml")
+    assert (case.op, case.opset, case.axis) == (made.op, made.opset, made.axis)
+    assert case.data.dtype == made.data.dtype and case.data.shape == made.data.shape
+    assert _bits(case.data) == _bits(made.data)
+    assert _bits(case.indices) == _bits(made.indices) and case.indices.dtype == made.indices.dtype
+    verdict = found.verdict
+    if verdict.valid:
+        assert case.expectation.kind == "oracle"
+    else:
+        assert case.expectation.clause == verdict.violation.clause
+    # The oracle agrees with the written expectation, as `cases validate` checks.
+    done = conformance("cases", "validate", str(folder / "case.yaml"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    with np.load(folder / "inputs.npz", allow_pickle=True) as saved:
+        key = "data.bfloat16" if made.dtype == "bfloat16" else "data"
+        assert saved[key].tobytes() == made.data.tobytes() or made.data.dtype == object
+
+
+def test_findings_values_keep_what_json_cannot_hold(tmp_path):
+    found = _found(TRICKY["float32 payloads"])
+    artifacts.write_class(found, tmp_path)
+    entry = artifacts.class_json(found)
+    assert entry["case"]["data"]["values"] == [
+        ["nan (0x7fc00001)"], ["nan (0xffc12345)"], ["nan (0x7f800001)"], [-0.0], [1.401298464324817e-45]
+    ]
+    assert entry["case"]["indices"] == {"dtype": "int64", "shape": [3], "values": [4, -5, 2]}
+    complex_entry = artifacts.class_json(_found(TRICKY["complex64 signalling NaN"]))
+    assert complex_entry["case"]["data"]["values"][0] == ["nan (0x7f800001)", -0.0]
+
+
+def test_big_tensors_point_to_the_npz(tmp_path):
+    made = example(data=np.zeros((10_001,), np.float32), indices=np.array([0]))
+    found = _found(made)
+    artifacts.write_class(found, tmp_path)
+    data = artifacts.class_json(found)["case"]["data"]
+    assert "values" not in data and data["npz"].endswith("inputs.npz:data")
+
+
+# -- determinism ---------------------------------------------------------------------
+def _stream(seed: int, count: int) -> list[tuple]:
+    campaign = Campaign(CampaignOptions(["onnxruntime"], 1, seed, Path("unused"), round_size=16))
+    source = campaign._examples()
+    drawn = [next(source) for _ in range(count)]
+    return [(e.op, e.opset, e.axis, e.variant, e.data.dtype.str, e.data.shape, _bits(e.data),
+             _bits(e.indices)) for e in drawn]
+
+
+def test_the_example_stream_is_fixed_by_the_seed():
+    assert _stream(5, 40) == _stream(5, 40)  # across rounds of 16
+    assert _stream(5, 40) != _stream(6, 40)
+
+
+# -- the command ---------------------------------------------------------------------
+def _findings(out: Path) -> dict:
+    return json.loads((out / "findings.json").read_text())
+
+
+def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(tmp_path):
+    out = tmp_path / "fz"
+    done = conformance(
+        "fuzz", "--runtime", "openvino", "--time-budget", "25", "--seed", "1", "--out", str(out)
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    findings = _findings(out)
+    assert findings["seed"] == 1 and findings["runtimes"] == ["openvino"]
+    assert findings["examples"] > 50 and findings["examples_per_s"] > 0
+    classes = findings["classes"]
+    assert classes, "OpenVINO has known discrepancies; a 25 s campaign must find some"
+    assert len({json.dumps(c["signature"], sort_keys=True) for c in classes}) == len(classes)
+    for entry in classes:
+        assert set(entry) >= {"signature", "first_found_s", "hits", "case", "outcomes"}
+        assert set(entry["signature"]) == {
+            "runtime", "op", "kind", "dtype", "variant", "opset", "violation", "features"
+        }
+        assert entry["signature"]["kind"] in DISCREPANCIES
+        assert entry["hits"] >= 1 and 0 <= entry["first_found_s"] <= 30
+        case = entry["case"]
+        assert set(case) == {"op", "opset", "axis", "variant", "data", "indices"}
+        assert set(case["data"]) == {"dtype", "shape", "values"}
+        for outcome in entry["outcomes"].values():
+            assert outcome["kind"] in KINDS and isinstance(outcome["message"], str)
+        for path in entry["files"].values():
+            assert (out / path).is_file()
+    shrunk = [c for c in classes if c["shrunk"]]
+    assert shrunk, "at least the first classes are shrunk within the budget"
+    for entry in shrunk:
+        # The shrunk case still shows the discrepancy it was shrunk for.
+        assert entry["outcomes"]["openvino"]["kind"] == entry["signature"]["kind"]
+    # Every result is recorded; the summary agrees.
+    lines = (out / "results.jsonl").read_text().splitlines()
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(lines) == summary["records"] == findings["examples"] - findings["skipped"]
+    # The classes' case files form a valid regression folder.
+    regressions = tmp_path / "regressions"
+    regressions.mkdir()
+    for entry in classes:
+        src = out / entry["files"]["case"]
+        (regressions / f"{entry['id']}.yaml").write_text(src.read_text())
+    done = conformance("cases", "validate", str(regressions))
+    assert done.returncode == 0, done.stdout + done.stderr
+    # A value mismatch's stand-alone script shows it without this package.
+    mismatch = next((c for c in shrunk if c["signature"]["kind"] == "value_mismatch"), None)
+    if mismatch is not None:
+        script = out / mismatch["files"]["repro"]
+        ran = subprocess.run(
+            [sys.executable, "-I", str(script)], capture_output=True, text=True, timeout=120,
+            cwd=tmp_path,
+        )
+        assert ran.returncode == 1, ran.stdout + ran.stderr
+        assert "DISCREPANCY" in ran.stdout and "expected" in ran.stdout
+
+
+def test_fuzz_against_a_conforming_runtime_finds_nothing_and_exits_0(tmp_path):
+    out = tmp_path / "quiet"
+    done = conformance(
+        "fuzz", "--runtime", CONFORMING, "--time-budget", "6", "--seed", "2", "--out", str(out)
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    findings = _findings(out)
+    assert findings["classes"] == [] and findings["examples"] > 20
+    assert "0 discrepancy classes" in done.stdout
+
+
+def test_ctrl_c_keeps_what_was_found(tmp_path):
+    out = tmp_path / "stopped"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance", "fuzz", "--runtime", "openvino",
+         "--time-budget", "120", "--seed", "3", "--out", str(out)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        findings = out / "findings.json"
+        if findings.exists() and json.loads(findings.read_text())["examples"] > 0:
+            break
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stdout + stderr
+    findings = _findings(out)
+    assert findings["examples"] > 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] is True
+    assert len((out / "results.jsonl").read_text().splitlines()) == summary["records"]
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--runtime", "nosuch", "--time-budget", "5", "--seed", "1"], "unknown runtime"),
+        (["--time-budget", "0", "--seed", "1"], "must be positive"),
+        (["--time-budget", "5"], "--seed"),
+    ],
+)
+def test_fuzz_usage_errors_exit_2(tmp_path, args, message):
+    done = conformance("fuzz", *args, "--out", str(tmp_path / "x"))
+    assert done.returncode == 2
+    assert message in done.stderr
+
+
+def test_max_elements_from_the_environment_must_be_a_number(tmp_path):
+    env = {**os.environ, "CONFORMANCE_MAX_ELEMENTS": "many"}
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "fuzz", "--time-budget", "5", "--seed", "1",
+         "--out", str(tmp_path / "x")],
+        cwd=REPO, capture_output=True, text=True, env=env, timeout=60,
+    )
+    assert done.returncode == 2 and "CONFORMANCE_MAX_ELEMENTS='many'" in done.stderr

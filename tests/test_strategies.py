@@ -1,0 +1,333 @@
+"""Meta-tests of conformance.strategies: every edge is reachable, valid and
+invalid strategies draw what they promise, and shrinking goes where the module
+docstring says."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
+
+from conformance import oracle, strategies
+from conformance.spec import OPSETS, op_spec
+from conformance.strategies import INVALID_CLAUSES, Example
+
+SEARCH = settings(
+    max_examples=5000, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+)
+
+
+def reach(strategy, condition):
+    """find_any: an example satisfying ``condition`` is drawn (not just possible)."""
+    return find(strategy, condition, settings=SEARCH)
+
+
+def bits(array: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(array).view(f"uint{array.dtype.itemsize * 8}").reshape(-1)
+
+
+def out_of_range(example: Example) -> list[int]:
+    axis = 0 if example.axis is None else example.axis
+    size = example.data.shape[axis]
+    return [int(v) for v in example.indices.reshape(-1) if not -size <= int(v) <= size - 1]
+
+
+# -- reachability ---------------------------------------------------------------
+SHAPE_EDGES = {
+    "rank 8 data": lambda e: e.data.ndim == 8,
+    "rank 1 data": lambda e: e.data.ndim == 1,
+    "zero-size data dim": lambda e: 0 in e.data.shape,
+    "size-1 dim next to bigger ones": lambda e: 1 in e.data.shape and max(e.data.shape) > 2,
+    "negative axis": lambda e: e.axis is not None and e.axis < 0,
+    "absent axis attribute": lambda e: e.axis is None,
+    "last axis": lambda e: e.axis is not None and e.axis % e.data.ndim == e.data.ndim - 1 > 0,
+    "Gather scalar indices": lambda e: e.op == "Gather" and e.indices.ndim == 0,
+    "Gather rank-4 indices": lambda e: e.op == "Gather" and e.indices.ndim == 4,
+    "empty indices": lambda e: e.indices.size == 0,
+    "GE indices smaller off axis": lambda e: e.op == "GatherElements"
+    and any(
+        i < d
+        for k, (i, d) in enumerate(zip(e.indices.shape, e.data.shape, strict=True))
+        if k != (e.axis or 0) % e.data.ndim
+    ),
+    "GE indices longer on the axis": lambda e: e.op == "GatherElements"
+    and e.indices.shape[(e.axis or 0) % e.data.ndim] > e.data.shape[(e.axis or 0) % e.data.ndim],
+    "GE indices shorter on the axis": lambda e: e.op == "GatherElements"
+    and 0 < e.indices.shape[(e.axis or 0) % e.data.ndim] < e.data.shape[(e.axis or 0) % e.data.ndim],
+}
+
+
+@pytest.mark.parametrize("edge", sorted(SHAPE_EDGES))
+def test_shape_edges_are_reachable_with_valid_inputs(edge):
+    reach(strategies.valid_examples(), SHAPE_EDGES[edge])
+
+
+def _axis_size(e: Example) -> int:
+    return e.data.shape[(e.axis or 0) % e.data.ndim]
+
+
+INDEX_EDGES = {
+    "upper bound s-1": lambda e: _axis_size(e) > 2 and (_axis_size(e) - 1) in e.indices,
+    "lower bound -s": lambda e: _axis_size(e) > 2 and -_axis_size(e) in e.indices,
+    "zero": lambda e: e.indices.size > 0 and 0 in e.indices,
+    "negative": lambda e: (e.indices < 0).any(),
+}
+
+
+@pytest.mark.parametrize("edge", sorted(INDEX_EDGES))
+def test_in_range_index_edges_are_reachable(edge):
+    reach(strategies.valid_examples(), INDEX_EDGES[edge])
+
+
+OUT_OF_RANGE_EDGES = {
+    "just above: s": lambda e: _axis_size(e) > 1 and _axis_size(e) in e.indices,
+    "just below: -s-1": lambda e: _axis_size(e) > 1 and (-_axis_size(e) - 1) in e.indices,
+    "int32 max": lambda e: e.indices.dtype == np.int32 and 2**31 - 1 in e.indices,
+    "int32 min": lambda e: e.indices.dtype == np.int32 and -(2**31) in e.indices,
+    "int64 max": lambda e: 2**63 - 1 in e.indices,
+    "int64 min": lambda e: -(2**63) in e.indices,
+    "int64 beyond int32": lambda e: e.indices.dtype == np.int64
+    and ((e.indices > 2**31 - 1) | (e.indices < -(2**31))).any(),
+    "on a zero-size axis": lambda e: _axis_size(e) == 0,
+}
+
+
+@pytest.mark.parametrize("edge", sorted(OUT_OF_RANGE_EDGES))
+def test_out_of_range_edges_are_reachable(edge):
+    reach(strategies.invalid_examples(clause="index-out-of-range"), OUT_OF_RANGE_EDGES[edge])
+
+
+def _floats(e: Example) -> np.ndarray:
+    return bits(e.data) if e.data.dtype == np.float32 else np.zeros(0, np.uint32)
+
+
+VALUE_EDGES = {
+    "NaN with a payload": lambda e: (
+        ((_floats(e) & 0x7F800000) == 0x7F800000)
+        & ((_floats(e) & 0x007FFFFF) != 0)
+        & ((_floats(e) & 0x003FFFFF) != 0)
+    ).any(),
+    "signalling NaN": lambda e: (
+        ((_floats(e) & 0x7FC00000) == 0x7F800000) & ((_floats(e) & 0x003FFFFF) != 0)
+    ).any(),
+    "negative zero": lambda e: (_floats(e) == 0x80000000).any(),
+    "+inf": lambda e: (_floats(e) == 0x7F800000).any(),
+    "-inf": lambda e: (_floats(e) == 0xFF800000).any(),
+    "subnormal": lambda e: (((_floats(e) & 0x7F800000) == 0) & ((_floats(e) & 0x7FFFFF) != 0)).any(),
+    "float32 max": lambda e: (_floats(e) == 0x7F7FFFFF).any(),
+    "int64 min in data": lambda e: e.data.dtype == np.int64 and (e.data == -(2**63)).any(),
+    "uint64 max in data": lambda e: e.data.dtype == np.uint64 and (e.data == 2**64 - 1).any(),
+    "uint32 above int32": lambda e: e.data.dtype == np.uint32 and (e.data > 2**31 - 1).any(),
+    "empty string": lambda e: e.data.dtype == object and e.data.size and "" in e.data.tolist(),
+    "non-ASCII string": lambda e: e.data.dtype == object
+    and any(not s.isascii() for s in e.data.reshape(-1)),
+    "markup in a string": lambda e: e.data.dtype == object
+    and any("<script>" in s for s in e.data.reshape(-1)),
+    "bfloat16 NaN": lambda e: e.dtype == "bfloat16" and np.isnan(e.data.astype(np.float32)).any(),
+    "complex with a NaN part": lambda e: e.data.dtype.kind == "c" and np.isnan(e.data).any(),
+    "bool True and False": lambda e: e.data.dtype == bool and e.data.any() and not e.data.all(),
+}
+
+
+@pytest.mark.parametrize("edge", sorted(VALUE_EDGES))
+def test_value_edges_are_reachable(edge):
+    reach(strategies.valid_examples(), VALUE_EDGES[edge])
+
+
+def test_values_are_not_just_small_integers():
+    example = reach(
+        strategies.valid_examples(dtype="int32", op="Gather", opset=13),
+        lambda e: e.data.size >= 4 and (np.abs(e.data.astype(np.int64)) > 2**20).sum() >= 2,
+    )
+    assert example.data.dtype == np.int32
+
+
+@pytest.mark.parametrize("variant", strategies.model_builder.VARIANTS)
+def test_every_variant_is_drawn(variant):
+    reach(strategies.examples(), lambda e: e.variant == variant)
+
+
+@pytest.mark.parametrize("op,opset", [(op, v) for op in OPSETS for v in OPSETS[op]])
+def test_every_opset_draws_only_its_dtypes_and_all_of_them(op, opset):
+    allowed = op_spec(op, opset).data_dtypes  # from onnx.defs: bfloat16 only at 13
+    for dtype in allowed:
+        reach(strategies.data_dtypes(op, opset), lambda d, dtype=dtype: d == dtype)
+
+    @settings(max_examples=100, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(strategies.valid_examples(op=op, opset=opset))
+    def drawn(example):
+        assert (example.op, example.opset) == (op, opset)
+        assert example.dtype in allowed
+        assert example.indices_dtype in op_spec(op, opset).index_dtypes
+
+    drawn()
+
+
+# -- valid and invalid are what they say ---------------------------------------------
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(strategies.valid_examples())
+def test_valid_examples_are_valid(example):
+    verdict = oracle.verdict(example.op, example.opset, example.data, example.indices, example.axis)
+    assert verdict.valid, verdict.violation
+
+
+@pytest.mark.parametrize(
+    "op,clause", [(op, clause) for op, clauses in INVALID_CLAUSES.items() for clause in clauses]
+)
+def test_invalid_examples_break_the_clause_asked_for(op, clause):
+    opset = 11 if clause == "data-dtype" else None  # Gather-13 and GE-13 take every dtype
+
+    @settings(max_examples=60, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(strategies.invalid_examples(op=op, opset=opset, clause=clause))
+    def check(example):
+        verdict = oracle.verdict(
+            example.op, example.opset, example.data, example.indices, example.axis
+        )
+        assert not verdict.valid
+        assert verdict.violation.clause == clause
+
+    check()
+
+
+def test_a_clause_the_opset_cannot_break_is_a_clear_error():
+    with pytest.raises(ValueError, match="cannot break 'data-dtype'"):
+        find(strategies.invalid_examples(op="Gather", opset=13, clause="data-dtype"), bool)
+
+
+@given(st.data())
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_examples_mix_valid_and_invalid(data):
+    example = data.draw(strategies.examples())
+    assert isinstance(example, Example)
+    assert example.variant in strategies.model_builder.VARIANTS
+
+
+def test_both_valid_and_invalid_come_from_examples():
+    def valid(e):
+        return oracle.verdict(e.op, e.opset, e.data, e.indices, e.axis).valid
+
+    reach(strategies.examples(), valid)
+    reach(strategies.examples(), lambda e: not valid(e))
+
+
+# -- the size cap ----------------------------------------------------------------
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(strategies.examples(max_elements=16))
+def test_tensors_respect_the_cap(example):
+    # Off-axis dims of GatherElements indices may exceed data's by 2 ("larger"):
+    # the cap bounds data and each dimension drawn, so allow that margin.
+    assert example.data.size <= 16
+    assert example.indices.size <= 16 * 3 ** example.indices.ndim
+
+
+def test_the_cap_defaults_and_reads_the_environment(monkeypatch):
+    monkeypatch.delenv(strategies.MAX_ELEMENTS_ENV, raising=False)
+    assert strategies.max_elements() == strategies.DEFAULT_MAX_ELEMENTS
+    monkeypatch.setenv(strategies.MAX_ELEMENTS_ENV, "4096")
+    assert strategies.max_elements() == 4096
+    big = reach(strategies.valid_examples(op="Gather"), lambda e: e.data.size > 1000)
+    assert big.data.size <= 4096
+    monkeypatch.setenv(strategies.MAX_ELEMENTS_ENV, "lots")
+    with pytest.raises(ValueError, match="CONFORMANCE_MAX_ELEMENTS='lots'"):
+        strategies.max_elements()
+
+
+def test_below_the_default_cap_nothing_is_bigger(monkeypatch):
+    monkeypatch.delenv(strategies.MAX_ELEMENTS_ENV, raising=False)
+    with pytest.raises(Exception, match="Could not find"):
+        find(
+            strategies.valid_examples(),
+            lambda e: e.data.size > strategies.DEFAULT_MAX_ELEMENTS,
+            settings=settings(SEARCH, max_examples=500),
+        )
+
+
+# -- shrinking direction ------------------------------------------------------------
+def test_anything_shrinks_to_the_simplest_gather():
+    simplest = find(strategies.valid_examples(), lambda e: True, settings=SEARCH)
+    assert (simplest.op, simplest.opset, simplest.variant) == ("Gather", 13, "static")
+    assert simplest.data.shape == (1,)
+    assert simplest.axis == 0
+    assert simplest.indices.shape == ()  # rank 0 is the smallest rank
+    assert not bits(simplest.data).any() if simplest.data.dtype != object else True
+
+
+def test_dimensions_shrink_toward_one_and_rank_toward_the_need():
+    example = find(
+        strategies.valid_examples(op="Gather", dtype="float32"),
+        lambda e: e.data.ndim >= 3,
+        settings=SEARCH,
+    )
+    assert example.data.shape == (1, 1, 1)
+
+
+def test_a_zero_size_dimension_shrinks_away_unless_needed():
+    example = find(
+        strategies.valid_examples(op="Gather", dtype="float32"),
+        lambda e: 0 in e.data.shape,
+        settings=SEARCH,
+    )
+    assert example.data.shape == (0,)
+
+
+def test_out_of_range_shrinks_to_the_nearest_bad_value():
+    example = find(
+        strategies.invalid_examples(op="Gather", opset=13, clause="index-out-of-range"),
+        lambda e: _axis_size(e) == 3 and max(out_of_range(e)) > 0,
+        settings=SEARCH,
+    )
+    assert out_of_range(example) == [3]
+
+
+def test_negative_out_of_range_shrinks_to_minus_s_minus_one():
+    example = find(
+        strategies.invalid_examples(op="Gather", opset=13, clause="index-out-of-range"),
+        lambda e: _axis_size(e) == 3 and min(out_of_range(e)) < 0,
+        settings=SEARCH,
+    )
+    assert out_of_range(example) == [-4]
+
+
+def test_beyond_int32_shrinks_to_just_beyond():
+    example = find(
+        strategies.invalid_examples(
+            op="Gather", opset=13, clause="index-out-of-range", index_dtype="int64"
+        ),
+        lambda e: (e.indices > 2**31 - 1).any(),
+        settings=SEARCH,
+    )
+    assert example.indices.reshape(-1).tolist() == [2**31]
+
+
+def test_data_values_shrink_toward_zero_bits():
+    example = find(
+        strategies.valid_examples(op="Gather", dtype="float32"),
+        lambda e: e.data.size >= 3 and np.isnan(e.data).any(),
+        settings=SEARCH,
+    )
+    # One NaN; every other element is +0.0; the NaN's pattern is the smallest one.
+    flat = bits(example.data).tolist()
+    assert sorted(flat)[:-1] == [0] * (len(flat) - 1)
+    assert max(flat) == 0x7F800001
+    assert math.prod(example.data.shape) == 3
+
+
+def test_invalid_axis_shrinks_to_just_outside():
+    example = find(
+        strategies.invalid_examples(op="Gather", opset=13, clause="axis-out-of-range"),
+        lambda e: e.axis > 0,
+        settings=SEARCH,
+    )
+    assert (example.data.ndim, example.axis) == (1, 1)
+
+
+def test_in_range_indices_shrink_to_zero():
+    example = find(
+        strategies.valid_examples(op="GatherElements", opset=13),
+        lambda e: e.indices.size >= 2,
+        settings=SEARCH,
+    )
+    assert not example.indices.any()
