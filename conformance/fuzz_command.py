@@ -98,7 +98,7 @@ def _families(campaign: Campaign) -> list[str]:
         first = min(m.first_found_s for m in members)
         hits = sum(m.hits for m in members)
         shrunk = sum(m.shrunk for m in members)
-        smallest = min(members, key=lambda m: (m.example.data.size + m.example.indices.size))
+        smallest = min(members, key=lambda m: m.example.data.size + m.example.indices.size)
         lines.append(
             f"  {runtime:12} {kind:17} {op:15} {dtype:10} {len(members):3d} classes "
             f"{hits:5d} hits  first at {first:6.1f} s  {shrunk} shrunk  "

@@ -63,7 +63,9 @@ def test_features_are_read_from_the_input(made, expected):
 
 
 def test_signature_slug_is_a_safe_file_name():
-    sig = signature_of(example(indices=np.array([-7])), "openvino", "accepted_invalid", "index-out-of-range")
+    sig = signature_of(
+        example(indices=np.array([-7])), "openvino", "accepted_invalid", "index-out-of-range"
+    )
     assert sig.slug == (
         "openvino-gather13-accepted_invalid-float32-static-index-out-of-range-negative-out_of_range"
     )
@@ -149,7 +151,11 @@ def test_findings_values_keep_what_json_cannot_hold(tmp_path):
     artifacts.write_class(found, tmp_path)
     entry = artifacts.class_json(found)
     assert entry["case"]["data"]["values"] == [
-        ["nan (0x7fc00001)"], ["nan (0xffc12345)"], ["nan (0x7f800001)"], [-0.0], [1.401298464324817e-45]
+        ["nan (0x7fc00001)"],
+        ["nan (0xffc12345)"],
+        ["nan (0x7f800001)"],
+        [-0.0],
+        [1.401298464324817e-45],
     ]
     assert entry["case"]["indices"] == {"dtype": "int64", "shape": [3], "values": [4, -5, 2]}
     complex_entry = artifacts.class_json(_found(TRICKY["complex64 signalling NaN"]))
@@ -169,8 +175,19 @@ def _stream(seed: int, count: int) -> list[tuple]:
     campaign = Campaign(CampaignOptions(["onnxruntime"], 1, seed, Path("unused"), round_size=16))
     source = campaign._examples()
     drawn = [next(source) for _ in range(count)]
-    return [(e.op, e.opset, e.axis, e.variant, e.data.dtype.str, e.data.shape, _bits(e.data),
-             _bits(e.indices)) for e in drawn]
+    return [
+        (
+            e.op,
+            e.opset,
+            e.axis,
+            e.variant,
+            e.data.dtype.str,
+            e.data.shape,
+            _bits(e.data),
+            _bits(e.indices),
+        )
+        for e in drawn
+    ]
 
 
 def test_the_example_stream_is_fixed_by_the_seed():
@@ -198,7 +215,14 @@ def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(tmp_path):
     for entry in classes:
         assert set(entry) >= {"signature", "first_found_s", "hits", "case", "outcomes"}
         assert set(entry["signature"]) == {
-            "runtime", "op", "kind", "dtype", "variant", "opset", "violation", "features"
+            "runtime",
+            "op",
+            "kind",
+            "dtype",
+            "variant",
+            "opset",
+            "violation",
+            "features",
         }
         assert entry["signature"]["kind"] in DISCREPANCIES
         assert entry["hits"] >= 1 and 0 <= entry["first_found_s"] <= 30
@@ -231,7 +255,10 @@ def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(tmp_path):
     if mismatch is not None:
         script = out / mismatch["files"]["repro"]
         ran = subprocess.run(
-            [sys.executable, "-I", str(script)], capture_output=True, text=True, timeout=120,
+            [sys.executable, "-I", str(script)],
+            capture_output=True,
+            text=True,
+            timeout=120,
             cwd=tmp_path,
         )
         assert ran.returncode == 1, ran.stdout + ran.stderr
@@ -252,9 +279,24 @@ def test_fuzz_against_a_conforming_runtime_finds_nothing_and_exits_0(tmp_path):
 def test_ctrl_c_keeps_what_was_found(tmp_path):
     out = tmp_path / "stopped"
     process = subprocess.Popen(
-        [sys.executable, "-m", "conformance", "fuzz", "--runtime", "openvino",
-         "--time-budget", "120", "--seed", "3", "--out", str(out)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "conformance",
+            "fuzz",
+            "--runtime",
+            "openvino",
+            "--time-budget",
+            "120",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -289,8 +331,22 @@ def test_fuzz_usage_errors_exit_2(tmp_path, args, message):
 def test_max_elements_from_the_environment_must_be_a_number(tmp_path):
     env = {**os.environ, "CONFORMANCE_MAX_ELEMENTS": "many"}
     done = subprocess.run(
-        [sys.executable, "-m", "conformance", "fuzz", "--time-budget", "5", "--seed", "1",
-         "--out", str(tmp_path / "x")],
-        cwd=REPO, capture_output=True, text=True, env=env, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "conformance",
+            "fuzz",
+            "--time-budget",
+            "5",
+            "--seed",
+            "1",
+            "--out",
+            str(tmp_path / "x"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
     assert done.returncode == 2 and "CONFORMANCE_MAX_ELEMENTS='many'" in done.stderr

@@ -175,7 +175,11 @@ def _bits(value, dtype: DType) -> np.ndarray:
             raise ValueProblem(f"{leaf!r} is not a {width}-bit pattern", path)
     array = np.array(value, dtype=unsigned).reshape(shape)
     # np.require, not ascontiguousarray: that one turns a 0-d array into 1-d.
-    return np.require(array, requirements="C").view(dtype.numpy).reshape(shape[:-1] if pairs else shape)
+    return (
+        np.require(array, requirements="C")
+        .view(dtype.numpy)
+        .reshape(shape[:-1] if pairs else shape)
+    )
 
 
 def build(value, dtype: DType) -> np.ndarray:

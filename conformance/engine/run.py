@@ -252,7 +252,9 @@ class Run:
                     )
                     for variant in variants:
                         for runtime in chosen:
-                            refused.append((case, variant, runtime, None, outcome, Raw("unsupported")))
+                            refused.append(
+                                (case, variant, runtime, None, outcome, Raw("unsupported"))
+                            )
                     continue
                 if not chosen:
                     continue

@@ -128,7 +128,11 @@ def write_class(found, out_dir: Path) -> None:
     feeds = model_builder.feeds(example.data, example.indices, example.variant)
     _savez(
         folder / "inputs.npz",
-        {**{f"feed.{k}": v for k, v in feeds.items()}, "data": example.data, "indices": example.indices},
+        {
+            **{f"feed.{k}": v for k, v in feeds.items()},
+            "data": example.data,
+            "indices": example.indices,
+        },
     )
     expected = folder / "expected.npz"
     if verdict.valid:
@@ -138,17 +142,16 @@ def write_class(found, out_dir: Path) -> None:
     (folder / "case.yaml").write_text(case_yaml(found), encoding="utf-8")
     template = resources.files("conformance.fuzz").joinpath("repro_template.py").read_text()
     (folder / "repro.py").write_text(
-        template.replace('RUNTIME = "onnxruntime"', f"RUNTIME = {found.signature.runtime!r}", 1)
-        .replace("SIGNATURE = \"\"", f"SIGNATURE = {found.signature.slug!r}", 1),
+        template.replace(
+            'RUNTIME = "onnxruntime"', f"RUNTIME = {found.signature.runtime!r}", 1
+        ).replace('SIGNATURE = ""', f"SIGNATURE = {found.signature.slug!r}", 1),
         encoding="utf-8",
     )
     found.described = None  # the findings.json entry is stale
     names = ["case.yaml", "model.onnx", "inputs.npz", "repro.py"]
     if verdict.valid:
         names.append("expected.npz")
-    found.files = {
-        name.split(".")[0]: str(folder.relative_to(out_dir) / name) for name in names
-    }
+    found.files = {name.split(".")[0]: str(folder.relative_to(out_dir) / name) for name in names}
 
 
 def _savez(path: Path, arrays: dict[str, np.ndarray]) -> None:

@@ -189,8 +189,9 @@ class Campaign:
         """Examples forever, in batches of ``round_size`` with derived seeds."""
         strategy = strategies.examples(max_elements=self.options.max_elements)
         batch = 0
+        drawn: list[Example] = []
         while True:
-            drawn: list[Example] = []
+            drawn.clear()
 
             @seed(_derive(self.options.seed, "batch", batch))
             @settings(
@@ -223,7 +224,9 @@ class Campaign:
             example = next(source)
             self.examples += 1
             case = example.as_case(f"fuzz-{self.examples}")
-            verdict = oracle.verdict(example.op, example.opset, example.data, example.indices, example.axis)
+            verdict = oracle.verdict(
+                example.op, example.opset, example.data, example.indices, example.axis
+            )
             key = input_key(example, _clause(verdict))
             runtimes = [rt for rt in self.run.engine.runtimes if not self._hopeless(key, rt)]
             self.skipped += len(self.run.engine.runtimes) - len(runtimes)

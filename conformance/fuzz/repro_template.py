@@ -125,7 +125,9 @@ def main() -> int:
     expected_path = HERE / "expected.npz"
     expected = load("expected.npz")["output"] if expected_path.exists() else None
     if expected is None:
-        clause = [line for line in (HERE / "case.yaml").read_text().splitlines() if "expect_error" in line]
+        clause = [
+            line for line in (HERE / "case.yaml").read_text().splitlines() if "expect_error" in line
+        ]
         print(f"expected: an error ({clause[0].strip() if clause else 'see case.yaml'})")
     else:
         show("expected", expected)
@@ -152,9 +154,13 @@ def main() -> int:
         return 0
     if actual.shape == expected.shape and actual.dtype == expected.dtype and expected.size:
         if expected.dtype == object:
-            differ = np.array([a != e for a, e in zip(actual.ravel(), expected.ravel())])
+            differ = np.array([a != e for a, e in zip(actual.ravel(), expected.ravel(), strict=True)])
         else:
-            width = f"uint{expected.dtype.itemsize * 8}" if expected.dtype.kind in "fc" or expected.dtype.name == "bfloat16" else None
+            width = (
+                f"uint{expected.dtype.itemsize * 8}"
+                if expected.dtype.kind in "fc" or expected.dtype.name == "bfloat16"
+                else None
+            )
             a = np.ascontiguousarray(actual).view(width) if width else actual
             e = np.ascontiguousarray(expected).view(width) if width else expected
             differ = (a != e).reshape(expected.shape) if width else (a != e)
