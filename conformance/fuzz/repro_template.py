@@ -154,7 +154,8 @@ def main() -> int:
         return 0
     if actual.shape == expected.shape and actual.dtype == expected.dtype and expected.size:
         if expected.dtype == object:
-            differ = np.array([a != e for a, e in zip(actual.ravel(), expected.ravel(), strict=True)])
+            pairs = zip(actual.ravel(), expected.ravel(), strict=True)
+            differ = np.array([a != e for a, e in pairs])
         else:
             width = (
                 f"uint{expected.dtype.itemsize * 8}"
