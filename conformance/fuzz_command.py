@@ -65,9 +65,9 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--timeout",
         type=float,
-        default=5.0,
+        default=2.0,
         metavar="S",
-        help="seconds per example and runtime (default 5)",
+        help="seconds per example and runtime (default 2; a healthy runtime takes milliseconds)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no live display")
 

@@ -117,6 +117,9 @@ TRICKY = {
     "empty strings tensor": example(
         data=np.empty((0, 2), object), indices=np.zeros((0,), np.int64), opset=11
     ),
+    "scalar complex data (invalid)": example(
+        data=np.array(1 - 2j, np.complex128), indices=np.array(0), opset=11
+    ),
     "scalar data (invalid)": example(data=np.array(3.5, np.float64), indices=np.array(0)),
     "out of range (invalid)": example(indices=np.array([-(2**40)]), variant="both_initializers"),
 }

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from conformance import compare, oracle
 from conformance.oracle import SpecViolation
-from tests import slow_reference
 from conformance.strategies import invalid_examples, valid_examples
+from tests import slow_reference
 
 SLOW = {"Gather": slow_reference.gather, "GatherElements": slow_reference.gather_elements}
 SMALL = 64  # elements per tensor: the slow reference is a Python loop

@@ -104,10 +104,10 @@ def _yaml_literal(array: np.ndarray):
         return {"full": {"shape": list(array.shape), "value": zero}}
     if dtype.kind in ("float", "complex"):
         width = dtype.numpy.itemsize * 8 // (2 if dtype.kind == "complex" else 1)
-        bits = np.require(array, requirements="C").view(f"uint{width}")
-        if dtype.kind == "complex":
-            bits = bits.reshape(*array.shape, 2)
-        return {"bits": bits.tolist()}
+        # Flat first: a 0-d array cannot be viewed as a pair of halves.
+        bits = np.require(array.reshape(-1), requirements="C").view(f"uint{width}")
+        pair = (2,) if dtype.kind == "complex" else ()
+        return {"bits": bits.reshape(array.shape + pair).tolist()}
     return array.tolist()
 
 

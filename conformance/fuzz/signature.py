@@ -106,15 +106,3 @@ def signature_of(example: Example, runtime: str, kind: str, violation: str | Non
         violation=violation,
         features=features(example),
     )
-
-
-def input_key(example: Example, violation: str | None) -> tuple:
-    """Everything in a signature but the runtime and the kind: what the input is."""
-    return (
-        example.op,
-        example.dtype,
-        example.variant,
-        example.opset,
-        violation,
-        features(example),
-    )
