@@ -38,6 +38,29 @@ def conformance(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON, default=False)
+def fuzz(session: nox.Session) -> None:
+    """A 60 s campaign with seed 1 on every installed runtime, into reports/fuzz/.
+
+    Exit 1 (classes found) does not fail the session until the baseline gate
+    lands; 2 (usage or harness error) does. Later arguments override earlier
+    ones, so `nox -s fuzz -- --time-budget 300` runs longer.
+    """
+    session.install("-e", ".")
+    session.run(
+        "conformance",
+        "fuzz",
+        "--time-budget",
+        "60",
+        "--seed",
+        "1",
+        "--out",
+        "reports/fuzz",
+        *session.posargs,
+        success_codes=[0, 1],
+    )
+
+
+@nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
     """Oracle speed, and end-to-end run throughput against the ceiling and the naive loop."""
     session.install("-e", ".")

@@ -86,29 +86,29 @@ def _status_line(status: Status) -> str:
 
 
 def _families(campaign: Campaign) -> list[str]:
-    """One line per (runtime, kind, op, dtype): classes often share a cause
-    (one dtype refused in every variant), so the terminal shows families and
-    findings.json every class."""
+    """One line per (runtime, kind, op): classes often share a cause (one dtype
+    refused in every variant and opset), so the terminal shows families with
+    their dtypes, and findings.json every class."""
     families: dict[tuple, list] = {}
     for found in campaign.classes.values():
         sig = found.signature
-        families.setdefault((sig.runtime, sig.kind, sig.op, sig.dtype), []).append(found)
+        families.setdefault((sig.runtime, sig.kind, sig.op), []).append(found)
     lines = []
-    for (runtime, kind, op, dtype), members in sorted(families.items()):
-        first = min(m.first_found_s for m in members)
+    for (runtime, kind, op), members in sorted(families.items()):
+        first = min(members, key=lambda m: m.first_found_s)
+        dtypes = sorted({m.signature.dtype for m in members})
+        shrunk = [m for m in members if m.shrunk]
+        smallest = min(
+            shrunk or members, key=lambda m: m.example.data.size + m.example.indices.size
+        )
         hits = sum(m.hits for m in members)
-        shrunk = sum(m.shrunk for m in members)
-        smallest = min(members, key=lambda m: m.example.data.size + m.example.indices.size)
         lines.append(
-            f"  {runtime:12} {kind:17} {op:15} {dtype:10} {len(members):3d} classes "
-            f"{hits:5d} hits  first at {first:6.1f} s  {shrunk} shrunk  "
-            f"e.g. {_class_dir(smallest)}"
+            f"  {runtime:12} {kind:17} {op:15} {len(members):4d} classes {hits:5d} "
+            f"hits, first at {first.first_found_s:.1f} s, {len(shrunk)} shrunk; "
+            f"dtypes: {' '.join(dtypes)}\n"
+            f"      smallest: {smallest.files.get('case', '')}"
         )
     return lines
-
-
-def _class_dir(found) -> str:
-    return found.files.get("repro", "").rsplit("/", 1)[0]
 
 
 def command(args) -> int:
@@ -176,7 +176,7 @@ def command(args) -> int:
         + (f", {campaign.skipped} runs skipped" if campaign.skipped else "")
     )
     if campaign.classes:
-        print("discrepancy classes by runtime, kind, op and dtype:")
+        print("discrepancy classes by runtime, kind and op:")
         print("\n".join(_families(campaign)))
     print(f"findings: {out / FINDINGS}")
     if summary.interrupted:

@@ -232,6 +232,10 @@ def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(tmp_path):
         case = entry["case"]
         assert set(case) == {"op", "opset", "axis", "variant", "data", "indices"}
         assert set(case["data"]) == {"dtype", "shape", "values"}
+        # The values are the example's, as read back from the file.
+        with np.load(out / entry["files"]["inputs"], allow_pickle=True) as saved:
+            indices = saved["indices"]
+        assert case["indices"]["values"] == indices.tolist()
         for outcome in entry["outcomes"].values():
             assert outcome["kind"] in KINDS and isinstance(outcome["message"], str)
         for path in entry["files"].values():

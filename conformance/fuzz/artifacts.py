@@ -284,7 +284,7 @@ def _write_json(path: Path, content: dict) -> None:
 
     text = json.dumps(hide(content), indent=2, ensure_ascii=False)
     for number, values in enumerate(compact):
-        text = text.replace(f'"\u0000values{number}\u0000"', values, 1)
+        text = text.replace(json.dumps(_token(number)), values, 1)
     partial = path.with_name(path.name + ".partial")
     partial.write_text(text + "\n", encoding="utf-8")
     partial.replace(path)
@@ -292,4 +292,10 @@ def _write_json(path: Path, content: dict) -> None:
 
 def _placeholder(compact: list[str], values) -> str:
     compact.append(json.dumps(values, ensure_ascii=False, separators=(", ", ": ")))
-    return f"\x00values{len(compact) - 1}\x00"
+    return _token(len(compact) - 1)
+
+
+def _token(number: int) -> str:
+    # NUL characters: JSON escapes them, so no message or string value can
+    # produce the same text by accident.
+    return f"\x00values{number}\x00"

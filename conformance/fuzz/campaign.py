@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import random
 import signal
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -137,7 +138,8 @@ class Campaign:
             }
         }
         self.run = Run(options.out_dir, run_options, self.command, header)
-        previous = signal.signal(signal.SIGINT, self._interrupt)
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, self._interrupt) if main else None
         try:
             with self.run:
                 self.runtimes = self.run.engine.runtimes
@@ -153,7 +155,8 @@ class Campaign:
                     self._shrink_pending()
                 self.run.summary.interrupted = self.stopping
         finally:
-            signal.signal(signal.SIGINT, previous)
+            if main:
+                signal.signal(signal.SIGINT, previous)
             artifacts.write_findings(self)  # also after a second Ctrl-C
         return self.run
 
@@ -213,6 +216,7 @@ class Campaign:
     def _one_round(self, source: Iterator[Example]) -> None:
         items = []
         self._round = {}
+        self._round_outcomes: dict[str, dict[str, Outcome]] = {}
         # Near the end, rounds shrink to what the rate says still fits.
         rate = self.examples / self.fuzz_s if self.fuzz_s else 0.0
         size = self.options.round_size
@@ -240,7 +244,10 @@ class Campaign:
         return total >= 2 and sum(kinds[k] for k in EXPENSIVE) == total
 
     def _recorded(self, case, variant, runtime, verdict, outcome, raw, entry) -> None:
+        if verdict is None:  # refused by the memory guard: nothing ran
+            return
         example = self._round[case.id]
+        self._round_outcomes.setdefault(case.id, {})[runtime] = outcome
         clause = _clause(verdict)
         self._seen[_cost_key(example, clause)][runtime][outcome.kind] += 1
         if outcome.kind not in DISCREPANCIES:
@@ -256,7 +263,7 @@ class Campaign:
             first_found_s=round(self.elapsed(), 3),
             example=example,
             verdict=verdict,
-            outcomes={runtime: outcome},
+            outcomes=self._round_outcomes[case.id],  # the other runtimes' fill in
         )
         self.classes[signature] = found
         artifacts.write_class(found, self.options.out_dir)  # findings.json: at the round's end
