@@ -78,7 +78,7 @@ __all__ = [
 DEFAULT_MAX_ELEMENTS = 256
 MAX_ELEMENTS_ENV = "CONFORMANCE_MAX_ELEMENTS"
 MAX_RANK = 8
-MAX_GATHER_INDICES_RANK = 4
+MAX_GATHER_INDICES_RANK = MAX_RANK  # "any rank": as high as data goes
 MAX_STRING = 12  # characters in a drawn string (long strings come from the specials)
 
 # Clauses an invalid example can break (decision ids), by operator.
@@ -118,6 +118,12 @@ def max_elements() -> int:
     return value
 
 
+def _cap(given: int | None) -> int:
+    """The cap a strategy was given, else the default (strategies take a
+    ``max_elements`` argument, which hides the function of that name)."""
+    return given or max_elements()
+
+
 @dataclass(frozen=True, eq=False)
 class Example:
     """One input to run: what a case is, plus the model variant."""
@@ -154,6 +160,11 @@ class Example:
             tags=("generated",),
             source=source or Source(Path("<generated>"), 0),
         )
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        # Hypothesis pretty-prints dataclasses field by field (whole tensors);
+        # this hook makes it print the bounded repr below instead.
+        printer.text(repr(self))
 
     def __repr__(self) -> str:
         # What Hypothesis prints for a falsifying example: enough to rebuild it.
@@ -210,7 +221,7 @@ def shapes(
     ``empty``: True forces one zero-size dimension, False forbids it, None
     draws it about one time in eight.
     """
-    cap = max_elements or globals()["max_elements"]()
+    cap = _cap(max_elements)
     rank = draw(st.integers(min_rank, max_rank))
     if rank == 0:
         return ()
@@ -256,7 +267,7 @@ def ge_indices_shapes(
     """GatherElements indices shapes for ``data_shape``: any size on the axis;
     off the axis ``equal``, ``smaller`` (at least one dim, disputed but valid)
     or ``larger`` (at least one dim: invalid)."""
-    cap = max_elements or globals()["max_elements"]()
+    cap = _cap(max_elements)
     rank = len(data_shape)
     axis %= rank
     others = [d for d in range(rank) if d != axis]
@@ -517,7 +528,7 @@ def valid_examples(
 ) -> Example:
     """Inputs the spec accepts (the oracle gives an output). Fix any argument
     to narrow the draw; the rest varies."""
-    cap = max_elements or globals()["max_elements"]()
+    cap = _cap(max_elements)
     op, opset = (op, opset) if op and opset else draw(op_opsets(op).filter(_opset_is(opset)))
     dtype = _pick(draw, dtype, data_dtypes(op, opset))
     index_dtype = _pick(draw, index_dtype, index_dtypes(op, opset))
@@ -577,7 +588,7 @@ def invalid_examples(
     drawn when not given). The oracle checks clauses in a fixed order (dtypes,
     data rank, shape rules, axis, index bounds) and the other parts are drawn
     valid, so it reports exactly that clause."""
-    cap = max_elements or globals()["max_elements"]()
+    cap = _cap(max_elements)
     op, opset = (op, opset) if op and opset else draw(op_opsets(op).filter(_opset_is(opset)))
     spec = op_spec(op, opset)
     wrong_data_dtypes = [d for d in dtypes.NAMES if d not in spec.data_dtypes]
