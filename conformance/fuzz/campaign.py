@@ -270,11 +270,18 @@ class Campaign:
 
     # -- shrinking --------------------------------------------------------------
     def _shrink_pending(self) -> None:
-        # Classes of a family (runtime, kind, op, dtype) often share a cause: the
-        # first of each family is shrunk before the second of any.
-        families = {_family(f.signature) for f in self.classes.values() if f.shrink}
-        waiting = [f for f in self.classes.values() if not f.shrink]
-        waiting.sort(key=lambda f: (_family(f.signature) in families, f.number))
+        # Classes of a family often share a cause: the first class of each
+        # (runtime, kind, op) is shrunk first, then the first of each
+        # (runtime, kind, op, dtype), then the rest, each tier in discovery order.
+        done = [f.signature for f in self.classes.values() if f.shrink]
+        coarse = {_family(sig)[:3] for sig in done}
+        fine = {_family(sig) for sig in done}
+
+        def tier(found: FoundClass) -> tuple:
+            family = _family(found.signature)
+            return (family[:3] in coarse, family in fine, found.number)
+
+        waiting = sorted((f for f in self.classes.values() if not f.shrink), key=tier)
         for found in waiting:
             if self._left() <= 0:
                 return
