@@ -56,7 +56,7 @@ class CampaignOptions:
     timeout: float = 2.0  # per example and runtime: a healthy one takes milliseconds
     round_size: int = 64  # examples per round (also the Hypothesis batch)
     shrink_seconds: float = 10.0  # per class
-    shrink_calls: int = 200  # runtime calls per class
+    shrink_calls: int = 1000  # runtime calls per class (the 10 s usually binds first)
     shrink_share: float = 0.5  # of the elapsed time, at most
 
 
