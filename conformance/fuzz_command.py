@@ -18,26 +18,24 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from conformance import adapters, strategies
+from conformance import strategies
 from conformance.engine.pool import EngineError
 from conformance.fuzz.artifacts import FINDINGS
 from conformance.fuzz.campaign import Campaign, CampaignOptions, Status
-from conformance.run_command import EXIT_DISCREPANCIES, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from conformance.run_command import (
+    EXIT_DISCREPANCIES,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_runtime_argument,
+    chosen_runtimes,
+)
 
 QUIET_EVERY_S = 10.0  # status lines when stderr is not a terminal
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument(
-        "--runtime",
-        dest="runtimes",
-        nargs="+",
-        action="extend",
-        metavar="NAME",
-        help="runtimes to fuzz (default: every installed one: "
-        + ", ".join(adapters.installed())
-        + "); a module:Class target works too",
-    )
+    add_runtime_argument(parser)
     parser.add_argument(
         "--time-budget",
         type=float,
@@ -124,12 +122,8 @@ def command(args) -> int:
     if max_elements < 1:
         err.print("--max-elements must be at least 1")
         return EXIT_USAGE
-    runtimes = args.runtimes or adapters.installed()
-    try:
-        for name in runtimes:
-            adapters.resolve(name)
-    except adapters.UnknownRuntime as error:
-        err.print(str(error), markup=False)
+    runtimes = chosen_runtimes(args, err)
+    if runtimes is None:
         return EXIT_USAGE
     out = args.out or Path("reports") / datetime.now().strftime("fuzz-%Y%m%d-%H%M%S")
     options = CampaignOptions(

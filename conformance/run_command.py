@@ -42,7 +42,8 @@ def default_out() -> Path:
     return Path("reports") / datetime.now().strftime("run-%Y%m%d-%H%M%S")
 
 
-def add_arguments(parser) -> None:
+def add_runtime_argument(parser) -> None:
+    """--runtime, shared by run and fuzz."""
     parser.add_argument(
         "--runtime",
         dest="runtimes",
@@ -53,6 +54,23 @@ def add_arguments(parser) -> None:
         + ", ".join(adapters.installed())
         + "); a module:Class target works too",
     )
+
+
+def chosen_runtimes(args, err: Console) -> list[str] | None:
+    """The runtimes asked for (default: every installed one), or None after
+    saying which name is unknown."""
+    runtimes = args.runtimes or adapters.installed()
+    try:
+        for name in runtimes:
+            adapters.resolve(name)
+    except adapters.UnknownRuntime as error:
+        err.print(str(error), markup=False)
+        return None
+    return runtimes
+
+
+def add_arguments(parser) -> None:
+    add_runtime_argument(parser)
     parser.add_argument(
         "--cases",
         nargs="+",
@@ -139,12 +157,8 @@ def command(args, load_cases, select) -> int:
     if args.jobs < 1 or args.batch_size < 1 or args.timeout <= 0:
         err.print("-j, --batch-size and --timeout must be positive")
         return EXIT_USAGE
-    runtimes = args.runtimes or adapters.installed()
-    try:
-        for name in runtimes:
-            adapters.resolve(name)
-    except adapters.UnknownRuntime as error:
-        err.print(str(error), markup=False)
+    runtimes = chosen_runtimes(args, err)
+    if runtimes is None:
         return EXIT_USAGE
     cases = load_cases(args.cases)
     if cases is None:
