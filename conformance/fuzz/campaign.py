@@ -15,8 +15,8 @@ Two economies keep the campaign finding rather than waiting:
   ``shrink_seconds`` and ``shrink_calls`` runtime calls; a class not shrunk in
   its share keeps the example that found it (``"shrunk": false``);
 - once a runtime has crashed or hung on every one of at least two inputs with
-  the same operator, broken clause and features (whatever their dtype, variant
-  and opset), it is no longer sent such inputs: each would cost a worker
+  the same operator and features (whatever their dtype, variant, opset and
+  broken clause), it is no longer sent such inputs: each would cost a worker
   restart or a timeout and tell nothing new. They are counted as ``skipped``.
 """
 
@@ -228,10 +228,7 @@ class Campaign:
             example = next(source)
             self.examples += 1
             case = example.as_case(f"fuzz-{self.examples}")
-            verdict = oracle.verdict(
-                example.op, example.opset, example.data, example.indices, example.axis
-            )
-            key = _cost_key(example, _clause(verdict))
+            key = _cost_key(example)
             runtimes = [rt for rt in self.run.engine.runtimes if not self._hopeless(key, rt)]
             self.skipped += len(self.run.engine.runtimes) - len(runtimes)
             self._round[case.id] = example
@@ -249,7 +246,7 @@ class Campaign:
         example = self._round[case.id]
         self._round_outcomes.setdefault(case.id, {})[runtime] = outcome
         clause = _clause(verdict)
-        self._seen[_cost_key(example, clause)][runtime][outcome.kind] += 1
+        self._seen[_cost_key(example)][runtime][outcome.kind] += 1
         if outcome.kind not in DISCREPANCIES:
             return
         signature = signature_of(example, runtime, outcome.kind, clause)
@@ -406,10 +403,12 @@ def _minimize(strategy, condition, seed_value: int) -> None:
         pass
 
 
-def _cost_key(example: Example, clause: str | None) -> tuple:
+def _cost_key(example: Example) -> tuple:
     """What decides whether a runtime crashes or hangs, as far as the skip rule
-    is concerned: coarser than a signature, so that the rule learns fast."""
-    return (example.op, clause, features(example))
+    is concerned: the operator and the input's features. Coarser than a
+    signature, so that the rule learns fast; read from the input alone, so
+    that it is known before anything runs."""
+    return (example.op, features(example))
 
 
 def _family(signature: Signature) -> tuple:
