@@ -229,6 +229,25 @@ def _parser() -> argparse.ArgumentParser:
     fuzz_command.add_arguments(fuzz)
     fuzz.set_defaults(func=fuzz_command.command)
 
+    report = commands.add_parser(
+        "report",
+        help="write the HTML report of one or more runs",
+        description="Read run folders (or their results.jsonl files; several are merged, "
+        "e.g. shards) and write one self-contained HTML file: outcome matrix, discrepancy "
+        "groups with their smallest case, fuzz classes, and the spec decisions next to what "
+        "each runtime did.",
+        epilog="Exit codes: 0 written, 2 a results path that cannot be read.",
+    )
+    report.add_argument(
+        "results",
+        nargs="+",
+        type=Path,
+        metavar="RESULTS",
+        help="run folders or results.jsonl files",
+    )
+    report.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.html")
+    report.set_defaults(func=cmd_report)
+
     show = commands.add_parser("oracle", help="print the oracle's verdict for a case")
     show.add_argument("case_id", help="a concrete id, or a case-file id for all its expansions")
     show.add_argument(
@@ -240,6 +259,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     show.set_defaults(func=cmd_oracle)
     return parser
+
+
+def cmd_report(args) -> int:
+    from conformance.report import model, render  # Jinja2 only when a report is asked for
+
+    try:
+        written = render.write(args.results, args.output)
+    except model.ReportError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(
+        f"{args.output}: {written.records} results, {len(written.groups)} discrepancy groups"
+        + (f", {len(written.findings)} fuzz classes" if written.findings else "")
+    )
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

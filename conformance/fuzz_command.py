@@ -29,6 +29,7 @@ from conformance.run_command import (
     EXIT_USAGE,
     add_runtime_argument,
     chosen_runtimes,
+    write_report,
 )
 
 QUIET_EVERY_S = 10.0  # status lines when stderr is not a terminal
@@ -173,6 +174,7 @@ def command(args) -> int:
         print("discrepancy classes by runtime, kind and op:")
         print("\n".join(_families(campaign)))
     print(f"findings: {out / FINDINGS}")
+    print(f"report:   {write_report(out)}")
     if summary.interrupted:
         err.print("interrupted: the results and classes found so far are kept")
         return EXIT_INTERRUPTED

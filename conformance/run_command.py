@@ -42,6 +42,17 @@ def default_out() -> Path:
     return Path("reports") / datetime.now().strftime("run-%Y%m%d-%H%M%S")
 
 
+REPORT = "report.html"
+
+
+def write_report(out: Path) -> Path:
+    """The HTML report of a finished (or interrupted) run, beside its results."""
+    from conformance.report import render  # Jinja2 only when a report is written
+
+    render.write([out], out / REPORT)
+    return out / REPORT
+
+
 def add_runtime_argument(parser) -> None:
     """--runtime, shared by run and fuzz."""
     parser.add_argument(
@@ -215,6 +226,7 @@ def command(args, load_cases, select) -> int:
         print("discrepancies (runtime, kind, op, case-file id, count):")
         print("\n".join(groups))
     print(f"results: {out / records.RESULTS}  ({summary.duration_s:.1f} s)")
+    print(f"report:  {write_report(out)}")
     if summary.interrupted:
         err.print("interrupted: the results recorded so far are kept")
         return EXIT_INTERRUPTED

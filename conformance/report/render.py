@@ -1,0 +1,52 @@
+"""Render a :class:`~conformance.report.model.Report` to one self-contained HTML file.
+
+The template (``report.html.j2``) carries its CSS and JS inline and loads
+nothing from the network. Autoescaping is on for every value: tensor strings,
+messages and case ids from the results are text, never markup.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+from conformance import __version__
+from conformance.engine import records
+from conformance.report.model import Report, load
+
+# Column heads of the matrix: five variants must fit above narrow cells.
+VARIANT_SHORT = {
+    "static": "S",
+    "dynamic": "D",
+    "indices_initializer": "I",
+    "data_initializer": "Dt",
+    "both_initializers": "B",
+}
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("conformance.report", "."),
+        autoescape=True,  # every value is text; the template alone writes markup
+        # Records are JSON: optional fields are simply absent, read as empty.
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render(report: Report) -> str:
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        report=report, version=__version__, generated=records.now(), variant_short=VARIANT_SHORT
+    )
+
+
+def write(paths: list[Path], out: Path) -> Report:
+    """Read the run folders (or results files), write the report to ``out``."""
+    report = load(paths, out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text(render(report), encoding="utf-8")
+    partial.replace(out)
+    return report

@@ -1,0 +1,160 @@
+"""The HTML report: built from real runs, hostile content kept as text, and
+checked in a real headless browser (Debian's chromium) when it is installed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import conformance
+
+LONG = "y" * 500
+# Gather on strings along a non-last axis: ONNX Runtime 1.31 gets it wrong, so
+# this case is a discrepancy whose inputs and message carry the hostile text.
+HOSTILE_CASES = f"""
+cases:
+  - id: hostile-strings
+    op: Gather
+    opset: 13
+    dtype: string
+    attributes: {{axis: 0}}
+    data: [["<script>document.title='pwned'</script>",
+            "<img src=x onerror=\\"document.body.setAttribute('data-pwned','1')\\">"],
+           ["ctl\\u0001\\u001b[31m", "{LONG}"]]
+    indices: [1, 0]
+    expected: oracle
+    description: hostile strings in a string tensor
+    spec: "004_d4766443270c2fb5.txt: gather entries of the axis dimension of data"
+  - id: plain-numbers
+    op: Gather
+    opset: 13
+    dtype: int32
+    data: [1, 2, 3]
+    indices: [2, 0]
+    expected: [3, 1]
+    description: a case every runtime passes, so the filters have a second choice
+    spec: "004_d4766443270c2fb5.txt: gather entries of the axis dimension of data"
+"""
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("hostile")
+    (folder / "hostile.yaml").write_text(HOSTILE_CASES)
+    out = folder / "run"
+    done = conformance(
+        "run", "--runtime", "onnxruntime", "--cases", str(folder / "hostile.yaml"),
+        "--variants", "static", "dynamic", "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr  # the ORT string discrepancy
+    assert f"report:  {out / 'report.html'}" in done.stdout
+    return out
+
+
+def test_run_writes_a_self_contained_report(hostile_run):
+    html = (hostile_run / "report.html").read_text(encoding="utf-8")
+    # Offline: no network asset of any kind.
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "<link" not in html
+    assert html.count("<script") == 1  # the report's own filter script, nothing else
+    for section in ("Conformance matrix", "Discrepancies", "Spec decisions"):
+        assert section in html
+    assert "onnxruntime 1.31" in html or "onnxruntime 1." in html  # the run header
+
+
+def test_hostile_strings_are_text(hostile_run):
+    html = (hostile_run / "report.html").read_text(encoding="utf-8")
+    assert "<script>document.title" not in html
+    assert "&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;" in html
+    assert "<img src=x" not in html and "&lt;img src=x onerror=" in html
+    assert "\x1b" not in html and "\\x1b" in html  # control characters shown escaped
+    assert LONG not in html and "(502 characters)" in html  # repr adds two quotes
+
+
+def test_the_matrix_counts_every_result(hostile_run):
+    html = (hostile_run / "report.html").read_text(encoding="utf-8")
+    records = (hostile_run / "results.jsonl").read_text().splitlines()
+    assert f"{len(records)} results from 1 run(s)" in html
+    assert re.search(
+        r'class="k-value_mismatch"[^>]*title="onnxruntime static: 1 value_mismatch"', html
+    )
+
+
+def test_report_merges_runs_and_says_what_it_cannot_read(hostile_run, tmp_path):
+    out = tmp_path / "merged.html"
+    done = conformance(
+        "report", str(hostile_run), str(hostile_run / "results.jsonl"), "-o", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    assert "8 results, 1 discrepancy groups" in done.stdout
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    lines = (hostile_run / "results.jsonl").read_text().splitlines()
+    (broken / "results.jsonl").write_text(lines[0] + "\n" + lines[1][:30] + "\n")
+    done = conformance("report", str(broken), "-o", str(tmp_path / "x.html"))
+    assert done.returncode == 2
+    assert f"{broken / 'results.jsonl'}:2: not a JSON record" in done.stderr
+    done = conformance("report", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.html"))
+    assert done.returncode == 2 and "no such file or folder" in done.stderr
+
+
+def test_fuzz_classes_link_their_files(tmp_path):
+    out = tmp_path / "fz"
+    done = conformance(
+        "fuzz", "--runtime", "openvino", "--time-budget", "8", "--seed", "1", "--out", str(out)
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    html = (out / "report.html").read_text(encoding="utf-8")
+    findings = json.loads((out / "findings.json").read_text())
+    assert f"Fuzz classes ({len(findings['classes'])})" in html
+    first = findings["classes"][0]
+    assert f'href="{first["files"]["repro"]}"' in html
+    assert (out / first["files"]["repro"]).is_file()
+
+
+# -- in a real browser ----------------------------------------------------------------
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Debian's chromium is not installed here (.ci/run installs it: apt-get install chromium)",
+)
+
+
+def _browse(url: str, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+         "--v=0", *extra, url],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+@needs_chromium
+def test_in_a_browser_the_page_loads_filters_work_and_no_injected_script_runs(hostile_run):
+    url = (hostile_run / "report.html").as_uri()
+    shown = _browse(url, "--dump-dom")
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    dom = shown.stdout
+    assert "<title>Gather conformance report</title>" in dom  # not 'pwned'
+    assert not re.search(r"<body[^>]*data-pwned", dom)
+    assert 'id="shown">1 discrepancy groups shown<' in dom  # the report's script ran
+    assert "Uncaught" not in shown.stderr and "CONSOLE" not in shown.stderr.upper()
+    # Filters, set through the address: a kind with no group hides the group.
+    hidden = _browse(url + "#runtime=onnxruntime&dtype=int32", "--dump-dom").stdout
+    assert 'class="group hidden"' in hidden and 'id="shown">0 discrepancy groups shown<' in hidden
+    kept = _browse(url + "#kind=value_mismatch&dtype=string", "--dump-dom").stdout
+    assert 'id="shown">1 discrepancy groups shown<' in kept
+
+
+@needs_chromium
+def test_in_a_browser_a_screenshot_is_taken(hostile_run, tmp_path):
+    shot = tmp_path / "report.png"
+    done = _browse(
+        (hostile_run / "report.html").as_uri(), f"--screenshot={shot}", "--window-size=1280,2000"
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
