@@ -33,6 +33,17 @@ SEGV, FPE, ABORT, EXIT, LOOP, ALLOCATE, FLAKY, REFUSE, FAIL, WRONG = (
 HUGE = 8 << 30  # bytes the ALLOCATE fault asks for
 
 
+def _array(tensor: onnx.TensorProto) -> np.ndarray:
+    """An initializer's values. onnx's numpy_helper.to_array drops trailing NUL
+    characters of strings (it goes through NumPy fixed-width strings), so
+    strings are decoded from the proto directly: this adapter must conform."""
+    if tensor.data_type != onnx.TensorProto.STRING:
+        return numpy_helper.to_array(tensor)
+    strings = np.empty(len(tensor.string_data), dtype=object)
+    strings[:] = [s.decode("utf-8") for s in tensor.string_data]
+    return strings.reshape(tuple(tensor.dims))
+
+
 class FaultyAdapter(Adapter):
     name = "faulty"
 
@@ -47,7 +58,7 @@ class FaultyAdapter(Adapter):
         parsed = onnx.load_model_from_string(model)
         node = parsed.graph.node[0]
         axis = next((a.i for a in node.attribute if a.name == "axis"), None)
-        baked = {t.name: numpy_helper.to_array(t) for t in parsed.graph.initializer}
+        baked = {t.name: _array(t) for t in parsed.graph.initializer}
         opset = parsed.opset_import[0].version
         first = baked.get("data")
         if first is not None and first.dtype == np.int32 and first.size and first.flat[0] == REFUSE:

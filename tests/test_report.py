@@ -121,7 +121,8 @@ def test_fuzz_classes_link_their_files(tmp_path):
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None,
-    reason="Debian's chromium is not installed here (.ci/run installs it: apt-get install chromium)",
+    reason="Debian's chromium is not installed here "
+    "(.ci/run installs it: apt-get install chromium)",
 )
 
 

@@ -321,10 +321,9 @@ class Campaign:
                 or time.monotonic() > deadline
                 or self.stopping
             ):
-                # Out of budget. Saying "no" would leave Hypothesis trying
-                # candidates for seconds more; saying "yes" (without keeping the
-                # candidate) lets its shrinker run to the end in a few cheap steps.
-                return True
+                # Out of budget: stop Hypothesis at once. (Answering "no" kept it
+                # trying candidates for seconds; so did answering "yes".)
+                raise _OutOfBudget
             if features(candidate) != target.features:
                 return False
             verdict = oracle.verdict(
@@ -373,6 +372,11 @@ class _Found(Exception):
     """Raised inside the Hypothesis test to mark a reproducing candidate."""
 
 
+class _OutOfBudget(BaseException):
+    """Raised inside the Hypothesis test when the shrink budget is spent. A
+    BaseException: Hypothesis passes those on at once instead of shrinking them."""
+
+
 def _minimize(strategy, condition, seed_value: int) -> None:
     """Generate from ``strategy`` until ``condition`` holds, then shrink with
     Hypothesis; ``condition`` keeps the best candidate itself (like
@@ -395,7 +399,7 @@ def _minimize(strategy, condition, seed_value: int) -> None:
 
     try:
         search()
-    except _Found:
+    except (_Found, _OutOfBudget):
         pass
     except (HypothesisException, ExceptionGroup):
         # A runtime that is not deterministic (a crash that does not recur on
