@@ -246,6 +246,12 @@ def _parser() -> argparse.ArgumentParser:
         help="run folders or results.jsonl files",
     )
     report.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.html")
+    report.add_argument(
+        "--junit", type=Path, metavar="FILE.xml", help="also JUnit XML: a test case per result"
+    )
+    report.add_argument(
+        "--json", type=Path, metavar="FILE.json", help="also the versioned JSON summary"
+    )
     report.set_defaults(func=cmd_report)
 
     show = commands.add_parser("oracle", help="print the oracle's verdict for a case")
@@ -265,7 +271,7 @@ def cmd_report(args) -> int:
     from conformance.report import model, render  # Jinja2 only when a report is asked for
 
     try:
-        written = render.write(args.results, args.output)
+        written = render.write(args.results, args.output, junit=args.junit, summary=args.json)
     except model.ReportError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -42,14 +42,15 @@ def default_out() -> Path:
     return Path("reports") / datetime.now().strftime("run-%Y%m%d-%H%M%S")
 
 
-REPORT = "report.html"
+REPORT, JUNIT, REPORT_JSON = "report.html", "junit.xml", "report.json"
 
 
 def write_report(out: Path) -> Path:
-    """The HTML report of a finished (or interrupted) run, beside its results."""
+    """The HTML report of a finished (or interrupted) run, with JUnit XML and
+    the JSON summary, beside its results."""
     from conformance.report import render  # Jinja2 only when a report is written
 
-    render.write([out], out / REPORT)
+    render.write([out], out / REPORT, junit=out / JUNIT, summary=out / REPORT_JSON)
     return out / REPORT
 
 

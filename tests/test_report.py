@@ -159,3 +159,54 @@ def test_in_a_browser_a_screenshot_is_taken(hostile_run, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+# -- machine-readable ---------------------------------------------------------------
+def test_run_writes_junit_with_a_test_case_per_result(hostile_run):
+    import xml.etree.ElementTree as ElementTree
+
+    records = [
+        json.loads(line) for line in (hostile_run / "results.jsonl").read_text().splitlines()
+    ]
+    root = ElementTree.parse(hostile_run / "junit.xml").getroot()
+    cases = root.findall("./testsuite/testcase")
+    assert len(cases) == len(records) == 4
+    names = {(c.get("classname"), c.get("name")) for c in cases}
+    assert ("onnxruntime.Gather", "hostile-strings.op13.string.int64[static]") in names
+    failures = root.findall("./testsuite/testcase/failure")
+    assert [f.get("type") for f in failures] == ["value_mismatch", "value_mismatch"]
+    suite = root.find("testsuite")
+    assert (suite.get("name"), suite.get("tests"), suite.get("failures")) == (
+        "onnxruntime",
+        "4",
+        "2",
+    )
+
+
+def test_junit_shows_control_characters_xml_cannot_hold(tmp_path):
+    import xml.etree.ElementTree as ElementTree
+
+    from conformance.report import machine
+
+    entry = {"runtime": "rt", "op": "Gather", "case_id": "c", "variant": "static",
+             "kind": "value_mismatch", "message": "got '\x1b[31m\x00'", "load_ms": 1.0,
+             "run_ms": None}  # fmt: skip
+    machine.write_junit([entry], tmp_path / "j.xml")
+    failure = ElementTree.parse(tmp_path / "j.xml").getroot().find("./testsuite/testcase/failure")
+    assert failure.text == "got '\\x1b[31m\\x00'"
+
+
+def test_run_writes_the_versioned_json_summary(hostile_run):
+    summary = json.loads((hostile_run / "report.json").read_text())
+    assert (summary["schema"], summary["version"]) == ("onnx-gather-conformance/summary", 1)
+    assert summary["results"] == 4
+    assert summary["runtimes"]["onnxruntime"]["outcomes"] == {"pass": 2, "value_mismatch": 2}
+    assert summary["runtimes"]["onnxruntime"]["version"].startswith("1.")
+    (group,) = summary["discrepancies"]
+    assert (group["kind"], group["base_id"], group["count"]) == (
+        "value_mismatch",
+        "hostile-strings",
+        2,
+    )
+    cells = {(c["dtype"], c["variant"]): c["outcomes"] for c in summary["matrix"]}
+    assert cells["int32", "static"] == {"pass": 1}

@@ -109,6 +109,7 @@ class Report:
     decision_rows: list[DecisionRow]
     findings: list[dict]  # fuzz classes, with paths made relative to the report
     records: int
+    entries: list[dict] = field(default_factory=list, repr=False)  # the records themselves
 
 
 def _by_severity(item) -> int:
@@ -265,6 +266,7 @@ def build(headers: list[dict], entries: list[dict], findings: list[dict]) -> Rep
         decision_rows=_decision_rows(entries, runtimes),
         findings=findings,
         records=len(entries),
+        entries=entries,
     )
 
 

@@ -13,6 +13,7 @@ import jinja2
 
 from conformance import __version__
 from conformance.engine import records
+from conformance.report import machine
 from conformance.report.model import Report, load
 
 # Column heads of the matrix: five variants must fit above narrow cells.
@@ -42,11 +43,18 @@ def render(report: Report) -> str:
     )
 
 
-def write(paths: list[Path], out: Path) -> Report:
-    """Read the run folders (or results files), write the report to ``out``."""
+def write(
+    paths: list[Path], out: Path, junit: Path | None = None, summary: Path | None = None
+) -> Report:
+    """Read the run folders (or results files), write the report to ``out``,
+    and JUnit XML and the JSON summary where asked."""
     report = load(paths, out)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
     partial.write_text(render(report), encoding="utf-8")
     partial.replace(out)
+    if junit:
+        machine.write_junit(report.entries, junit)
+    if summary:
+        machine.write_summary(report, summary)
     return report

@@ -1,0 +1,130 @@
+"""Machine-readable output of a report: JUnit XML and a versioned JSON summary.
+
+JUnit: one ``<testsuite>`` per runtime, one ``<testcase>`` per (case,
+runtime, variant) named ``<case id>[<variant>]`` with classname
+``<runtime>.<op>``; a discrepancy is a ``<failure>`` (type = outcome kind), a
+``harness_unsupported`` result is ``<skipped>``, conforming results pass.
+
+JSON summary (``SUMMARY_SCHEMA``, a contract; the version goes up when a
+field changes meaning or goes away)::
+
+    {"schema": "onnx-gather-conformance/summary", "version": 1,
+     "results": N, "runtimes": {name: {"version", "outcomes": {kind: n}}},
+     "discrepancies": [{"runtime", "kind", "op", "base_id", "count",
+                        "dtypes", "variants", "smallest_case", "message"}],
+     "matrix": [{"op", "opset", "dtype", "runtime", "variant", "outcomes": {kind: n}}],
+     "fuzz_classes": N}
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+from collections import defaultdict
+from pathlib import Path
+
+from conformance.engine.judge import DISCREPANCIES
+from conformance.report.model import Report
+
+SUMMARY_SCHEMA = "onnx-gather-conformance/summary"
+SUMMARY_VERSION = 1
+
+
+def summary(report: Report) -> dict:
+    versions = {}
+    for header in report.headers:
+        for name, info in (header.get("runtimes") or {}).items():
+            versions[name] = info.get("version")
+    return {
+        "schema": SUMMARY_SCHEMA,
+        "version": SUMMARY_VERSION,
+        "results": report.records,
+        "runtimes": {
+            runtime: {
+                "version": versions.get(runtime),
+                "outcomes": dict(sorted(report.totals[runtime].items())),
+            }
+            for runtime in report.runtimes
+        },
+        "discrepancies": [
+            {
+                "runtime": group.runtime,
+                "kind": group.kind,
+                "op": group.op,
+                "base_id": group.base_id,
+                "count": group.count,
+                "dtypes": sorted(group.dtypes),
+                "variants": sorted(group.variants),
+                "smallest_case": group.example["case_id"],
+                "message": group.example["message"],
+            }
+            for group in report.groups
+        ],
+        "matrix": [
+            {
+                "op": op,
+                "opset": opset,
+                "dtype": dtype,
+                "runtime": runtime,
+                "variant": variant,
+                "outcomes": dict(sorted(cell.counts.items())),
+            }
+            for (op, opset, dtype), row in report.matrix
+            for (runtime, variant), cell in sorted(row.items())
+        ],
+        "fuzz_classes": len(report.findings),
+    }
+
+
+def write_summary(report: Report, path: Path) -> None:
+    path.write_text(json.dumps(summary(report), indent=2, ensure_ascii=False) + "\n", "utf-8")
+
+
+def junit(entries: list[dict]) -> ElementTree.ElementTree:
+    by_runtime: dict[str, list[dict]] = defaultdict(list)
+    for entry in entries:
+        by_runtime[entry["runtime"]].append(entry)
+    root = ElementTree.Element("testsuites", name="onnx-gather-conformance")
+    for runtime, mine in sorted(by_runtime.items()):
+        failures = sum(e["kind"] in DISCREPANCIES for e in mine)
+        skipped = sum(e["kind"] == "harness_unsupported" for e in mine)
+        suite = ElementTree.SubElement(
+            root,
+            "testsuite",
+            name=runtime,
+            tests=str(len(mine)),
+            failures=str(failures),
+            errors="0",
+            skipped=str(skipped),
+        )
+        for entry in mine:
+            seconds = ((entry.get("load_ms") or 0) + (entry.get("run_ms") or 0)) / 1000
+            case = ElementTree.SubElement(
+                suite,
+                "testcase",
+                name=f"{entry['case_id']}[{entry['variant']}]",
+                classname=f"{runtime}.{entry['op']}",
+                time=f"{seconds:.6f}",
+            )
+            if entry["kind"] in DISCREPANCIES:
+                failure = ElementTree.SubElement(
+                    case, "failure", type=entry["kind"], message=_clean(entry["message"])[:500]
+                )
+                failure.text = _clean(entry["message"])
+            elif entry["kind"] == "harness_unsupported":
+                ElementTree.SubElement(case, "skipped", message=_clean(entry["message"])[:500])
+    return ElementTree.ElementTree(root)
+
+
+def _clean(text: str) -> str:
+    """XML 1.0 cannot hold most control characters, even escaped: show them as \\xNN."""
+    return "".join(
+        c if c in "\t\n\r" or (c >= " " and c not in "\ufffe\uffff") else f"\\x{ord(c):02x}"
+        for c in text
+    )
+
+
+def write_junit(entries: list[dict], path: Path) -> None:
+    tree = junit(entries)
+    ElementTree.indent(tree)
+    tree.write(path, encoding="utf-8", xml_declaration=True)
