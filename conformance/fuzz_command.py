@@ -23,12 +23,10 @@ from conformance.engine.pool import EngineError
 from conformance.fuzz.artifacts import FINDINGS
 from conformance.fuzz.campaign import Campaign, CampaignOptions, Status
 from conformance.run_command import (
-    EXIT_DISCREPANCIES,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
     EXIT_USAGE,
     add_runtime_argument,
     chosen_runtimes,
+    exit_status,
     write_report,
 )
 
@@ -175,10 +173,4 @@ def command(args) -> int:
         print("\n".join(_families(campaign)))
     print(f"findings: {out / FINDINGS}")
     print(f"report:   {write_report(out)}")
-    if summary.interrupted:
-        err.print("interrupted: the results and classes found so far are kept")
-        return EXIT_INTERRUPTED
-    if summary.harness_errors:
-        err.print(f"{summary.harness_errors} harness error(s): see 'harness_error' records")
-        return EXIT_USAGE
-    return EXIT_DISCREPANCIES if campaign.classes else EXIT_OK
+    return exit_status(summary, err, bool(campaign.classes), "the results and classes found so far")

@@ -228,10 +228,15 @@ def command(args, load_cases, select) -> int:
         print("\n".join(groups))
     print(f"results: {out / records.RESULTS}  ({summary.duration_s:.1f} s)")
     print(f"report:  {write_report(out)}")
+    return exit_status(summary, err, bool(summary.discrepancies), "the results recorded so far")
+
+
+def exit_status(summary, err: Console, found: bool, kept: str) -> int:
+    """The exit code of run and fuzz, once everything is written."""
     if summary.interrupted:
-        err.print("interrupted: the results recorded so far are kept")
+        err.print(f"interrupted: {kept} are kept")
         return EXIT_INTERRUPTED
     if summary.harness_errors:
         err.print(f"{summary.harness_errors} harness error(s): see 'harness_error' records")
         return EXIT_USAGE
-    return EXIT_DISCREPANCIES if summary.discrepancies else EXIT_OK
+    return EXIT_DISCREPANCIES if found else EXIT_OK
