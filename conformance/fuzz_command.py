@@ -25,6 +25,7 @@ from conformance.fuzz.campaign import Campaign, CampaignOptions, Status
 from conformance.run_command import (
     EXIT_USAGE,
     add_runtime_argument,
+    add_shard_argument,
     chosen_runtimes,
     exit_status,
     write_report,
@@ -66,6 +67,7 @@ def add_arguments(parser) -> None:
         metavar="S",
         help="seconds per example and runtime (default 2; a healthy runtime takes milliseconds)",
     )
+    add_shard_argument(parser, "shards draw different examples from the same seed")
     parser.add_argument("--no-progress", action="store_true", help="no live display")
 
 
@@ -133,6 +135,7 @@ def command(args) -> int:
         max_elements=max_elements,
         workers=args.jobs,
         timeout=args.timeout,
+        shard=args.shard,
     )
     live = not args.no_progress and err.is_terminal
     display = Live(Text("starting workers..."), console=err, refresh_per_second=4, transient=True)

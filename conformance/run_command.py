@@ -11,6 +11,7 @@ Exit codes:
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from datetime import datetime
@@ -52,6 +53,25 @@ def write_report(out: Path) -> Path:
 
     render.write([out], out / REPORT, junit=out / JUNIT, summary=out / REPORT_JSON)
     return out / REPORT
+
+
+def shard(text: str) -> tuple[int, int]:
+    """'I/N' with 1 <= I <= N: this process's share of the work."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise argparse.ArgumentTypeError(f"{text!r}: give I/N with 1 <= I <= N, e.g. 2/4")
+    return int(match.group(1)), int(match.group(2))
+
+
+def add_shard_argument(parser, what: str) -> None:
+    """--shard, shared by run and fuzz."""
+    parser.add_argument(
+        "--shard",
+        type=shard,
+        default=(1, 1),
+        metavar="I/N",
+        help=f"run shard I of N ({what}); `conformance report` merges the shards' folders",
+    )
 
 
 def add_runtime_argument(parser) -> None:
@@ -130,6 +150,7 @@ def add_arguments(parser) -> None:
         metavar="SIZE",
         help="heap limit of each worker process (default 4GiB)",
     )
+    add_shard_argument(parser, "every N-th case, in the order the case files give")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -179,6 +200,11 @@ def command(args, load_cases, select) -> int:
     if not cases:
         err.print(f"no case matches -k {args.k!r}", markup=False)
         return EXIT_USAGE
+    index, count = args.shard
+    cases = cases[index - 1 :: count]  # every N-th: each shard gets every kind of case
+    if not cases:
+        err.print(f"shard {index}/{count} has no case ({count} shards is more than cases)")
+        return EXIT_USAGE
     variants = tuple(dict.fromkeys(args.variants or model_builder.VARIANTS))
     out = args.out or default_out()
     options = Options(
@@ -215,7 +241,12 @@ def command(args, load_cases, select) -> int:
     try:
         with progress:
             summary = run_cases(
-                cases, out, options, progress=update, command=["conformance", *sys.argv[1:]]
+                cases,
+                out,
+                options,
+                progress=update,
+                command=["conformance", *sys.argv[1:]],
+                extra_header={"shard": list(args.shard)},
             )
     except EngineError as error:
         err.print(f"harness error: {error}", markup=False)

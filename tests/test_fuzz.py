@@ -357,3 +357,15 @@ def test_max_elements_from_the_environment_must_be_a_number(tmp_path):
         timeout=60,
     )
     assert done.returncode == 2 and "CONFORMANCE_MAX_ELEMENTS='many'" in done.stderr
+
+
+def test_shards_draw_different_examples_from_one_seed():
+    def stream(shard):
+        campaign = Campaign(
+            CampaignOptions(["onnxruntime"], 1, 5, Path("unused"), round_size=16, shard=shard)
+        )
+        source = campaign._examples()
+        return [_bits(next(source).data) for _ in range(16)]
+
+    assert stream((1, 2)) != stream((2, 2))
+    assert stream((1, 1)) == [row[-2] for row in _stream(5, 16)]  # 1/1 is the plain stream

@@ -158,3 +158,37 @@ def test_ctrl_c_stops_cleanly_and_keeps_the_results(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["interrupted"] is True
     assert summary["records"] == len(read_results(tmp_path)) >= 8
+
+
+def test_shards_split_the_cases_and_report_merges_them(tmp_path):
+    runs = []
+    for index in (1, 2, 3):
+        out = tmp_path / f"shard{index}"
+        done = conformance(
+            "run", "--runtime", FAULTY, "-k", "gather-", "--variants", "static",
+            "--shard", f"{index}/3", "--out", str(out),
+        )  # fmt: skip
+        assert done.returncode in (0, 1), done.stderr
+        assert json.loads((out / "header.json").read_text())["shard"] == [index, 3]
+        runs.append({json.loads(line)["case_id"] for line in (out / "results.jsonl").open()})
+    everything = tmp_path / "all"
+    done = conformance(
+        "run",
+        "--runtime",
+        FAULTY,
+        "-k",
+        "gather-",
+        "--variants",
+        "static",
+        "--out",
+        str(everything),
+    )
+    whole = {json.loads(line)["case_id"] for line in (everything / "results.jsonl").open()}
+    assert runs[0] | runs[1] | runs[2] == whole
+    assert not (runs[0] & runs[1]) and not (runs[1] & runs[2]) and not (runs[0] & runs[2])
+    merged = conformance(
+        "report", *(str(tmp_path / f"shard{i}") for i in (1, 2, 3)), "-o", str(tmp_path / "m.html")
+    )
+    assert merged.returncode == 0 and f"{len(whole)} results" in merged.stdout
+    bad = conformance("run", "--shard", "4/3", "--out", str(tmp_path / "x"))
+    assert bad.returncode == 2 and "'4/3': give I/N with 1 <= I <= N" in bad.stderr

@@ -58,6 +58,7 @@ class CampaignOptions:
     shrink_seconds: float = 10.0  # per class
     shrink_calls: int = 1000  # runtime calls per class (the 10 s usually binds first)
     shrink_share: float = 0.5  # of the elapsed time, at most
+    shard: tuple[int, int] = (1, 1)  # (I, N): shards draw different examples
 
 
 @dataclass
@@ -135,6 +136,7 @@ class Campaign:
                 "time_budget_s": options.time_budget,
                 "max_elements": options.max_elements,
                 "round_size": options.round_size,
+                "shard": list(options.shard),
             }
         }
         self.run = Run(options.out_dir, run_options, self.command, header)
@@ -196,7 +198,7 @@ class Campaign:
         while True:
             drawn.clear()
 
-            @seed(_derive(self.options.seed, "batch", batch))
+            @seed(_derive(self.options.seed, _stream(self.options.shard), batch))
             @settings(
                 database=None,
                 max_examples=self.options.round_size,
@@ -421,6 +423,11 @@ def _family(signature: Signature) -> tuple:
 
 def _clause(verdict: oracle.Verdict) -> str | None:
     return None if verdict.valid else verdict.violation.clause
+
+
+def _stream(shard: tuple[int, int]) -> str:
+    """The name of a shard's example stream; shard 1/1 keeps the plain one."""
+    return "batch" if shard == (1, 1) else f"batch/{shard[0]}/{shard[1]}"
 
 
 def _derive(campaign_seed: int, purpose: str, number: int) -> int:
