@@ -47,12 +47,14 @@ def hostile_run(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("hostile")
     (folder / "hostile.yaml").write_text(HOSTILE_CASES)
     out = folder / "run"
+    # Relative paths, as a user types them: records name the case file relative
+    # to the run's folder, and a report written from elsewhere must still find it.
     done = conformance(
-        "run", "--runtime", "onnxruntime", "--cases", str(folder / "hostile.yaml"),
-        "--variants", "static", "dynamic", "--out", str(out),
+        "run", "--runtime", "onnxruntime", "--cases", "hostile.yaml",
+        "--variants", "static", "dynamic", "--out", "run", cwd=folder,
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr  # the ORT string discrepancy
-    assert f"report:  {out / 'report.html'}" in done.stdout
+    assert "report:  run/report.html" in done.stdout
     return out
 
 
@@ -92,6 +94,8 @@ def test_report_merges_runs_and_says_what_it_cannot_read(hostile_run, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "8 results, 1 discrepancy groups" in done.stdout
+    # Written from the repository, not the run's folder: the inputs are still shown.
+    assert "ctl\\x01\\x1b[31m" in out.read_text(encoding="utf-8")
     broken = tmp_path / "broken"
     broken.mkdir()
     lines = (hostile_run / "results.jsonl").read_text().splitlines()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,10 +182,12 @@ class _Cases:
     def __init__(self) -> None:
         self._files: dict[str, dict] = {}
 
-    def inputs(self, record: dict):
+    def inputs(self, record: dict, cwd: str | None):
         path = record.get("source", "").rpartition(":")[0]
         if not path or path.startswith("<"):
             return None
+        if cwd and not Path(path).is_absolute():
+            path = str(Path(cwd) / path)  # sources are relative to where the run ran
         if path not in self._files:
             try:
                 self._files[path] = {c.id: c for c in loader.load_file(Path(path))}
@@ -195,13 +198,15 @@ class _Cases:
 
 # -- the report -----------------------------------------------------------------------
 def load(paths: list[Path], report_path: Path) -> Report:
-    headers, entries, findings = [], [], []
+    headers, entries, findings, cwds = [], [], [], {}
     for path in paths:
         results, folder = _folder(Path(path))
-        entries += _read_records(results)
+        mine = _read_records(results)
+        entries += mine
         header = _read_json(folder / records.HEADER)
         if header:
             headers.append(header)
+            cwds.update((id(entry), header.get("cwd")) for entry in mine)
         found = _read_json(folder / "findings.json")
         for entry in (found or {}).get("classes", []):
             entry = dict(entry)
@@ -210,16 +215,18 @@ def load(paths: list[Path], report_path: Path) -> Report:
                 for name, relative in entry.get("files", {}).items()
             }
             findings.append(entry)
-    return build(headers, entries, findings)
+    return build(headers, entries, findings, cwds)
 
 
 def _relative(target: Path, start: Path) -> str:
-    import os
-
     return os.path.relpath(target.resolve(), start.resolve())
 
 
-def build(headers: list[dict], entries: list[dict], findings: list[dict]) -> Report:
+def build(
+    headers: list[dict], entries: list[dict], findings: list[dict], cwds: dict | None = None
+) -> Report:
+    """The report of these records; ``cwds`` maps id(record) to the folder its
+    run ran in (case-file sources are relative to it)."""
     runtimes = sorted({e["runtime"] for e in entries})
     present_variants = {e["variant"] for e in entries}
     variants = [v for v in model_builder.VARIANTS if v in present_variants]
@@ -248,7 +255,7 @@ def build(headers: list[dict], entries: list[dict], findings: list[dict]) -> Rep
     cases = _Cases()
     ordered = sorted(groups.values(), key=lambda g: (SEVERITY.index(g.kind), -g.count, g.base_id))
     for group in ordered:
-        _fill(group, cases)
+        _fill(group, cases, (cwds or {}).get(id(group.example)))
     ops = sorted({e["op"] for e in entries})
     dtypes_seen = sorted({e["dtype"] for e in entries})
     kinds = [k for k in SEVERITY if any(totals[rt][k] for rt in runtimes)]
@@ -274,9 +281,9 @@ def _size(entry: dict) -> int:
     return math.prod(entry["data_shape"]) + math.prod(entry["indices_shape"])
 
 
-def _fill(group: Group, cases: _Cases) -> None:
+def _fill(group: Group, cases: _Cases, cwd: str | None) -> None:
     record = group.example
-    case = cases.inputs(record)
+    case = cases.inputs(record, cwd)
     if case is not None:
         group.data, group.indices = tensor_text(case.data), tensor_text(case.indices)
     positions = record.get("positions") or []
