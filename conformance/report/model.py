@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance import decisions, model_builder
+from conformance import decisions, dtypes, model_builder
 from conformance.cases import loader
 from conformance.engine import records
 from conformance.engine.judge import DISCREPANCIES, KINDS
@@ -171,9 +171,7 @@ def tensor_text(array: np.ndarray) -> Tensor:
     else:
         with np.printoptions(threshold=SHOWN_ELEMENTS, edgeitems=3, linewidth=100):
             body = np.array2string(array, separator=", ")
-    return Tensor(
-        str(array.dtype) if array.dtype != object else "string", list(array.shape), body, summarised
-    )
+    return Tensor(dtypes.name_of(array), list(array.shape), body, summarised)
 
 
 class _Cases:
