@@ -277,12 +277,12 @@ def ge_indices_shapes(
         if not candidates:
             raise ValueError(f"no dimension of {data_shape} can be {off_axis} off axis {axis}")
         chosen = draw(st.sampled_from(candidates))
-        for dim in others:
-            if dim == chosen or (off_axis == "smaller" and draw(st.booleans())):
-                if off_axis == "smaller" and data_shape[dim] > 0:
+        if off_axis == "larger":  # one dimension, by one or two
+            shape[chosen] = data_shape[chosen] + draw(st.integers(1, 2))
+        else:  # the chosen one and any others that can shrink
+            for dim in others:
+                if (dim == chosen or draw(st.booleans())) and data_shape[dim] > 0:
                     shape[dim] = draw(st.integers(0, data_shape[dim] - 1))
-                elif off_axis == "larger":
-                    shape[dim] = data_shape[dim] + draw(st.integers(1, 2))
     rest = math.prod(shape[d] for d in others)
     room = cap if rest == 0 else cap // rest
     # Zero on the axis one time in eight; otherwise 1 or more, shrinking toward 1.
@@ -529,7 +529,7 @@ def valid_examples(
     """Inputs the spec accepts (the oracle gives an output). Fix any argument
     to narrow the draw; the rest varies."""
     cap = _cap(max_elements)
-    op, opset = (op, opset) if op and opset else draw(op_opsets(op).filter(_opset_is(opset)))
+    op, opset = _op_opset(draw, op, opset)
     dtype = _pick(draw, dtype, data_dtypes(op, opset))
     index_dtype = _pick(draw, index_dtype, index_dtypes(op, opset))
     data_shape = draw(shapes(max_elements=cap))
@@ -569,8 +569,11 @@ def _emptied(op: str, index_shape: tuple[int, ...], axis: int) -> tuple[int, ...
     return tuple(shape)
 
 
-def _opset_is(opset: int | None):
-    return lambda pair: opset is None or pair[1] == opset
+def _op_opset(draw, op: str | None, opset: int | None) -> tuple[str, int]:
+    """The operator and opset asked for, drawn where not given."""
+    if op and opset:
+        return op, opset
+    return draw(op_opsets(op).filter(lambda pair: opset is None or pair[1] == opset))
 
 
 @st.composite
@@ -589,7 +592,7 @@ def invalid_examples(
     data rank, shape rules, axis, index bounds) and the other parts are drawn
     valid, so it reports exactly that clause."""
     cap = _cap(max_elements)
-    op, opset = (op, opset) if op and opset else draw(op_opsets(op).filter(_opset_is(opset)))
+    op, opset = _op_opset(draw, op, opset)
     spec = op_spec(op, opset)
     wrong_data_dtypes = [d for d in dtypes.NAMES if d not in spec.data_dtypes]
     possible = [c for c in INVALID_CLAUSES[op] if c != "data-dtype" or wrong_data_dtypes]
@@ -635,7 +638,7 @@ def invalid_examples(
         index_shape = draw(ge_indices_shapes(data_shape, axis, "equal", cap))
 
     if clause == "index-out-of-range":
-        indices = draw(indices_out_of_range(index_dtype, _filled(op, index_shape), size))
+        indices = draw(indices_out_of_range(index_dtype, _filled(index_shape), size))
     else:
         indices = _some_indices(draw, index_dtype, index_shape, size)
     if clause == "axis-out-of-range":
@@ -644,7 +647,7 @@ def invalid_examples(
     return Example(op, opset, _axis_attribute(draw, axis), data, indices, variant)
 
 
-def _filled(op: str, index_shape: tuple[int, ...]) -> tuple[int, ...]:
+def _filled(index_shape: tuple[int, ...]) -> tuple[int, ...]:
     """The shape with its zero-size dimensions made 1, so it holds an index."""
     return tuple(max(1, d) for d in index_shape)
 
