@@ -19,7 +19,14 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from conformance import __version__, decisions, fuzz_command, model_builder, run_command
+from conformance import (
+    __version__,
+    decisions,
+    fuzz_command,
+    gate_command,
+    model_builder,
+    run_command,
+)
 from conformance.cases import CaseErrors, default_case_paths, load
 from conformance.cases.check import problems, verdict_of
 
@@ -208,8 +215,10 @@ def _parser() -> argparse.ArgumentParser:
         "in its own worker process, and judge each outcome against the oracle. Results go "
         "to DIR/results.jsonl (one record per case, runtime and variant) with header.json "
         "and summary.json beside it.",
-        epilog="Exit codes: 0 every outcome conforms, 1 discrepancies found, 2 usage or "
-        "harness error, 130 interrupted (results so far are kept).",
+        epilog="Exit codes: 0 every outcome conforms (with --gate: every discrepancy is a "
+        "known one that still reproduces), 1 discrepancies found (with --gate: new ones, or "
+        "known ones fixed upstream?), 2 usage or harness error, bad baseline file, 130 "
+        "interrupted (results so far are kept).",
     )
     run_command.add_arguments(run)
     run.set_defaults(func=lambda args: run_command.command(args, _load, _select))
@@ -223,8 +232,10 @@ def _parser() -> argparse.ArgumentParser:
         "clause, index and shape features). Each new class is shrunk with Hypothesis and "
         "saved under DIR/classes/ (case.yaml, model.onnx, inputs.npz, repro.py); "
         "DIR/findings.json lists them and DIR/results.jsonl holds every result.",
-        epilog="Exit codes: 0 nothing found, 1 discrepancy classes found, 2 usage or harness "
-        "error, 130 interrupted (what was found so far is kept).",
+        epilog="Exit codes: 0 every discrepancy found is in the baseline (cases/known), 1 a "
+        "discrepancy outside it or an entry that no longer reproduces (unless --allow-fixed), "
+        "2 usage or harness error, bad baseline file, 130 interrupted (what was found so far "
+        "is kept).",
     )
     fuzz_command.add_arguments(fuzz)
     fuzz.set_defaults(func=fuzz_command.command)
@@ -254,6 +265,42 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.set_defaults(func=cmd_report)
 
+    gate = commands.add_parser(
+        "gate",
+        help="hold finished runs against the known-discrepancy baseline",
+        description="Read run folders (or results.jsonl files; shards are merged) and check "
+        "every discrepancy against cases/known/<runtime>.yaml: known ones pass, new ones fail, "
+        "and an entry whose results conform now is reported as 'fixed upstream?'.",
+        epilog="Exit codes: 0 passed, 1 new discrepancies or entries fixed upstream? (unless "
+        "--allow-fixed), 2 a bad baseline file or an unreadable run.",
+    )
+    gate.add_argument("paths", nargs="+", type=Path, metavar="RUN", help="run folders or results")
+    gate_command.add_arguments(gate)
+    gate.add_argument("--out", type=Path, metavar="DIR", help="also write DIR/gate.json")
+    gate.set_defaults(func=gate_command.command)
+
+    diff = commands.add_parser(
+        "diff",
+        help="what changed between two runs: new, fixed and changed discrepancies",
+        description="Pair the results of two runs by (runtime, case id, variant) and list "
+        "the discrepancies that are new in B, fixed in B, or changed (another kind or another "
+        "message); fuzz campaigns, which share no result, are compared by discrepancy "
+        "signature. Prints the changes and writes an HTML page.",
+        epilog="Exit codes: 0 nothing changed, 1 something changed, 2 a run that cannot be read.",
+    )
+    diff.add_argument(
+        "run_a", type=Path, metavar="RUN_A", help="the run before (folder or results)"
+    )
+    diff.add_argument("run_b", type=Path, metavar="RUN_B", help="the run after")
+    diff.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE.html",
+        help="the HTML page (default RUN_B/diff.html)",
+    )
+    diff.set_defaults(func=cmd_diff)
+
     show = commands.add_parser("oracle", help="print the oracle's verdict for a case")
     show.add_argument("case_id", help="a concrete id, or a case-file id for all its expansions")
     show.add_argument(
@@ -280,6 +327,23 @@ def cmd_report(args) -> int:
         + (f", {len(written.findings)} fuzz classes" if written.findings else "")
     )
     return EXIT_OK
+
+
+def cmd_diff(args) -> int:
+    from conformance import diff
+    from conformance.engine.records import RecordsError
+    from conformance.report import render
+
+    try:
+        found = diff.compare([args.run_a], [args.run_b])
+    except RecordsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print("\n".join(diff.explain(found)))
+    out = args.output or (args.run_b if args.run_b.is_dir() else args.run_b.parent) / "diff.html"
+    render.write_diff(found, out)
+    print(f"diff page: {out}")
+    return EXIT_FAILED if found.differs else EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,10 @@
 """``conformance fuzz``: the terminal front-end of :mod:`conformance.fuzz.campaign`.
 
 Exit codes:
-  0    no discrepancy found
-  1    at least one discrepancy class found (DIR/findings.json lists them)
+  0    every discrepancy found is in the baseline (cases/known/<runtime>.yaml; none at
+       all without one), and no entry with inputs in scope stopped reproducing
+  1    a discrepancy outside the baseline (DIR/findings.json lists every class), or an
+       entry that no longer reproduces ("fixed upstream?") unless --allow-fixed
   2    usage error, a runtime that is unknown or does not start, or a harness error
   130  interrupted (Ctrl-C); every result and class found so far is kept
 """
@@ -18,11 +20,12 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from conformance import strategies
+from conformance import gate_command, strategies
 from conformance.engine.pool import EngineError
 from conformance.fuzz.artifacts import FINDINGS
 from conformance.fuzz.campaign import Campaign, CampaignOptions, Status
 from conformance.run_command import (
+    EXIT_DISCREPANCIES,
     EXIT_USAGE,
     add_runtime_argument,
     add_shard_argument,
@@ -69,6 +72,7 @@ def add_arguments(parser) -> None:
     )
     add_shard_argument(parser, "shards draw different examples from the same seed")
     parser.add_argument("--no-progress", action="store_true", help="no live display")
+    gate_command.add_arguments(parser)
 
 
 def _status_line(status: Status) -> str:
@@ -126,6 +130,9 @@ def command(args) -> int:
     runtimes = chosen_runtimes(args, err)
     if runtimes is None:
         return EXIT_USAGE
+    baselines = gate_command.load_baselines(args, runtimes, err)
+    if baselines is None:
+        return EXIT_USAGE
     out = args.out or Path("reports") / datetime.now().strftime("fuzz-%Y%m%d-%H%M%S")
     options = CampaignOptions(
         runtimes=runtimes,
@@ -176,4 +183,9 @@ def command(args) -> int:
         print("\n".join(_families(campaign)))
     print(f"findings: {out / FINDINGS}")
     print(f"report:   {write_report(out)}")
-    return exit_status(summary, err, bool(campaign.classes), "the results and classes found so far")
+    status = gate_command.evaluate([out], baselines, args, err, write_to=out)
+    if status == EXIT_USAGE:
+        return status
+    return exit_status(
+        summary, err, status == EXIT_DISCREPANCIES, "the results and classes found so far"
+    )

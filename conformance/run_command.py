@@ -1,9 +1,11 @@
 """``conformance run``: the terminal front-end of :mod:`conformance.engine.run`.
 
 Exit codes:
-  0    every outcome conforms (pass, both_rejected; harness_unsupported is listed, not failed)
+  0    every outcome conforms (pass, both_rejected; harness_unsupported is listed, not failed);
+       with --gate: every discrepancy is in the baseline (cases/known) and still reproduces
   1    at least one discrepancy (value/dtype/shape mismatch, rejected, accepted_invalid,
-       crash, timeout)
+       crash, timeout); with --gate: one not in the baseline, or an entry that no longer
+       reproduces (unless --allow-fixed)
   2    usage error, bad case files, a runtime that is unknown or does not start,
        or a harness error during the run
   130  interrupted (Ctrl-C); everything recorded so far is kept
@@ -21,7 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from conformance import adapters, model_builder
+from conformance import adapters, gate_command, model_builder
 from conformance.engine import records
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.pool import DEFAULT_TIMEOUT, EngineError
@@ -152,6 +154,12 @@ def add_arguments(parser) -> None:
     )
     add_shard_argument(parser, "every N-th case, in the order the case files give")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--gate",
+        action="store_true",
+        help="exit 0 when every discrepancy is a known one (cases/known/<runtime>.yaml)",
+    )
+    gate_command.add_arguments(parser)
 
 
 def _summary_table(summary, runtimes: list[str]) -> Table:
@@ -192,6 +200,9 @@ def command(args, load_cases, select) -> int:
         return EXIT_USAGE
     runtimes = chosen_runtimes(args, err)
     if runtimes is None:
+        return EXIT_USAGE
+    baselines = gate_command.load_baselines(args, runtimes, err) if args.gate else {}
+    if baselines is None:
         return EXIT_USAGE
     cases = load_cases(args.cases)
     if cases is None:
@@ -259,7 +270,13 @@ def command(args, load_cases, select) -> int:
         print("\n".join(groups))
     print(f"results: {out / records.RESULTS}  ({summary.duration_s:.1f} s)")
     print(f"report:  {write_report(out)}")
-    return exit_status(summary, err, bool(summary.discrepancies), "the results recorded so far")
+    found = bool(summary.discrepancies)
+    if args.gate:
+        status = gate_command.evaluate([out], baselines, args, err, write_to=out)
+        if status == EXIT_USAGE:
+            return status
+        found = status == EXIT_DISCREPANCIES
+    return exit_status(summary, err, found, "the results recorded so far")
 
 
 def exit_status(summary, err: Console, found: bool, kept: str) -> int:

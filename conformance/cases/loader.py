@@ -239,12 +239,19 @@ def _names(value, all_names: tuple[str, ...]) -> list[str]:
 
 
 def discover(paths: Iterable[Path]) -> list[Path]:
-    """Case files named by paths: files as given, folders searched for *.yaml / *.yml."""
+    """Case files named by paths: files as given, folders searched for *.yaml / *.yml
+    except below a ``known/`` folder (baselines of known discrepancies, not cases)."""
     found: list[Path] = []
     for path in paths:
         path = Path(path)
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")))
+            found.extend(
+                sorted(
+                    p
+                    for p in path.rglob("*")
+                    if p.suffix in (".yaml", ".yml") and "known" not in p.relative_to(path).parts
+                )
+            )
         else:
             found.append(path)
     return found

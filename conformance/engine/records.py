@@ -7,6 +7,8 @@ every record has (a contract: scripts and the report read them):
   base_id, dtype, indices_dtype, axis, data_shape, indices_shape, source,
   expected   {"dtype", "shape"} of the oracle's output, or {"violation": clause}
   disputed   ids of disputed decisions the case falls under
+  features   input features (conformance.features.FEATURES: negative,
+             out_of_range, empty_indices...), what baseline entries match on
   load_ms, run_ms, cached   timings (null when the runtime never got there)
 
 and, by kind: ``stage`` (rejected, both_rejected: "load" or "run");
@@ -34,6 +36,7 @@ from conformance import __version__, dtypes
 from conformance.cases.model import Case
 from conformance.engine.judge import Outcome
 from conformance.engine.pool import Raw
+from conformance.features import features
 from conformance.oracle import Verdict
 
 FORMAT = 1  # bumped when a field changes meaning or goes away
@@ -70,6 +73,7 @@ def record(
         "source": str(case.source),
         "expected": expected,
         "disputed": list(verdict.disputed) if verdict is not None else [],
+        "features": list(features(case)),
         "load_ms": _ms(raw.load_s),
         "run_ms": _ms(raw.run_s),
         "cached": raw.cached,
@@ -146,3 +150,60 @@ def write_json(path: Path, content: dict) -> None:
     partial = path.with_name(path.name + ".partial")
     partial.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     partial.replace(path)
+
+
+# -- reading runs back (the report, the gate and diff do) ------------------------------
+class RecordsError(ValueError):
+    """A results file or run folder that cannot be read; says which and where."""
+
+
+def locate(path: Path) -> tuple[Path, Path]:
+    """(results file, its folder) for a run folder or a results file."""
+    path = Path(path)
+    if path.is_dir():
+        results = path / RESULTS
+        if not results.exists():
+            raise RecordsError(f"{path}: no {RESULTS} in this folder")
+        return results, path
+    if not path.exists():
+        raise RecordsError(f"{path}: no such file or folder")
+    return path, path.parent
+
+
+def read_records(results: Path) -> list[dict]:
+    entries = []
+    with results.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                entries.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                # A run killed mid-write leaves at most a partial last line.
+                raise RecordsError(f"{results}:{number}: not a JSON record ({error.msg})") from None
+    return entries
+
+
+def read_json(path: Path) -> dict | None:
+    """A JSON file's content, or None when it does not exist."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except json.JSONDecodeError as error:
+        raise RecordsError(f"{path}: not JSON ({error.msg})") from None
+
+
+def read_run(path: Path) -> tuple[dict, list[dict]]:
+    """The header (empty when absent) and records of a run folder or results file."""
+    results, folder = locate(path)
+    return read_json(folder / HEADER) or {}, read_records(results)
+
+
+def runtime_versions(headers: list[dict]) -> dict[str, str | None]:
+    """runtime name -> version, as the runs' headers recorded them."""
+    return {
+        name: (about or {}).get("version")
+        for header in headers
+        for name, about in (header.get("runtimes") or {}).items()
+    }

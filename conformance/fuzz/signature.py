@@ -12,56 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+from conformance.features import FEATURES, features
 from conformance.strategies import Example
 
-# name -> what it means; the order is the order in slugs and reports.
-FEATURES: dict[str, str] = {
-    "negative": "some index value is negative",
-    "out_of_range": "some index value is outside [-s, s-1]",
-    "beyond_int32": "some index value does not fit in int32",
-    "empty_indices": "indices have no elements",
-    "empty_data": "data has no elements",
-    "zero_size_axis": "the gathered axis of data has size 0",
-    "scalar_indices": "indices are a scalar (rank 0)",
-    "smaller_off_axis": "GatherElements indices smaller than data off the axis",
-}
-_INT32 = (-(2**31), 2**31 - 1)
-
-
-def features(example: Example) -> tuple[str, ...]:
-    """The features of an input, in :data:`FEATURES` order."""
-    data, indices = example.data, example.indices
-    found = set()
-    rank = data.ndim
-    axis = 0 if example.axis is None else example.axis
-    axis_ok = rank > 0 and -rank <= axis < rank
-    if indices.size and indices.dtype.kind in "iu":
-        low, high = int(indices.min()), int(indices.max())
-        found.update(
-            name
-            for name, present in (
-                ("negative", low < 0),
-                ("beyond_int32", low < _INT32[0] or high > _INT32[1]),
-            )
-            if present
-        )
-        if axis_ok:
-            size = data.shape[axis]
-            if low < -size or high > size - 1:
-                found.add("out_of_range")
-    if indices.size == 0:
-        found.add("empty_indices")
-    if data.size == 0:
-        found.add("empty_data")
-    if axis_ok and data.shape[axis] == 0:
-        found.add("zero_size_axis")
-    if indices.ndim == 0:
-        found.add("scalar_indices")
-    if example.op == "GatherElements" and axis_ok and indices.ndim == rank:
-        axis %= rank
-        if any(indices.shape[d] < data.shape[d] for d in range(rank) if d != axis):
-            found.add("smaller_off_axis")
-    return tuple(name for name in FEATURES if name in found)
+__all__ = ["FEATURES", "Signature", "features", "signature_of"]
 
 
 @dataclass(frozen=True)

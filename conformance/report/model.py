@@ -9,7 +9,6 @@ A run folder is what ``conformance run`` or ``conformance fuzz`` writes:
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections import Counter, defaultdict
@@ -119,38 +118,24 @@ def _by_severity(item) -> int:
 
 # -- reading ------------------------------------------------------------------------
 def _folder(path: Path) -> tuple[Path, Path]:
-    """(results file, its folder) for a folder or a results file."""
-    if path.is_dir():
-        results = path / records.RESULTS
-        if not results.exists():
-            raise ReportError(f"{path}: no {records.RESULTS} in this folder")
-        return results, path
-    if not path.exists():
-        raise ReportError(f"{path}: no such file or folder")
-    return path, path.parent
+    try:
+        return records.locate(path)
+    except records.RecordsError as error:
+        raise ReportError(str(error)) from None
 
 
 def _read_records(results: Path) -> list[dict]:
-    entries = []
-    with results.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                entries.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                # A run killed mid-write leaves at most a partial last line.
-                raise ReportError(f"{results}:{number}: not a JSON record ({error.msg})") from None
-    return entries
+    try:
+        return records.read_records(results)
+    except records.RecordsError as error:
+        raise ReportError(str(error)) from None
 
 
 def _read_json(path: Path) -> dict | None:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except json.JSONDecodeError as error:
-        raise ReportError(f"{path}: not JSON ({error.msg})") from None
+        return records.read_json(path)
+    except records.RecordsError as error:
+        raise ReportError(str(error)) from None
 
 
 # -- tensors --------------------------------------------------------------------------

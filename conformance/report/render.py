@@ -13,6 +13,7 @@ import jinja2
 
 from conformance import __version__
 from conformance.engine import records
+from conformance.engine.judge import KINDS
 from conformance.report import machine
 from conformance.report.model import Report, load
 
@@ -58,3 +59,22 @@ def write(
     if summary:
         machine.write_summary(report, summary)
     return report
+
+
+def write_diff(diff, out: Path) -> None:
+    """The HTML page of ``conformance diff``: new, fixed and changed discrepancies."""
+    fixed = "Fixed" if diff.by == "result" else "Not seen again"
+    sections = [("New", "new", diff.new), (fixed, "fixed", diff.fixed)]
+    sections.append(("Changed", "changed", diff.changed))
+    kinds = [k for k in KINDS if any(a[k] or b[k] for a, b in diff.kinds.values())]
+    page = (
+        _environment()
+        .get_template("diff.html.j2")
+        .render(
+            diff=diff, sections=sections, kinds=kinds, version=__version__, generated=records.now()
+        )
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text(page, encoding="utf-8")
+    partial.replace(out)

@@ -1,0 +1,295 @@
+"""Known-discrepancy baselines: ``cases/known/<runtime>.yaml``.
+
+A baseline lists the discrepancies a runtime is known to have, so a CI gate
+fails only on what is new (:mod:`conformance.gate`) and the pytest plugin
+turns them into strict xfails. One file per runtime, named after it
+(``onnxruntime.yaml``, ``openvino.yaml``, ``reference.yaml``)::
+
+    entries:
+      - case: gather-index-int32-extremes      # a glob on the case id
+        signature: {variant: [static, dynamic]}  # optional narrowing
+        outcome: crash                           # or a list of kinds
+        reason: SIGSEGV on indices at the int32 limits
+        upstream: https://github.com/openvinotoolkit/openvino/issues/...
+        versions: ">=2026.4"                     # optional
+      - signature: {op: Gather, dtype: [complex64, complex128]}
+        outcome: rejected
+        reason: no complex kernel
+        clause: data-dtype
+
+Two kinds of entry, as the word "each" decides:
+
+* an entry with ``case`` (a glob matched against the concrete id
+  ``gather-x.op13.float32.int64`` and the case-file id ``gather-x``) names
+  results of the corpus: *each* result in its scope is expected to show one
+  of its outcomes. One that conforms now makes the entry "fixed upstream?".
+* an entry with only ``signature`` names a family of discrepancies, as fuzz
+  classes are: any result in its scope *may* show them (a value-dependent bug
+  does not show on every input). It is "fixed upstream?" only when results in
+  its scope exist and none shows its outcome.
+
+``signature`` fields, each one value or a list of them (any of): ``op``,
+``opset``, ``dtype``, ``indices_dtype``, ``variant``, ``violation`` (the
+clause an invalid input breaks, ``none`` for a valid input) and ``features``
+(all of these input features present; see :mod:`conformance.features`).
+
+``clause`` is an id of the decisions table, ``upstream`` a link to the
+runtime's issue; an entry gives at least one, and always a ``reason``.
+``versions`` is a version specifier (PEP 440: ``">=2026.4,<2027"``) matched
+against the runtime's version as the run recorded it; an entry for other
+versions is not used (and said so).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from conformance import decisions, dtypes, model_builder, spec
+from conformance.cases import yaml_lines
+from conformance.cases.loader import CaseErrors, CaseFileError
+from conformance.engine.judge import DISCREPANCIES, KINDS
+from conformance.features import FEATURES
+
+FOLDER = "known"  # below the cases folder; never read as case files
+SIGNATURE_FIELDS: dict[str, tuple] = {
+    "op": spec.OPS,
+    "opset": tuple(sorted({o for opsets in spec.OPSETS.values() for o in opsets})),
+    "dtype": tuple(dtypes.NAMES),
+    "indices_dtype": tuple(dtypes.NAMES),
+    "variant": tuple(model_builder.VARIANTS),
+    "violation": ("none", *decisions.BY_ID),
+    "features": tuple(FEATURES),
+}
+ENTRY_FIELDS = ("case", "signature", "outcome", "reason", "clause", "upstream", "versions")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One known discrepancy of one runtime."""
+
+    runtime: str
+    path: Path
+    line: int
+    outcome: tuple[str, ...]
+    reason: str
+    case: tuple[str, ...] = ()  # globs; empty for a signature-only entry
+    signature: dict[str, tuple] = field(default_factory=dict)
+    clause: str | None = None
+    upstream: str | None = None
+    versions: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    @property
+    def each(self) -> bool:
+        """True when every result in scope must reproduce (a ``case`` entry)."""
+        return bool(self.case)
+
+    def describe(self) -> str:
+        parts = [f"case {'|'.join(self.case)}"] if self.case else []
+        for name, allowed in self.signature.items():
+            parts.append(f"{name} {'|'.join(map(str, allowed))}")
+        return f"{', '.join(parts)} -> {'|'.join(self.outcome)}"
+
+    def in_scope(self, record: dict) -> bool:
+        """Whether the record is one this entry speaks of (whatever its outcome)."""
+        if record.get("runtime") != self.runtime:
+            return False
+        if self.case and not any(
+            fnmatch.fnmatchcase(record.get("case_id", ""), glob)
+            or fnmatch.fnmatchcase(record.get("base_id", ""), glob)
+            for glob in self.case
+        ):
+            return False
+        for name, allowed in self.signature.items():
+            if name == "features":
+                if not set(allowed) <= set(record.get("features") or ()):
+                    return False
+            elif name == "violation":
+                expected = record.get("expected") or {}
+                if (expected.get("violation") or "none") not in allowed:
+                    return False
+            elif record.get(name) not in allowed:
+                return False
+        return True
+
+    def covers(self, record: dict) -> bool:
+        return record.get("kind") in self.outcome and self.in_scope(record)
+
+    def applies_to(self, version: str | None) -> bool:
+        """Whether the entry is for this runtime version (always, without ``versions``)."""
+        if self.versions is None:
+            return True
+        parsed = release(version)
+        return parsed is not None and SpecifierSet(self.versions).contains(parsed, prereleases=True)
+
+
+def release(version: str | None) -> Version | None:
+    """The comparable part of a runtime's version string: OpenVINO reports
+    '2026.4.1-22982-e213a147257-releases/2026/4', of which 2026.4.1 counts."""
+    match = re.match(r"\d+(\.\d+)*", version or "")
+    try:
+        return Version(match.group(0)) if match else None
+    except InvalidVersion:
+        return None
+
+
+class _FileReader:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.errors: list[CaseFileError] = []
+        self.root = None
+
+    def error(self, where: tuple, message: str) -> None:
+        line = yaml_lines.line_of(self.root, where) if self.root is not None else None
+        name = "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in where).lstrip(".")
+        self.errors.append(CaseFileError(self.path, line, name, message))
+
+    def read(self) -> list[Entry]:
+        try:
+            self.root = yaml_lines.load(self.path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            self.error((), f"cannot read: {exc}")
+            return []
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark else None
+            message = f"YAML: {getattr(exc, 'problem', None) or exc}"
+            self.errors.append(CaseFileError(self.path, line, "", message))
+            return []
+        if self.root is None:
+            return []  # an empty file: no known discrepancy
+        if not isinstance(self.root, dict) or set(self.root) - {"entries"}:
+            self.error((), "a baseline file is a mapping with one key, 'entries' (a list)")
+            return []
+        raw_entries = self.root.get("entries") or []
+        if not isinstance(raw_entries, list):
+            self.error(("entries",), "must be a list of entries")
+            return []
+        entries = [self._entry(i, raw) for i, raw in enumerate(raw_entries)]
+        return [entry for entry in entries if entry is not None]
+
+    def _entry(self, index: int, raw) -> Entry | None:
+        at = ("entries", index)
+        if not isinstance(raw, dict):
+            self.error(at, "an entry is a mapping (case or signature, outcome, reason, ...)")
+            return None
+        before = len(self.errors)
+        for key in sorted(set(raw) - set(ENTRY_FIELDS), key=str):
+            self.error((*at, key), f"unknown field (allowed: {', '.join(ENTRY_FIELDS)})")
+        case = self._strings(raw, at, "case")
+        signature = self._signature(raw.get("signature"), at)
+        if not case and not signature and "case" not in raw and "signature" not in raw:
+            self.error(at, "an entry needs a case pattern or a signature (or both)")
+        outcome = self._strings(raw, at, "outcome")
+        if "outcome" not in raw:
+            self.error(at, "missing field 'outcome' (the discrepancy kind expected)")
+        for kind in outcome:
+            if kind not in DISCREPANCIES:
+                allowed = ", ".join(k for k in KINDS if k in DISCREPANCIES)
+                self.error((*at, "outcome"), f"{kind!r} is not a discrepancy kind ({allowed})")
+        for key in ("reason", "clause", "upstream", "versions"):
+            if key in raw and (not isinstance(raw[key], str) or not raw[key].strip()):
+                self.error((*at, key), "must be a non-empty string")
+        if "reason" not in raw:
+            self.error(at, "missing field 'reason': say why this is known and accepted")
+        if "clause" not in raw and "upstream" not in raw:
+            self.error(at, "give the decisions-table 'clause' or an 'upstream' issue link")
+        clause = raw.get("clause")
+        if isinstance(clause, str) and clause not in decisions.BY_ID:
+            self.error((*at, "clause"), f"{clause!r} is not a decision id (conformance decisions)")
+        versions = raw.get("versions")
+        if isinstance(versions, str):
+            try:
+                SpecifierSet(versions)
+            except InvalidSpecifier:
+                self.error((*at, "versions"), f"{versions!r} is not a version specifier (>=2026.4)")
+        if len(self.errors) > before:
+            return None
+        return Entry(
+            runtime=self.path.stem,
+            path=self.path,
+            line=yaml_lines.line_of(self.root, at) or 0,
+            outcome=tuple(outcome),
+            reason=raw["reason"].strip(),
+            case=tuple(case),
+            signature=signature,
+            clause=clause,
+            upstream=raw.get("upstream"),
+            versions=versions,
+        )
+
+    def _strings(self, raw: dict, at: tuple, key: str) -> list[str]:
+        value = raw.get(key)
+        if value is None:
+            return []
+        values = value if isinstance(value, list) else [value]
+        if not values or not all(isinstance(v, str) and v for v in values):
+            self.error((*at, key), "must be a non-empty string or a list of them")
+            return []
+        return list(values)
+
+    def _signature(self, raw, at: tuple) -> dict[str, tuple]:
+        at = (*at, "signature")
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict) or not raw:
+            self.error(at, f"a mapping of some of: {', '.join(SIGNATURE_FIELDS)}")
+            return {}
+        signature = {}
+        for name, value in raw.items():
+            if name not in SIGNATURE_FIELDS:
+                self.error((*at, name), f"unknown field (allowed: {', '.join(SIGNATURE_FIELDS)})")
+                continue
+            values = tuple(value) if isinstance(value, list) else (value,)
+            allowed = SIGNATURE_FIELDS[name]
+            bad = [v for v in values if v not in allowed]
+            if bad or not values:
+                shown = ", ".join(map(str, allowed))
+                self.error((*at, name), f"{', '.join(map(repr, bad)) or '[]'}: not one of {shown}")
+                continue
+            signature[name] = values
+        return signature
+
+
+def load_file(path: Path) -> list[Entry]:
+    reader = _FileReader(Path(path))
+    entries = reader.read()
+    if reader.errors:
+        raise CaseErrors(reader.errors)
+    return entries
+
+
+def load(folder: Path, runtimes: Iterable[str]) -> dict[str, list[Entry]]:
+    """The baseline of each runtime (an absent file is an empty baseline), or
+    CaseErrors naming every problem in every file."""
+    baselines, errors = {}, []
+    for runtime in runtimes:
+        path = Path(folder) / f"{runtime}.yaml"
+        if not path.exists():
+            baselines[runtime] = []
+            continue
+        try:
+            baselines[runtime] = load_file(path)
+        except CaseErrors as exc:
+            errors.extend(exc.errors)
+    if errors:
+        raise CaseErrors(errors)
+    return baselines
+
+
+def default_folder() -> Path:
+    """cases/known beside the default cases (./cases, else the checkout's)."""
+    from conformance.cases.loader import default_case_paths
+
+    return default_case_paths()[0] / FOLDER

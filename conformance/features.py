@@ -1,0 +1,69 @@
+"""Input features: the properties of an input that decide which code path a
+runtime takes (negative or out-of-range indices, empty tensors, scalar
+indices...). Every result record carries them (``features``), fuzz
+signatures are built from them, and baseline entries match on them.
+
+They are computed from the input itself (anything with ``op``, ``axis``,
+``data`` and ``indices``: a case or a fuzz example), never from how it was
+written or drawn.
+"""
+
+from __future__ import annotations
+
+import math
+
+# name -> what it means; the order is the order in slugs and reports.
+FEATURES: dict[str, str] = {
+    "negative": "some index value is negative",
+    "out_of_range": "some index value is outside [-s, s-1]",
+    "beyond_int32": "some index value does not fit in int32",
+    "empty_indices": "indices have no elements",
+    "empty_data": "data has no elements",
+    "zero_size_axis": "the gathered axis of data has size 0",
+    "scalar_indices": "indices are a scalar (rank 0)",
+    "smaller_off_axis": "GatherElements indices smaller than data off the axis",
+    "axis_size_differs": "GatherElements indices differ from data in size on the axis",
+    "block_copy": "Gather: each index selects more than one element (the dimensions "
+    "after the axis hold more than one)",
+}
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def features(example) -> tuple[str, ...]:
+    """The features of an input, in :data:`FEATURES` order."""
+    data, indices = example.data, example.indices
+    found = set()
+    rank = data.ndim
+    axis = 0 if example.axis is None else example.axis
+    axis_ok = rank > 0 and -rank <= axis < rank
+    if indices.size and indices.dtype.kind in "iu":
+        low, high = int(indices.min()), int(indices.max())
+        found.update(
+            name
+            for name, present in (
+                ("negative", low < 0),
+                ("beyond_int32", low < _INT32[0] or high > _INT32[1]),
+            )
+            if present
+        )
+        if axis_ok:
+            size = data.shape[axis]
+            if low < -size or high > size - 1:
+                found.add("out_of_range")
+    if indices.size == 0:
+        found.add("empty_indices")
+    if data.size == 0:
+        found.add("empty_data")
+    if axis_ok and data.shape[axis] == 0:
+        found.add("zero_size_axis")
+    if indices.ndim == 0:
+        found.add("scalar_indices")
+    if example.op == "Gather" and axis_ok and math.prod(data.shape[axis % rank + 1 :]) > 1:
+        found.add("block_copy")
+    if example.op == "GatherElements" and axis_ok and indices.ndim == rank:
+        axis %= rank
+        if any(indices.shape[d] < data.shape[d] for d in range(rank) if d != axis):
+            found.add("smaller_off_axis")
+        if indices.shape[axis] != data.shape[axis]:
+            found.add("axis_size_differs")
+    return tuple(name for name in FEATURES if name in found)

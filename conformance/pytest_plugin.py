@@ -1,0 +1,310 @@
+"""The pytest plugin (entry point ``pytest11``): case files as test items.
+
+``pytest cases/`` collects every YAML case file below a folder named
+``cases`` (not ``cases/known/``, which holds baselines) as one test item per
+concrete case x runtime x variant, named ``<case id>[<runtime>-<variant>]``.
+Each item runs through the same engine as ``conformance run``: the oracle's
+verdict, the model in that variant, the runtime in its isolated worker
+process (one session-wide set of workers per pytest process, so ``-n``
+gives each xdist worker its own), and the judge. Every result is appended to
+``results.jsonl`` under ``--conformance-out`` (one folder per xdist worker),
+and the controlling process writes the merged ``report.html`` at the end.
+
+Known discrepancies (``cases/known/<runtime>.yaml``, see
+:mod:`conformance.baseline`) become xfails:
+
+* an entry with ``case`` (each result in its scope is expected to show it)
+  marks its items ``xfail(strict=True)``: an item that conforms now fails as
+  XPASS(strict), "fixed upstream?";
+* an entry with only ``signature`` (a family that may show on some inputs)
+  turns a matching discrepancy into an xfail at run time; a conforming item
+  passes.
+
+A discrepancy no entry covers fails the item with the runtime's message and
+the case's file and line. Options: ``--runtime NAME`` (repeatable; default
+every installed runtime), ``--variants V ...``, ``--known DIR``,
+``--conformance-out DIR``, ``--conformance-timeout S``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance import adapters, baseline, model_builder
+from conformance.cases.check import verdict_of
+from conformance.cases.loader import CaseErrors, load_file
+from conformance.engine.judge import DISCREPANCIES
+from conformance.engine.pool import DEFAULT_TIMEOUT
+from conformance.features import features
+
+DEFAULT_OUT = Path("reports") / "pytest"
+
+
+class KnownDiscrepancy(AssertionError):
+    """The outcome a baseline entry expects: what a strict xfail waits for."""
+
+
+class Discrepancy(AssertionError):
+    """A discrepancy no baseline entry covers."""
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("conformance", "ONNX Gather conformance (YAML case files)")
+    group.addoption(
+        "--runtime",
+        dest="conformance_runtimes",
+        action="append",
+        metavar="NAME",
+        help="runtime to run the case files on (repeatable; default every installed one)",
+    )
+    group.addoption(
+        "--variants",
+        dest="conformance_variants",
+        nargs="+",
+        choices=model_builder.VARIANTS,
+        metavar="VARIANT",
+        help="model variants (default all five: " + ", ".join(model_builder.VARIANTS) + ")",
+    )
+    group.addoption(
+        "--known",
+        dest="conformance_known",
+        type=Path,
+        metavar="DIR",
+        help="baseline folder with <runtime>.yaml (default cases/known)",
+    )
+    group.addoption(
+        "--conformance-out",
+        type=Path,
+        default=DEFAULT_OUT,
+        metavar="DIR",
+        help=f"where results.jsonl and report.html go (default {DEFAULT_OUT})",
+    )
+    group.addoption(
+        "--conformance-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"seconds per case and runtime (default {DEFAULT_TIMEOUT:g})",
+    )
+
+
+def _is_case_file(path: Path) -> bool:
+    parts = path.parts
+    return path.suffix in (".yaml", ".yml") and "cases" in parts[:-1] and "known" not in parts
+
+
+def pytest_collect_file(file_path: Path, parent):
+    if _is_case_file(file_path):
+        return CaseFile.from_parent(parent, path=file_path)
+    return None
+
+
+class _Session:
+    """What one pytest process shares: runtimes, baselines, and the run."""
+
+    def __init__(self, config) -> None:
+        self.config = config
+        option = config.option
+        self.runtimes = list(dict.fromkeys(option.conformance_runtimes or adapters.installed()))
+        for name in self.runtimes:
+            try:
+                adapters.resolve(name)
+            except adapters.UnknownRuntime as error:
+                raise pytest.UsageError(str(error)) from None
+        self.variants = tuple(dict.fromkeys(option.conformance_variants or model_builder.VARIANTS))
+        folder = option.conformance_known or baseline.default_folder()
+        try:
+            self.baselines = baseline.load(folder, self.runtimes)
+        except CaseErrors as errors:
+            raise pytest.UsageError(f"bad baseline file:\n{errors}") from None
+        worker = os.environ.get("PYTEST_XDIST_WORKER")
+        self.out = option.conformance_out / worker if worker else option.conformance_out
+        self.run = None
+
+    def start(self):
+        """The session's run: workers start at the first item, not at collection."""
+        if self.run is None:
+            from conformance.engine.run import Options, Run
+
+            options = Options(
+                runtimes=self.runtimes,
+                variants=self.variants,
+                timeout=self.config.option.conformance_timeout,
+            )
+            command = ["pytest", *self.config.invocation_params.args]
+            self.run = Run(self.out, options, command=[str(c) for c in command])
+            self.run.__enter__()
+        return self.run
+
+    def close(self) -> None:
+        if self.run is not None:
+            self.run.__exit__(None, None, None)
+            self.run = None
+
+
+_KEY = pytest.StashKey[_Session]()
+
+
+def _session(config) -> _Session:
+    if _KEY not in config.stash:
+        config.stash[_KEY] = _Session(config)
+    return config.stash[_KEY]
+
+
+_STARTED = pytest.StashKey[float]()
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "conformance_case: a concrete case of a YAML case file")
+    config.stash[_STARTED] = time.time()
+
+
+def pytest_sessionfinish(session) -> None:
+    config = session.config
+    state = config.stash.get(_KEY, None)
+    if state is not None:
+        state.close()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # the controlling process merges the workers' folders
+    out = config.option.conformance_out
+    started = config.stash[_STARTED]
+    folders = [
+        results.parent
+        for results in (sorted(out.glob("**/results.jsonl")) if out.is_dir() else ())
+        if results.stat().st_mtime >= started  # this session's, not an earlier one's
+    ]
+    if not folders:
+        return  # no case file ran: nothing to report
+    from conformance.report import render
+
+    render.write(folders, out / "report.html", summary=out / "report.json")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"conformance report: {out / 'report.html'}")
+
+
+class CaseFile(pytest.File):
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, CaseFileProblem):
+            return str(excinfo.value)  # file:line: field: message, no traceback
+        return super().repr_failure(excinfo)
+
+    def collect(self):
+        try:
+            cases = load_file(self.path)
+        except CaseErrors as errors:
+            raise CaseFileProblem(str(errors)) from None
+        state = _session(self.config)
+        for case in cases:
+            verdict = verdict_of(case)
+            about = {
+                "case_id": case.id,
+                "base_id": case.base_id,
+                "op": case.op,
+                "opset": case.opset,
+                "dtype": case.dtype,
+                "indices_dtype": case.indices_dtype,
+                "expected": {"violation": verdict.violation.clause} if verdict.violation else {},
+                "features": list(features(case)),
+            }
+            for runtime in state.runtimes:
+                for variant in state.variants:
+                    record = {**about, "runtime": runtime, "variant": variant}
+                    entries = [
+                        entry
+                        for entry in state.baselines.get(runtime, ())
+                        if entry.in_scope(record)
+                    ]
+                    yield CaseItem.from_parent(
+                        self,
+                        name=f"{case.id}[{runtime}-{variant}]",
+                        case=case,
+                        runtime=runtime,
+                        variant=variant,
+                        entries=entries,
+                    )
+
+
+class CaseFileProblem(Exception):
+    """A case file that does not load: shown as file:line: field: message."""
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case, runtime, variant, entries, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.runtime = runtime
+        self.variant = variant
+        self.entries = entries  # baseline entries in scope (version not checked yet)
+        self.add_marker(pytest.mark.conformance_case)
+        self.user_properties.append(("source", str(case.source)))
+        self.record: dict | None = None
+
+    def setup(self) -> None:
+        run = _session(self.config).start()
+        version = (run.engine.info.get(self.runtime) or {}).get("version")
+        self.entries = [e for e in self.entries if e.applies_to(version)]
+        each = [e for e in self.entries if e.each]
+        if each:
+            reason = "; ".join(f"{e.where}: {e.reason}" for e in each)
+            self.add_marker(pytest.mark.xfail(strict=True, raises=KnownDiscrepancy, reason=reason))
+
+    def runtest(self) -> None:
+        records = []
+        run = _session(self.config).start()
+        run.drive(
+            [(self.case, [self.variant], [self.runtime])],
+            recorded=lambda *args: records.append(args[-1]),
+        )
+        (self.record,) = records
+        kind = self.record["kind"]
+        self.user_properties.append(("outcome", kind))
+        if kind not in DISCREPANCIES:
+            return
+        for entry in self.entries:
+            if kind in entry.outcome:
+                if entry.each:
+                    raise KnownDiscrepancy(f"{kind} (known: {entry.where}): {entry.reason}")
+                pytest.xfail(f"{kind}, known family {entry.where}: {entry.reason}")
+        raise Discrepancy(self._describe())
+
+    def _describe(self) -> str:
+        record = self.record
+        lines = [
+            f"{record['runtime']} {record['kind']}: {record.get('message', '')}",
+            f"case {record['case_id']} ({record['source']}), variant {record['variant']}",
+        ]
+        expected = record.get("expected") or {}
+        if "violation" in expected:
+            lines.append(f"expected: an error ({expected['violation']})")
+        elif expected:
+            lines.append(f"expected: {expected['dtype']} of shape {expected['shape']}")
+        if record.get("actual"):
+            actual = record["actual"]
+            lines.append(
+                f"actual: {actual['dtype']} of shape {actual['shape']}: {actual['values']}"
+            )
+        if self.entries:
+            kinds = sorted({k for e in self.entries for k in e.outcome})
+            lines.append(
+                f"baseline entries in scope expect {', '.join(kinds)}: the outcome changed"
+            )
+        else:
+            lines.append("not in the baseline (cases/known/<runtime>.yaml)")
+        return "\n".join(lines)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, (Discrepancy, KnownDiscrepancy)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return (
+            self.path,
+            self.case.source.line - 1,
+            f"{self.case.id} [{self.runtime}-{self.variant}]",
+        )
