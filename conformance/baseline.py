@@ -29,7 +29,8 @@ Two kinds of entry, as the word "each" decides:
   its scope exist and none shows its outcome.
 
 ``signature`` fields, each one value or a list of them (any of): ``op``,
-``opset``, ``dtype``, ``indices_dtype``, ``variant``, ``violation`` (the
+``opset``, ``dtype``, ``indices_dtype``, ``variant``, ``axis`` (as written,
+-1 is not 1), ``violation`` (the
 clause an invalid input breaks, ``none`` for a valid input) and ``features``
 (all of these input features present; see :mod:`conformance.features`).
 
@@ -65,6 +66,7 @@ SIGNATURE_FIELDS: dict[str, tuple] = {
     "dtype": tuple(dtypes.NAMES),
     "indices_dtype": tuple(dtypes.NAMES),
     "variant": tuple(model_builder.VARIANTS),
+    "axis": tuple(range(-8, 8)),  # as the case gives it (None when absent: axis 0)
     "violation": ("none", *decisions.BY_ID),
     "features": tuple(FEATURES),
 }

@@ -28,7 +28,6 @@ every installed runtime), ``--variants V ...``, ``--known DIR``,
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -117,11 +116,14 @@ class _Session:
                 raise pytest.UsageError(str(error)) from None
         self.variants = tuple(dict.fromkeys(option.conformance_variants or model_builder.VARIANTS))
         folder = option.conformance_known or baseline.default_folder()
+        if option.conformance_known is not None and not folder.is_dir():
+            raise pytest.UsageError(f"--known {folder}: no such folder")
+        self.known = folder
         try:
             self.baselines = baseline.load(folder, self.runtimes)
         except CaseErrors as errors:
             raise pytest.UsageError(f"bad baseline file:\n{errors}") from None
-        worker = os.environ.get("PYTEST_XDIST_WORKER")
+        worker = _worker(config)
         self.out = option.conformance_out / worker if worker else option.conformance_out
         self.run = None
 
@@ -149,6 +151,13 @@ class _Session:
 _KEY = pytest.StashKey[_Session]()
 
 
+def _worker(config) -> str | None:
+    """The xdist worker id (gw0...) in a worker process, else None. Read from
+    the config, not the environment: a pytest started by a test that itself
+    runs under xdist inherits PYTEST_XDIST_WORKER."""
+    return getattr(config, "workerinput", {}).get("workerid")
+
+
 def _session(config) -> _Session:
     if _KEY not in config.stash:
         config.stash[_KEY] = _Session(config)
@@ -168,7 +177,7 @@ def pytest_sessionfinish(session) -> None:
     state = config.stash.get(_KEY, None)
     if state is not None:
         state.close()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if _worker(config):
         return  # the controlling process merges the workers' folders
     out = config.option.conformance_out
     started = config.stash[_STARTED]
@@ -194,8 +203,11 @@ class CaseFile(pytest.File):
         return super().repr_failure(excinfo)
 
     def collect(self):
+        path = self.path
+        if path.is_relative_to(Path.cwd()):  # messages and records name cases/x.yaml:12
+            path = path.relative_to(Path.cwd())
         try:
-            cases = load_file(self.path)
+            cases = load_file(path)
         except CaseErrors as errors:
             raise CaseFileProblem(str(errors)) from None
         state = _session(self.config)
@@ -294,7 +306,8 @@ class CaseItem(pytest.Item):
                 f"baseline entries in scope expect {', '.join(kinds)}: the outcome changed"
             )
         else:
-            lines.append("not in the baseline (cases/known/<runtime>.yaml)")
+            known = _session(self.config).known / f"{self.runtime}.yaml"
+            lines.append(f"not in the baseline ({known})")
         return "\n".join(lines)
 
     def repr_failure(self, excinfo):

@@ -37,23 +37,36 @@ def example(op="Gather", data=None, indices=None, axis=0, opset=13, variant="sta
 @pytest.mark.parametrize(
     "made,expected",
     [
-        (example(), ()),
-        (example(indices=np.array([-1, 1])), ("negative",)),
-        (example(indices=np.array([2])), ("out_of_range",)),
-        (example(indices=np.array([-3])), ("negative", "out_of_range")),
-        (example(indices=np.array([2**31])), ("out_of_range", "beyond_int32")),
-        (example(indices=np.array(1)), ("scalar_indices",)),
-        (example(indices=np.zeros((0, 2), np.int64)), ("empty_indices",)),
+        (example(), ("block_copy",)),  # axis 0 of [2, 3]: each index selects a row
+        (example(axis=1, indices=np.array([2])), ()),  # the last axis: one element each
+        (example(indices=np.array([-1, 1])), ("negative", "block_copy")),
+        (example(indices=np.array([2])), ("out_of_range", "block_copy")),
+        (example(indices=np.array([-3])), ("negative", "out_of_range", "block_copy")),
+        (example(indices=np.array([2**31])), ("out_of_range", "beyond_int32", "block_copy")),
+        (example(axis=1, indices=np.array(1)), ("scalar_indices",)),
+        (example(indices=np.zeros((0, 2), np.int64)), ("empty_indices", "block_copy")),
         (
             example(data=np.zeros((0, 3), np.float32), indices=np.zeros(0, np.int64)),
-            ("empty_indices", "empty_data", "zero_size_axis"),
+            ("empty_indices", "empty_data", "zero_size_axis", "block_copy"),
         ),
         (example(data=np.zeros((2, 0), np.float32)), ("empty_data",)),
         (
-            example(op="GatherElements", indices=np.zeros((1, 2), np.int64), axis=0),
+            example(op="GatherElements", indices=np.zeros((2, 2), np.int64), axis=0),
             ("smaller_off_axis",),
         ),
-        (example(op="GatherElements", indices=np.zeros((5, 3), np.int64), axis=0), ()),
+        (
+            example(op="GatherElements", indices=np.zeros((1, 2), np.int64), axis=0),
+            ("smaller_off_axis", "axis_size_differs"),
+        ),
+        (
+            example(op="GatherElements", indices=np.zeros((5, 3), np.int64), axis=0),
+            ("axis_size_differs",),
+        ),
+        (
+            example(op="GatherElements", indices=np.zeros((1, 3), np.int64), axis=-2),
+            ("axis_size_differs",),
+        ),
+        (example(op="GatherElements", indices=np.zeros((2, 3), np.int64), axis=1), ()),
         (example(axis=7, indices=np.array([5])), ()),  # no axis: no range to be out of
     ],
 )
@@ -68,8 +81,9 @@ def test_signature_slug_is_a_safe_file_name():
     )
     assert sig.slug == (
         "openvino-gather13-accepted_invalid-float32-static-index-out-of-range-negative-out_of_range"
+        "-block_copy"
     )
-    assert sig.to_json()["features"] == ["negative", "out_of_range"]
+    assert sig.to_json()["features"] == ["negative", "out_of_range", "block_copy"]
 
 
 # -- what a class leaves on disk ------------------------------------------------------
@@ -205,10 +219,14 @@ def _findings(out: Path) -> dict:
 
 def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(tmp_path):
     out = tmp_path / "fz"
+    empty = tmp_path / "no-baseline"
+    empty.mkdir()
     done = conformance(
-        "fuzz", "--runtime", "openvino", "--time-budget", "25", "--seed", "1", "--out", str(out)
-    )
-    assert done.returncode == 1, done.stdout + done.stderr
+        "fuzz", "--runtime", "openvino", "--time-budget", "25", "--seed", "1", "--out", str(out),
+        "--known", str(empty),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr  # without a baseline, all is new
+    assert "gate FAILED" in done.stdout
     findings = _findings(out)
     assert findings["seed"] == 1 and findings["runtimes"] == ["openvino"]
     assert findings["examples"] > 50 and findings["examples_per_s"] > 0

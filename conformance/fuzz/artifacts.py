@@ -32,6 +32,7 @@ actual).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from importlib import resources
@@ -166,11 +167,21 @@ def _savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
     np.savez(path, **stored)
 
 
+def case_id(slug: str, limit: int = 120) -> str:
+    """The class's case id: fuzz-<slug>, cut to ``limit`` characters with a
+    hash of the whole slug, so that two long slugs never give the same id."""
+    whole = f"fuzz-{slug}"
+    if len(whole) <= limit:
+        return whole
+    digest = hashlib.sha1(slug.encode()).hexdigest()[:10]
+    return f"{whole[: limit - 11]}-{digest}"
+
+
 def case_yaml(found) -> str:
     example, verdict, signature = found.example, found.verdict, found.signature
     feature_words = ", ".join(signature.features) or "no index features"
     entry: dict = {
-        "id": f"fuzz-{signature.slug}"[:120],
+        "id": case_id(signature.slug),
         "description": f"found by conformance fuzz: {signature.runtime} {signature.kind} on "
         f"{example.op}-{example.opset} {example.dtype}, {example.variant} model "
         f"({feature_words})",

@@ -1,0 +1,208 @@
+"""`conformance diff` between two runs, and the pytest plugin collecting case files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tests.conftest import CASES, conformance
+
+KNOWN = CASES / "known"
+
+
+# -- diff -----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def a_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("diff") / "a"
+    result = conformance("run", "--runtime", "onnxruntime", "-k", "gather-every-dtype.op13*",
+                         "--out", str(out))  # fmt: skip
+    assert result.returncode == 1, result.stderr  # complex refused, strings wrong
+    return out
+
+
+def rewrite(run, out, change):
+    shutil.copytree(run, out)
+    lines = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    records = [change(dict(r)) for r in lines]
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return out
+
+
+def test_diff_of_a_run_with_itself_shows_nothing(a_run, tmp_path):
+    result = conformance("diff", str(a_run), str(a_run), "-o", str(tmp_path / "d.html"))
+    assert result.returncode == 0, result.stderr
+    assert "0 new, 0 fixed, 0 changed" in result.stdout
+    assert (tmp_path / "d.html").exists()
+
+
+def test_diff_names_new_fixed_and_changed_discrepancies(a_run, tmp_path):
+    def change(r):
+        if r["dtype"] == "complex64" and r["variant"] == "static":
+            r["kind"], r["message"] = "pass", ""  # fixed
+        elif r["dtype"] == "float32" and r["variant"] == "dynamic":
+            r["kind"], r["message"] = "value_mismatch", "1 of 16 elements differ"  # new
+        elif r["dtype"] == "string" and r["variant"] == "static":
+            r["kind"], r["message"] = "crash", "the worker died (SIGSEGV)"  # changed
+        return r
+
+    b = rewrite(a_run, tmp_path / "b", change)
+    result = conformance("diff", str(a_run), str(b))
+    assert result.returncode == 1, result.stderr
+    out = result.stdout
+    assert "2 new, 2 fixed, 2 changed discrepancies" in out  # int32 and int64 indices each
+    assert "onnxruntime  pass -> value_mismatch" in out and "gather-every-dtype (2)" in out
+    assert "onnxruntime  rejected -> pass" in out
+    assert "onnxruntime  value_mismatch -> crash" in out
+    page = (b / "diff.html").read_text()
+    assert 'id="new"' in page and "New (2)" in page and "Fixed (2)" in page
+    assert "the worker died (SIGSEGV)" in page and "<script" not in page
+
+
+def test_diff_of_fuzz_campaigns_compares_signatures(tmp_path):
+    runs = []
+    for seed in (1, 2):
+        out = tmp_path / f"f{seed}"
+        conformance("fuzz", "--runtime", "onnxruntime", "--time-budget", "4", "--seed",
+                    str(seed), "--out", str(out), "--no-progress")  # fmt: skip
+        runs.append(str(out))
+    result = conformance("diff", *runs)
+    assert result.returncode in (0, 1), result.stderr
+    assert "fuzz campaigns (no input in common): compared by discrepancy signature" in (
+        result.stdout
+    )
+
+
+def test_diff_of_a_missing_run_is_a_usage_error(tmp_path):
+    result = conformance("diff", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert result.returncode == 2 and "no such file or folder" in result.stderr
+
+
+# -- the pytest plugin ----------------------------------------------------------------
+CASE_FILE = """\
+defaults:
+  expected: oracle
+cases:
+  - id: plug-ok
+    op: Gather
+    opset: 13
+    dtype: float32
+    data: [1.0, 2.0, 3.0]
+    indices: [2, 0]
+    description: an ordinary gather
+    spec: gather-scalar-indices
+  - id: plug-complex
+    op: Gather
+    opset: 13
+    dtype: complex64
+    data: [[1, 2], [3, 4]]
+    indices: [1]
+    description: ORT has no complex kernel (a known family)
+    spec: data-dtype
+  - id: plug-string
+    op: Gather
+    opset: 13
+    dtype: string
+    data: [["a", "b"], ["c", "d"]]
+    indices: [1, 0]
+    description: ORT loses all but the first string of each row
+    spec: bitwise-exact
+"""
+
+PROPERTY_TEST = """\
+from hypothesis import given, settings
+from conformance import strategies
+from conformance.oracle import verdict
+
+
+@settings(max_examples=20, deadline=None)
+@given(strategies.valid_examples(op="Gather"))
+def test_valid_examples_have_an_output(example):
+    assert verdict(example.op, example.opset, example.data, example.indices,
+                   axis=example.axis).valid
+"""
+
+
+def pytest_in(folder, *args):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "plug.yaml").write_text(CASE_FILE)
+    shutil.copytree(KNOWN, tmp_path / "cases" / "known")
+    (tmp_path / "test_props.py").write_text(PROPERTY_TEST)
+    return tmp_path
+
+
+def test_pytest_collects_case_runtime_variant_items(project):
+    result = pytest_in(project, "cases", "--collect-only", "-q", "--runtime", "onnxruntime",
+                       "--variants", "static", "dynamic")  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    names = [line for line in result.stdout.splitlines() if "::" in line]
+    assert "cases/plug.yaml::plug-ok.op13.float32.int64[onnxruntime-static]" in names
+    assert len(names) == 3 * 2  # three cases, one runtime, two variants; known/ not collected
+
+
+def test_known_discrepancies_xfail_and_xdist_junit_and_properties_run_together(project):
+    junit = project / "junit.xml"
+    result = pytest_in(project, "cases", "test_props.py", "--runtime", "onnxruntime",
+                       "-n", "2", f"--junitxml={junit}", "-rxXf")  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    # plug-ok passes in 5 variants, and the property test; complex and string are families
+    assert "6 passed, 10 xfailed" in result.stdout
+    suite = ET.parse(junit).getroot().find("testsuite")
+    names = {case.get("name") for case in suite.iter("testcase")}
+    assert "plug-ok.op13.float32.int64[onnxruntime-static]" in names
+    assert "test_valid_examples_have_an_output" in names
+    assert (project / "reports" / "pytest" / "report.html").exists()
+    workers = sorted(p.name for p in (project / "reports" / "pytest").iterdir() if p.is_dir())
+    assert workers == ["gw0", "gw1"]
+
+
+def test_a_discrepancy_outside_the_baseline_fails_with_its_message(project):
+    known = project / "cases" / "known" / "onnxruntime.yaml"
+    known.write_text("entries: []\n")
+    result = pytest_in(project, "cases", "--runtime", "onnxruntime", "--variants", "static")
+    assert result.returncode == 1
+    assert "onnxruntime rejected: [ONNXRuntimeError]" in result.stdout
+    assert "case plug-complex.op13.complex64.int64 (cases/plug.yaml:12), variant static" in (
+        result.stdout
+    )
+    assert "expected: complex64 of shape [1, 2]" in result.stdout
+    assert "not in the baseline (cases/known/onnxruntime.yaml)" in result.stdout
+    assert "Traceback" not in result.stdout
+
+
+def test_a_case_entry_is_a_strict_xfail(project):
+    known = project / "cases" / "known" / "onnxruntime.yaml"
+    known.write_text(
+        "entries:\n  - case: plug-ok\n    outcome: value_mismatch\n"
+        "    reason: pretend this was wrong in an older release\n    clause: bitwise-exact\n"
+    )
+    result = pytest_in(project, "cases", "--runtime", "onnxruntime", "--variants", "static",
+                       "-k", "plug-ok")  # fmt: skip
+    assert result.returncode == 1
+    assert "[XPASS(strict)]" in result.stdout and "pretend this was wrong" in result.stdout
+
+
+def test_a_broken_case_file_is_a_collection_error_with_its_line(project):
+    (project / "cases" / "broken.yaml").write_text("cases:\n  - id: x\n    op: Gathr\n")
+    result = pytest_in(project, "cases", "--runtime", "onnxruntime", "--collect-only")
+    assert result.returncode != 0
+    assert "cases/broken.yaml:3: cases[0].op: 'Gathr' is not one of" in result.stdout
+    assert "Traceback" not in result.stdout

@@ -1,0 +1,270 @@
+"""The known-discrepancy baseline and the gate: files, rules, and the CLI on real runtimes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conformance import baseline, gate
+from conformance.cases.loader import CaseErrors
+from tests.conftest import CASES, conformance
+
+KNOWN = CASES / "known"
+
+
+def write(folder: Path, runtime: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{runtime}.yaml"
+    path.write_text(text)
+    return path
+
+
+def problems(tmp_path, text: str) -> list[str]:
+    path = write(tmp_path, "openvino", text)
+    with pytest.raises(CaseErrors) as caught:
+        baseline.load_file(path)
+    return [str(error) for error in caught.value.errors]
+
+
+# -- the shipped baselines ------------------------------------------------------------
+@pytest.mark.parametrize("runtime", ["onnxruntime", "openvino", "reference"])
+def test_the_shipped_baselines_load_and_every_entry_is_justified(runtime):
+    entries = baseline.load_file(KNOWN / f"{runtime}.yaml")
+    assert entries
+    for entry in entries:
+        assert len(entry.reason) > 40, entry.where  # a reason, not a label
+        assert entry.clause or entry.upstream
+        assert entry.runtime == runtime
+
+
+def test_baseline_files_are_not_read_as_case_files():
+    from conformance.cases.loader import discover
+
+    assert not [p for p in discover([CASES]) if "known" in p.parts]
+
+
+# -- file errors: file, line, field ---------------------------------------------------
+def test_bad_entries_name_file_line_and_field(tmp_path):
+    found = problems(
+        tmp_path,
+        "entries:\n"
+        "  - case: gather-x\n"  # line 2
+        "    outcome: pass\n"
+        "    reason: conforming is not a discrepancy\n"
+        "    clause: index-out-of-range\n"
+        "  - signature: {op: Gather, dtype: float33, colour: red}\n"  # line 6
+        "    outcome: crash\n"
+        "    reason: a typo in the dtype\n"
+        "    clause: no-such-clause\n"
+        "    versions: 'about 2026'\n"
+        "  - outcome: crash\n"  # line 11
+        "    clause: bitwise-exact\n",
+    )
+    where = str(tmp_path / "openvino.yaml")
+    assert f"{where}:3: entries[0].outcome: 'pass' is not a discrepancy kind" in found[0]
+    text = "\n".join(found)
+    assert f"{where}:6: entries[1].signature.dtype: 'float33': not one of" in text
+    assert f"{where}:6: entries[1].signature.colour: unknown field" in text
+    assert f"{where}:9: entries[1].clause: 'no-such-clause' is not a decision id" in text
+    assert f"{where}:10: entries[1].versions: 'about 2026' is not a version specifier" in text
+    assert f"{where}:11: entries[2]: an entry needs a case pattern or a signature" in text
+    assert f"{where}:11: entries[2]: missing field 'reason'" in text
+
+
+def test_an_entry_needs_a_clause_or_an_upstream_link(tmp_path):
+    found = problems(tmp_path, "entries:\n  - case: x\n    outcome: crash\n    reason: why\n")
+    assert found == [
+        f"{tmp_path / 'openvino.yaml'}:2: entries[0]: "
+        "give the decisions-table 'clause' or an 'upstream' issue link"
+    ]
+
+
+def test_broken_yaml_is_reported_with_its_line(tmp_path):
+    found = problems(tmp_path, "entries:\n  - case: [unclosed\n    outcome: crash\n")
+    assert len(found) == 1 and found[0].startswith(f"{tmp_path / 'openvino.yaml'}:")
+    assert "YAML" in found[0]
+
+
+# -- the rules, on records ------------------------------------------------------------
+def record(kind, case_id="gather-x.op13.float32.int64", variant="static", **extra):
+    return {
+        "runtime": "openvino",
+        "case_id": case_id,
+        "base_id": case_id.split(".")[0],
+        "op": "Gather",
+        "opset": 13,
+        "dtype": "float32",
+        "indices_dtype": "int64",
+        "variant": variant,
+        "kind": kind,
+        "expected": {"dtype": "float32", "shape": [2]},
+        "features": [],
+        "source": "cases/x.yaml:1",
+        "message": "",
+        **extra,
+    }
+
+
+def entries(tmp_path, text):
+    return {"openvino": baseline.load_file(write(tmp_path, "openvino", "entries:\n" + text))}
+
+
+CASE_ENTRY = "  - case: gather-x\n    outcome: crash\n    reason: r\n    clause: empty-tensors\n"
+FAMILY = (
+    "  - signature: {op: Gather, dtype: float32}\n    outcome: value_mismatch\n"
+    "    reason: r\n    clause: bitwise-exact\n"
+)
+
+
+def test_a_case_entry_expects_each_result_in_scope(tmp_path):
+    known = entries(tmp_path, CASE_ENTRY)
+    result = gate.check([record("crash"), record("crash", variant="dynamic")], known, {})
+    assert result.passed() and not result.unexpected
+    result = gate.check([record("crash"), record("pass", variant="dynamic")], known, {})
+    assert [r.entry.line for r in result.fixed] == [2] and not result.passed()
+    assert result.passed(allow_fixed=True)
+    assert result.fixed[0].conforming_ids == ["gather-x.op13.float32.int64 [dynamic]"]
+
+
+def test_another_discrepancy_kind_in_scope_is_new(tmp_path):
+    known = entries(tmp_path, CASE_ENTRY)
+    result = gate.check([record("crash"), record("value_mismatch", variant="dynamic")], known, {})
+    assert [r["variant"] for r in result.unexpected] == ["dynamic"] and not result.passed()
+
+
+def test_a_family_is_fixed_only_on_enough_evidence(tmp_path):
+    known = entries(tmp_path, FAMILY)
+    few = [record("pass", case_id=f"fuzz-{i}") for i in range(gate.FIXED_EVIDENCE - 1)]
+    result = gate.check(few, known, {})
+    assert result.passed() and len(result.unproven) == 1
+    many = [*few, record("pass", case_id="fuzz-last")]
+    assert not gate.check(many, known, {}).passed()
+    assert gate.check([*many, record("value_mismatch")], known, {}).passed()
+
+
+def test_an_entry_matching_nothing_is_reported_not_failed(tmp_path):
+    known = entries(tmp_path, CASE_ENTRY)
+    result = gate.check([record("pass", case_id="gather-y.op13.float32.int64")], known, {})
+    assert result.passed() and len(result.unmatched) == 1
+    lines = gate.explain(result, False, "known")
+    assert any(line.startswith("unmatched: ") and ":2:" in line for line in lines)
+
+
+def test_versions_limit_an_entry_to_some_runtime_versions(tmp_path):
+    text = CASE_ENTRY + "    versions: '>=2026.4,<2027'\n"
+    known = entries(tmp_path, text)
+    crash = [record("crash")]
+    # OpenVINO reports '2026.4.1-22982-e213a147257-releases/2026/4': 2026.4.1 counts.
+    assert gate.check(crash, known, {"openvino": "2026.4.1-22982-e213a14-releases/2026/4"}).passed()
+    other = gate.check(crash, known, {"openvino": "2027.0.0"})
+    assert not other.passed() and len(other.inapplicable) == 1
+
+
+def test_signature_fields_match_violation_and_features(tmp_path):
+    known = entries(
+        tmp_path,
+        "  - signature: {violation: index-out-of-range, features: [negative, out_of_range]}\n"
+        "    outcome: accepted_invalid\n    reason: r\n    clause: index-out-of-range\n",
+    )
+    bad = {"expected": {"violation": "index-out-of-range"}}
+    both = record("accepted_invalid", features=["negative", "out_of_range"], **bad)
+    one = record("accepted_invalid", case_id="g2.op13", features=["out_of_range"], **bad)
+    result = gate.check([both, one], known, {})
+    assert result.unexpected == [one]
+
+
+# -- the CLI on the real runtimes ---------------------------------------------------
+def test_the_default_gate_passes_with_the_shipped_baseline(tmp_path):
+    out = tmp_path / "run"
+    result = conformance("run", "--gate", "-k", "*complex*", "--out", str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "gate PASSED" in result.stdout
+    decided = json.loads((out / "gate.json").read_text())
+    assert decided["passed"] and decided["schema"] == "onnx-gather-conformance/gate"
+    assert decided["discrepancies"] > 0 and decided["new"] == []
+
+
+def test_removing_a_baseline_entry_fails_the_gate_with_a_clear_message(tmp_path):
+    known = tmp_path / "known"
+    shutil.copytree(KNOWN, known)
+    text = (known / "onnxruntime.yaml").read_text()
+    start = text.index("  - signature: {dtype: [complex64, complex128]}")
+    end = text.index("  - signature:", start + 10)
+    (known / "onnxruntime.yaml").write_text(text[:start] + text[end:])
+    out = tmp_path / "run"
+    args = ["run", "--gate", "--runtime", "onnxruntime", "-k", "ge-complex-values", "--out"]
+    result = conformance(*args, str(out), "--known", str(known))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "NEW: 20 discrepancies not in the baseline" in result.stdout
+    assert "onnxruntime  rejected          GatherElements  ge-complex-values (20:" in result.stdout
+    assert "cases/gather_elements/values.yaml:" in result.stdout
+    assert "MLDataType for: tensor(complex" in result.stdout
+    assert "gate FAILED" in result.stdout
+    new = json.loads((out / "gate.json").read_text())["new"]
+    assert [(g["runtime"], g["kind"], g["base_id"], g["count"]) for g in new] == [
+        ("onnxruntime", "rejected", "ge-complex-values", 20)
+    ]
+
+
+def test_an_entry_that_no_longer_reproduces_fails_unless_allowed(tmp_path):
+    known = tmp_path / "known"
+    write(
+        known,
+        "onnxruntime",
+        "entries:\n  - case: gather-example-axis0\n    outcome: value_mismatch\n"
+        "    reason: pretend ORT got this wrong once\n    upstream: https://example.org/1\n",
+    )
+    out = tmp_path / "run"
+    args = ["run", "--gate", "--runtime", "onnxruntime", "-k", "gather-example-axis0*", "--out"]
+    result = conformance(*args, str(out), "--known", str(known))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"FIXED UPSTREAM? {known / 'onnxruntime.yaml'}:2:" in result.stdout
+    assert "conforming now: gather-example-axis0.op1.float32.int32 [static]" in result.stdout
+    allowed = conformance(*args, str(out), "--known", str(known), "--allow-fixed")
+    assert allowed.returncode == 0, allowed.stdout
+    assert "fixed upstream? (allowed)" in allowed.stdout
+
+
+def test_a_bad_baseline_stops_the_run_before_it_starts(tmp_path):
+    known = tmp_path / "known"
+    write(known, "onnxruntime", "entries:\n  - case: x\n    outcome: wrong\n")
+    out = tmp_path / "run"
+    result = conformance("run", "--gate", "--runtime", "onnxruntime", "--known", str(known),
+                         "--out", str(out))  # fmt: skip
+    assert result.returncode == 2
+    assert f"{known / 'onnxruntime.yaml'}:3: entries[0].outcome: 'wrong'" in result.stderr
+    assert "Traceback" not in result.stderr and not out.exists()
+
+
+def test_conformance_gate_checks_a_finished_run_and_merges_shards(tmp_path):
+    runs = []
+    for index in (1, 2):
+        out = tmp_path / f"shard{index}"
+        conformance("run", "--runtime", "onnxruntime", "-k", "*complex*", "--shard",
+                    f"{index}/2", "--out", str(out))  # fmt: skip
+        runs.append(str(out))
+    result = conformance("gate", *runs, "--out", str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    decided = json.loads((tmp_path / "gate.json").read_text())
+    total = sum(len((Path(r) / "results.jsonl").read_text().splitlines()) for r in runs)
+    assert decided["results"] == total and decided["passed"]
+    broken = conformance("gate", str(tmp_path / "nothing-here"))
+    assert broken.returncode == 2 and "no such file or folder" in broken.stderr
+
+
+def test_a_fuzz_campaign_exits_by_the_baseline(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    args = ["fuzz", "--runtime", "onnxruntime", "--time-budget", "6", "--seed", "3"]
+    strict = conformance(*args, "--out", str(tmp_path / "a"), "--known", str(empty))
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "NEW:" in strict.stdout and "gate FAILED" in strict.stdout
+    known = conformance(*args, "--out", str(tmp_path / "b"))
+    assert known.returncode == 0, known.stdout + known.stderr
+    assert "gate PASSED" in known.stdout
+    kinds = Counter(json.loads(line)["kind"] for line in (tmp_path / "b" / "results.jsonl").open())
+    assert kinds["rejected"] > 0  # it found ORT's complex refusal, a known one
