@@ -263,6 +263,13 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--json", type=Path, metavar="FILE.json", help="also the versioned JSON summary"
     )
+    report.add_argument(
+        "--known",
+        type=Path,
+        metavar="DIR",
+        help="mark discrepancies known or new against this baseline folder (default: the "
+        "one the runs' gate used, else cases/known)",
+    )
     report.set_defaults(func=cmd_report)
 
     gate = commands.add_parser(
@@ -318,7 +325,9 @@ def cmd_report(args) -> int:
     from conformance.report import model, render  # Jinja2 only when a report is asked for
 
     try:
-        written = render.write(args.results, args.output, junit=args.junit, summary=args.json)
+        written = render.write(
+            args.results, args.output, junit=args.junit, summary=args.json, known=args.known
+        )
     except model.ReportError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -182,8 +182,8 @@ def command(args) -> int:
         print("discrepancy classes by runtime, kind and op:")
         print("\n".join(_families(campaign)))
     print(f"findings: {out / FINDINGS}")
-    print(f"report:   {write_report(out)}")
     status = gate_command.evaluate([out], baselines, args, err, write_to=out)
+    print(f"report:   {write_report(out)}")
     if status == EXIT_USAGE:
         return status
     return exit_status(

@@ -269,13 +269,14 @@ def command(args, load_cases, select) -> int:
         print("discrepancies (runtime, kind, op, case-file id, count):")
         print("\n".join(groups))
     print(f"results: {out / records.RESULTS}  ({summary.duration_s:.1f} s)")
-    print(f"report:  {write_report(out)}")
     found = bool(summary.discrepancies)
-    if args.gate:
+    status = EXIT_OK
+    if args.gate:  # before the report, which marks each group known or new from gate.json
         status = gate_command.evaluate([out], baselines, args, err, write_to=out)
-        if status == EXIT_USAGE:
-            return status
         found = status == EXIT_DISCREPANCIES
+    print(f"report:  {write_report(out)}")
+    if status == EXIT_USAGE:
+        return status
     return exit_status(summary, err, found, "the results recorded so far")
 
 

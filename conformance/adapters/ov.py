@@ -7,7 +7,9 @@ Traps handled here:
   NumPy dtype the binding reports.
 - String tensors go through NumPy fixed-width strings, which drop trailing
   NUL characters both ways; such inputs are refused as harness-unsupported
-  instead of being blamed on OpenVINO.
+  instead of being blamed on OpenVINO, and so are models whose string
+  initializers hold them (the output, read back through the same path,
+  could not carry them).
 - Object arrays are refused by ``ov.Tensor``; strings are converted first.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
+import onnx
 import openvino as ov
 
 from conformance.adapters import Adapter, HarnessUnsupported, LoadError, RunError
@@ -78,6 +81,18 @@ def _from_tensor(tensor: ov.Tensor) -> np.ndarray:
     return np.frombuffer(np.require(tensor.data, requirements="C").tobytes(), dtype).reshape(shape)
 
 
+def _refuse_trailing_nul_initializers(model: bytes) -> None:
+    proto = onnx.ModelProto.FromString(model)
+    for tensor in proto.graph.initializer:
+        if tensor.data_type == onnx.TensorProto.STRING and any(
+            s.endswith(b"\x00") for s in tensor.string_data
+        ):
+            raise HarnessUnsupported(
+                "string initializer with a trailing NUL character: the OpenVINO Python API "
+                "returns strings through NumPy fixed-width strings, which would drop it"
+            )
+
+
 class OpenVinoAdapter(Adapter):
     name = "openvino"
     device = "CPU"
@@ -108,6 +123,7 @@ class OpenVinoAdapter(Adapter):
         }
 
     def load(self, model: bytes):
+        _refuse_trailing_nul_initializers(model)
         try:
             compiled = self._core.compile_model(
                 self._core.read_model(model, b""), self.device, self._config

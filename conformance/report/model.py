@@ -17,8 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance import decisions, dtypes, model_builder
+from conformance import baseline, decisions, dtypes, model_builder
 from conformance.cases import loader
+from conformance.cases.loader import CaseErrors
 from conformance.engine import records
 from conformance.engine.judge import DISCREPANCIES, KINDS
 
@@ -87,6 +88,14 @@ class Group:
     data: Tensor | None = None
     indices: Tensor | None = None
     differing: list[dict] = field(default_factory=list)  # position, expected, actual
+    records: list[dict] = field(default_factory=list, repr=False)
+    new: int = 0  # results no baseline entry covers
+    known: dict = field(default_factory=dict)  # "file:line" -> the baseline entry covering some
+
+    @property
+    def baseline(self) -> str:
+        """'new' when any result is outside the baseline, else 'known'."""
+        return "new" if self.new else "known"
 
 
 @dataclass
@@ -110,6 +119,8 @@ class Report:
     findings: list[dict]  # fuzz classes, with paths made relative to the report
     records: int
     entries: list[dict] = field(default_factory=list, repr=False)  # the records themselves
+    baseline: str | None = None  # the baseline folder groups were held against
+    baseline_error: str | None = None  # why no baseline could be used
 
 
 def _by_severity(item) -> int:
@@ -180,7 +191,10 @@ class _Cases:
 
 
 # -- the report -----------------------------------------------------------------------
-def load(paths: list[Path], report_path: Path) -> Report:
+def load(paths: list[Path], report_path: Path, known: Path | None = None) -> Report:
+    """The report of run folders (or results files). Discrepancies are marked
+    known or new against the baseline in ``known``, else the one the run's
+    gate used (gate.json), else cases/known when there is one."""
     headers, entries, findings, cwds = [], [], [], {}
     for path in paths:
         results, folder = _folder(Path(path))
@@ -198,7 +212,36 @@ def load(paths: list[Path], report_path: Path) -> Report:
                 for name, relative in entry.get("files", {}).items()
             }
             findings.append(entry)
-    return build(headers, entries, findings, cwds)
+        if known is None and (decided := _read_json(folder / "gate.json")):
+            known = Path(decided["baseline"])
+    report = build(headers, entries, findings, cwds)
+    _mark_known(report, known if known is not None else baseline.default_folder())
+    return report
+
+
+def _mark_known(report: Report, folder: Path) -> None:
+    """Hold each group's results against the baseline: which entries cover
+    them, how many are new."""
+    if not folder.is_dir():
+        return
+    try:
+        baselines = baseline.load(folder, report.runtimes)
+    except CaseErrors as errors:
+        report.baseline_error = f"the baseline in {folder} does not load: {errors.errors[0]}"
+        return
+    report.baseline = str(folder)
+    versions = records.runtime_versions(report.headers)
+    usable = {
+        runtime: [e for e in entries if e.applies_to(versions.get(runtime))]
+        for runtime, entries in baselines.items()
+    }
+    for group in report.groups:
+        for entry in group.records:
+            cover = next((e for e in usable.get(entry["runtime"], ()) if e.covers(entry)), None)
+            if cover is None:
+                group.new += 1
+            else:
+                group.known[cover.where] = cover
 
 
 def _relative(target: Path, start: Path) -> str:
@@ -231,6 +274,7 @@ def build(
         if group is None:
             group = groups[key] = Group(runtime, kind, entry["op"], base_id, 0, entry)
         group.count += 1
+        group.records.append(entry)
         group.dtypes.add(entry["dtype"])
         group.variants.add(entry["variant"])
         if _size(entry) < _size(group.example):

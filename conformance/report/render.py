@@ -45,11 +45,16 @@ def render(report: Report) -> str:
 
 
 def write(
-    paths: list[Path], out: Path, junit: Path | None = None, summary: Path | None = None
+    paths: list[Path],
+    out: Path,
+    junit: Path | None = None,
+    summary: Path | None = None,
+    known: Path | None = None,
 ) -> Report:
     """Read the run folders (or results files), write the report to ``out``,
-    and JUnit XML and the JSON summary where asked."""
-    report = load(paths, out)
+    and JUnit XML and the JSON summary where asked; ``known`` is the baseline
+    folder discrepancies are marked against (see :func:`model.load`)."""
+    report = load(paths, out, known)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
     partial.write_text(render(report), encoding="utf-8")
