@@ -78,7 +78,7 @@ def to_json(result: gate.Gate, allow_fixed: bool, folder: Path) -> dict:
         "version": 1,
         "passed": result.passed(allow_fixed),
         "allow_fixed": allow_fixed,
-        "baseline": str(folder.resolve()),
+        "baseline": str(folder),
         "results": result.results,
         "discrepancies": result.discrepancies,
         "new": [

@@ -82,7 +82,10 @@ def _from_tensor(tensor: ov.Tensor) -> np.ndarray:
 
 
 def _refuse_trailing_nul_initializers(model: bytes) -> None:
-    proto = onnx.ModelProto.FromString(model)
+    try:
+        proto = onnx.ModelProto.FromString(model)
+    except Exception:  # not a model: OpenVINO says so itself, as a load error
+        return
     for tensor in proto.graph.initializer:
         if tensor.data_type == onnx.TensorProto.STRING and any(
             s.endswith(b"\x00") for s in tensor.string_data

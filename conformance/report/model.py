@@ -214,6 +214,8 @@ def load(paths: list[Path], report_path: Path, known: Path | None = None) -> Rep
             findings.append(entry)
         if known is None and (decided := _read_json(folder / "gate.json")):
             known = Path(decided["baseline"])
+            if not known.is_dir() and header and header.get("cwd"):
+                known = Path(header["cwd"]) / known  # relative to where the run ran
     report = build(headers, entries, findings, cwds)
     _mark_known(report, known if known is not None else baseline.default_folder())
     return report
