@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nox
 
 PYTHON = "3.11"
 RUNTIMES = ("onnxruntime", "openvino", "reference")
+# One runtime per session, so its workers can have every core (later -j wins).
+WORKERS = min(4, os.cpu_count() or 1)
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
@@ -41,7 +44,7 @@ def conformance(session: nox.Session, runtime: str) -> None:
     session.run("conformance", "cases", "validate", "--check-models")
     session.run(
         "conformance", "run", "--runtime", runtime, "--gate", "--out", f"reports/{runtime}",
-        *session.posargs,
+        "-j", str(WORKERS), *session.posargs,
     )  # fmt: skip
 
 

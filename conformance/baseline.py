@@ -49,13 +49,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from conformance import decisions, dtypes, model_builder, spec
 from conformance.cases import yaml_lines
-from conformance.cases.loader import CaseErrors, CaseFileError
+from conformance.cases.loader import CaseErrors, YamlFileReader
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.features import FEATURES
 
@@ -146,28 +145,11 @@ def release(version: str | None) -> Version | None:
         return None
 
 
-class _FileReader:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.errors: list[CaseFileError] = []
-        self.root = None
-
-    def error(self, where: tuple, message: str) -> None:
-        line = yaml_lines.line_of(self.root, where) if self.root is not None else None
-        name = "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in where).lstrip(".")
-        self.errors.append(CaseFileError(self.path, line, name, message))
+class _FileReader(YamlFileReader):
+    """Turns one baseline file into entries."""
 
     def read(self) -> list[Entry]:
-        try:
-            self.root = yaml_lines.load(self.path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            self.error((), f"cannot read: {exc}")
-            return []
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark else None
-            message = f"YAML: {getattr(exc, 'problem', None) or exc}"
-            self.errors.append(CaseFileError(self.path, line, "", message))
+        if not self.load_yaml():
             return []
         if self.root is None:
             return []  # an empty file: no known discrepancy

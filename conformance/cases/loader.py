@@ -67,8 +67,9 @@ def _field_name(path: Iterable) -> str:
     return out
 
 
-class _FileReader:
-    """Collects the errors of one file while turning it into cases."""
+class YamlFileReader:
+    """Collects the errors of one YAML file (case file or baseline) as
+    ``file:line: field: message`` while something reads it."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -80,21 +81,31 @@ class _FileReader:
             line = yaml_lines.line_of(self.root, node_path) if self.root is not None else None
         self.errors.append(CaseFileError(self.path, line, _field_name(node_path), message))
 
-    def read(self) -> list[Case]:
+    def load_yaml(self) -> bool:
+        """Parse the file into ``self.root`` (lines remembered); False after an error."""
         try:
             text = self.path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             self.error((), f"cannot read: {exc}")
-            return []
+            return False
         try:
             self.root = yaml_lines.load(text)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = mark.line + 1 if mark else None
             self.error((), f"YAML: {exc.problem or exc.context}", line=line)
-            return []
+            return False
         except yaml.YAMLError as exc:
             self.error((), f"YAML: {exc}")
+            return False
+        return True
+
+
+class _FileReader(YamlFileReader):
+    """Turns one case file into cases."""
+
+    def read(self) -> list[Case]:
+        if not self.load_yaml():
             return []
         if not self._schema_ok():
             return []
