@@ -154,6 +154,12 @@ def test_in_a_browser_the_page_loads_filters_work_and_no_injected_script_runs(ho
     assert 'class="group hidden"' in hidden and 'id="shown">0 discrepancy groups shown<' in hidden
     kept = _browse(url + "#kind=value_mismatch&dtype=string", "--dump-dom").stdout
     assert 'id="shown">1 discrepancy groups shown<' in kept
+    # ORT's string Gather is a known family of cases/known/onnxruntime.yaml.
+    known = _browse(url + "#baseline=known", "--dump-dom").stdout
+    assert 'id="shown">1 discrepancy groups shown<' in known
+    assert "cases/known/onnxruntime.yaml:" in known and "known-badge" in known
+    new = _browse(url + "#baseline=new", "--dump-dom").stdout
+    assert 'id="shown">0 discrepancy groups shown<' in new
 
 
 @needs_chromium

@@ -233,8 +233,10 @@ def _mark_known(report: Report, folder: Path) -> None:
         return
     report.baseline = str(folder)
     versions = records.runtime_versions(report.headers)
-    usable = {
-        runtime: [e for e in entries if e.applies_to(versions.get(runtime))]
+    usable = {  # case entries first: they name the cases, families only their shape
+        runtime: sorted(
+            (e for e in entries if e.applies_to(versions.get(runtime))), key=lambda e: not e.each
+        )
         for runtime, entries in baselines.items()
     }
     for group in report.groups:
