@@ -65,7 +65,7 @@ SIGNATURE_FIELDS: dict[str, tuple] = {
     "dtype": tuple(dtypes.NAMES),
     "indices_dtype": tuple(dtypes.NAMES),
     "variant": tuple(model_builder.VARIANTS),
-    "axis": tuple(range(-8, 8)),  # as the case gives it (None when absent: axis 0)
+    "axis": None,  # any integer, as the model gives it (out-of-range ones too)
     "violation": ("none", *decisions.BY_ID),
     "features": tuple(FEATURES),
 }
@@ -237,7 +237,11 @@ class _FileReader(YamlFileReader):
                 continue
             values = tuple(value) if isinstance(value, list) else (value,)
             allowed = SIGNATURE_FIELDS[name]
-            bad = [v for v in values if v not in allowed]
+            if allowed is None:  # any integer
+                bad = [v for v in values if not isinstance(v, int) or isinstance(v, bool)]
+                allowed = ("integers",)
+            else:
+                bad = [v for v in values if v not in allowed]
             if bad or not values:
                 shown = ", ".join(map(str, allowed))
                 self.error((*at, name), f"{', '.join(map(repr, bad)) or '[]'}: not one of {shown}")

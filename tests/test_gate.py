@@ -268,3 +268,14 @@ def test_a_fuzz_campaign_exits_by_the_baseline(tmp_path):
     assert "gate PASSED" in known.stdout
     kinds = Counter(json.loads(line)["kind"] for line in (tmp_path / "b" / "results.jsonl").open())
     assert kinds["rejected"] > 0  # it found ORT's complex refusal, a known one
+
+
+def test_a_signature_axis_is_any_integer(tmp_path):
+    found = problems(
+        tmp_path,
+        "entries:\n  - signature: {axis: [-2147483648, one]}\n    outcome: crash\n"
+        "    reason: r\n    clause: axis-out-of-range\n",
+    )
+    assert found == [
+        f"{tmp_path / 'openvino.yaml'}:2: entries[0].signature.axis: 'one': not one of integers"
+    ]
