@@ -9,7 +9,7 @@ import nox
 
 PYTHON = "3.11"
 RUNTIMES = ("onnxruntime", "openvino", "reference")
-# One runtime per session, so its workers can have every core (later -j wins).
+# One runtime per session, so its workers may use the cores, up to 4 (a later -j wins).
 WORKERS = min(4, os.cpu_count() or 1)
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True

@@ -25,14 +25,19 @@ Two kinds of entry, as the word "each" decides:
   of its outcomes. One that conforms now makes the entry "fixed upstream?".
 * an entry with only ``signature`` names a family of discrepancies, as fuzz
   classes are: any result in its scope *may* show them (a value-dependent bug
-  does not show on every input). It is "fixed upstream?" only when results in
-  its scope exist and none shows its outcome.
+  does not show on every input). It is "fixed upstream?" only when enough
+  results in its scope conform and none shows its outcome (:mod:`conformance.gate`).
 
 ``signature`` fields, each one value or a list of them (any of): ``op``,
 ``opset``, ``dtype``, ``indices_dtype``, ``variant``, ``axis`` (as written,
--1 is not 1), ``violation`` (the
-clause an invalid input breaks, ``none`` for a valid input) and ``features``
-(all of these input features present; see :mod:`conformance.features`).
+-1 is not 1; an absent axis counts as 0), ``violation`` (the clause an
+invalid input breaks, ``none`` for a valid input) and ``features`` (all of
+these input features present; see :mod:`conformance.features`).
+
+A family whose discrepancy shows only on some values (ONNX Runtime's string
+Gather goes wrong only when the strings of a block differ) says
+``depends_on_values: true``: inputs in its scope that pass prove nothing,
+so the gate never calls it fixed; case entries pin such bugs in the corpus.
 
 ``clause`` is an id of the decisions table, ``upstream`` a link to the
 runtime's issue; an entry gives at least one, and always a ``reason``.
@@ -69,7 +74,9 @@ SIGNATURE_FIELDS: dict[str, tuple] = {
     "violation": ("none", *decisions.BY_ID),
     "features": tuple(FEATURES),
 }
-ENTRY_FIELDS = ("case", "signature", "outcome", "reason", "clause", "upstream", "versions")
+ENTRY_FIELDS = (
+    "case", "signature", "outcome", "reason", "clause", "upstream", "versions", "depends_on_values",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,7 @@ class Entry:
     clause: str | None = None
     upstream: str | None = None
     versions: str | None = None
+    depends_on_values: bool = False  # a family no run of passing inputs can call fixed
 
     @property
     def where(self) -> str:
@@ -119,6 +127,10 @@ class Entry:
             elif name == "violation":
                 expected = record.get("expected") or {}
                 if (expected.get("violation") or "none") not in allowed:
+                    return False
+            elif name == "axis":
+                axis = record.get("axis")
+                if (0 if axis is None else axis) not in allowed:  # absent: ONNX's default 0
                     return False
             elif record.get(name) not in allowed:
                 return False
@@ -172,12 +184,17 @@ class _FileReader(YamlFileReader):
         for key in sorted(set(raw) - set(ENTRY_FIELDS), key=str):
             self.error((*at, key), f"unknown field (allowed: {', '.join(ENTRY_FIELDS)})")
         case = self._strings(raw, at, "case")
-        signature = self._signature(raw.get("signature"), at)
-        if not case and not signature and "case" not in raw and "signature" not in raw:
+        signature = self._signature(raw.get("signature"), at) if "signature" in raw else {}
+        if "case" not in raw and "signature" not in raw:
             self.error(at, "an entry needs a case pattern or a signature (or both)")
         outcome = self._strings(raw, at, "outcome")
         if "outcome" not in raw:
             self.error(at, "missing field 'outcome' (the discrepancy kind expected)")
+        values = raw.get("depends_on_values", False)
+        if not isinstance(values, bool):
+            self.error((*at, "depends_on_values"), "must be true or false")
+        elif values and case:
+            self.error((*at, "depends_on_values"), "only for families (signature without case)")
         for kind in outcome:
             if kind not in DISCREPANCIES:
                 allowed = ", ".join(k for k in KINDS if k in DISCREPANCIES)
@@ -211,12 +228,13 @@ class _FileReader(YamlFileReader):
             clause=clause,
             upstream=raw.get("upstream"),
             versions=versions,
+            depends_on_values=values,
         )
 
     def _strings(self, raw: dict, at: tuple, key: str) -> list[str]:
-        value = raw.get(key)
-        if value is None:
+        if key not in raw:
             return []
+        value = raw[key]  # present but empty (a bare `case:`) is an error, not "anything"
         values = value if isinstance(value, list) else [value]
         if not values or not all(isinstance(v, str) and v for v in values):
             self.error((*at, key), "must be a non-empty string or a list of them")
@@ -225,8 +243,6 @@ class _FileReader(YamlFileReader):
 
     def _signature(self, raw, at: tuple) -> dict[str, tuple]:
         at = (*at, "signature")
-        if raw is None:
-            return {}
         if not isinstance(raw, dict) or not raw:
             self.error(at, f"a mapping of some of: {', '.join(SIGNATURE_FIELDS)}")
             return {}
@@ -239,12 +255,13 @@ class _FileReader(YamlFileReader):
             allowed = SIGNATURE_FIELDS[name]
             if allowed is None:  # any integer
                 bad = [v for v in values if not isinstance(v, int) or isinstance(v, bool)]
-                allowed = ("integers",)
+                allowed = ("an integer",)
             else:
                 bad = [v for v in values if v not in allowed]
             if bad or not values:
                 shown = ", ".join(map(str, allowed))
-                self.error((*at, name), f"{', '.join(map(repr, bad)) or '[]'}: not one of {shown}")
+                what = shown if SIGNATURE_FIELDS[name] is None else f"one of {shown}"
+                self.error((*at, name), f"{', '.join(map(repr, bad)) or '[]'}: not {what}")
                 continue
             signature[name] = values
         return signature

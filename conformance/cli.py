@@ -324,6 +324,10 @@ def _parser() -> argparse.ArgumentParser:
 def cmd_report(args) -> int:
     from conformance.report import model, render  # Jinja2 only when a report is asked for
 
+    if args.known is not None and not args.known.is_dir():
+        print(f"error: --known {args.known}: no such folder", file=sys.stderr)
+        return EXIT_USAGE
+
     try:
         written = render.write(
             args.results, args.output, junit=args.junit, summary=args.json, known=args.known

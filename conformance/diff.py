@@ -6,7 +6,9 @@ corpus run before and after a runtime upgrade compares result by result:
 * new      A conformed (pass, both_rejected), B has a discrepancy
 * fixed    A had a discrepancy, B conforms
 * changed  a discrepancy in both, of another kind, or the same kind with a
-           different message (another wrong value, another error)
+           different message (another wrong value, another error); or a
+           discrepancy on one side and harness_unsupported on the other
+           (the harness could not carry the case in one run: not "fixed")
 
 Results present in one run only (cases added or filtered out, a runtime not
 run) are counted, not compared. Fuzz campaigns draw different inputs (their
@@ -45,7 +47,7 @@ class Diff:
     a: str
     b: str
     versions: dict[str, tuple[str | None, str | None]]  # runtime -> (A, B)
-    by: str  # "result" or "signature"
+    by: str  # "result", "signature" (fuzz) or "signature (no result in common)"
     new: list[Change] = field(default_factory=list)
     fixed: list[Change] = field(default_factory=list)
     changed: list[Change] = field(default_factory=list)
@@ -129,8 +131,9 @@ def compare(a_paths: list[Path], b_paths: list[Path]) -> Diff:
     by_key_a = {_key(e): e for e in entries_a}
     by_key_b = {_key(e): e for e in entries_b}
     shared = by_key_a.keys() & by_key_b.keys()
-    generated = any(_generated(e) for e in entries_a[:1] + entries_b[:1])
-    if generated or (not shared and entries_a and entries_b):
+    fuzz = any(map(_generated, entries_a)) or any(map(_generated, entries_b))
+    if fuzz or (not shared and entries_a and entries_b):
+        diff.by = "signature" if fuzz else "signature (no result in common)"
         _by_signature(diff, entries_a, entries_b)
         return diff
     diff.compared = len(shared)
@@ -152,9 +155,9 @@ def compare(a_paths: list[Path], b_paths: list[Path]) -> Diff:
         )
         if was in DISCREPANCIES and now in CONFORMING:
             diff.fixed.append(change)
-        elif was not in DISCREPANCIES and now in DISCREPANCIES:
+        elif was in CONFORMING and now in DISCREPANCIES:
             diff.new.append(change)
-        elif was in DISCREPANCIES and now in DISCREPANCIES:
+        elif was in DISCREPANCIES or now in DISCREPANCIES:  # both, or one harness_unsupported
             if was != now or change.before_message != change.after_message:
                 diff.changed.append(change)
             else:
@@ -163,7 +166,6 @@ def compare(a_paths: list[Path], b_paths: list[Path]) -> Diff:
 
 
 def _by_signature(diff: Diff, entries_a: list[dict], entries_b: list[dict]) -> None:
-    diff.by = "signature"
     count_a = Counter(signature(e) for e in entries_a if e.get("kind") in DISCREPANCIES)
     count_b = Counter(signature(e) for e in entries_b if e.get("kind") in DISCREPANCIES)
     first_b = {}
@@ -194,8 +196,9 @@ def explain(diff: Diff, limit: int = 30) -> list[str]:
             f"discrepancies, {diff.same} unchanged"
         )
     else:
+        why = "fuzz campaigns" if diff.by == "signature" else "no result in common"
         lines.append(
-            f"fuzz campaigns (no input in common): compared by discrepancy signature, "
+            f"{why}: compared by discrepancy signature, "
             f"{len(diff.new)} new, {len(diff.fixed)} not seen again, {diff.same} in both"
         )
     for title, changes in (("new", diff.new), (fixed_word, diff.fixed), ("changed", diff.changed)):

@@ -6,10 +6,12 @@ runtime and no entry has stopped reproducing. An entry stopped reproducing
 
 * a ``case`` entry: some result in its scope conforms now (each result it
   names is expected to show the discrepancy);
-* a ``signature`` entry: at least :data:`FIXED_EVIDENCE` results in its
-  scope and none shows its outcome. A family may depend on values (ONNX
-  Runtime's string Gather goes wrong only when the strings differ), so a few
-  inputs without it prove nothing; fewer are reported, not failed.
+* a ``signature`` entry (a family): at least :data:`FIXED_EVIDENCE` results
+  in its scope conform (pass, both_rejected) and none shows its outcome.
+  Results in scope with other outcomes (another entry's discrepancy,
+  harness_unsupported) are no evidence either way, and a family marked
+  ``depends_on_values`` is never called fixed: inputs without the values that
+  trigger it prove nothing.
 
 A result in an entry's scope with another discrepancy kind than the entry's
 is not covered: the discrepancy changed, and it fails the gate as new.
@@ -43,7 +45,9 @@ class EntryResult:
             return False
         if self.entry.each:
             return bool(self.conforming_ids)
-        return self.covered == 0 and self.scope.total() >= FIXED_EVIDENCE
+        if self.entry.depends_on_values or self.covered:
+            return False
+        return sum(self.scope[kind] for kind in CONFORMING) >= FIXED_EVIDENCE
 
     @property
     def unproven(self) -> bool:
@@ -155,7 +159,7 @@ def explain(gate: Gate, allow_fixed: bool, known: str, limit: int = 25) -> list[
         found = groups(gate.unexpected)
         lines.append(
             f"NEW: {len(gate.unexpected)} discrepancies not in the baseline "
-            f"({known}/<runtime>.yaml), in {len(found)} groups (runtime, kind, op, case-file id):"
+            f"({known}/<runtime>.yaml), in {len(found)} group(s) (runtime, kind, op, case-file id):"
         )
         for (runtime, kind, op, base_id), members in found[:limit]:
             first = members[0]
@@ -178,7 +182,11 @@ def explain(gate: Gate, allow_fixed: bool, known: str, limit: int = 25) -> list[
         entry = result.entry
         lines.append(
             f"not reproduced: {entry.where}: {entry.describe()} on {result.scope.total()} "
-            f"results in scope (under {FIXED_EVIDENCE}: too few to call it fixed)"
+            + (
+                "results in scope (it depends on values: never called fixed)"
+                if entry.depends_on_values
+                else f"results in scope (under {FIXED_EVIDENCE} conforming: too few to tell)"
+            )
         )
     if gate.unmatched:  # normal for a subset or a fuzz campaign: one line, details in gate.json
         places = ", ".join(r.entry.where.rsplit("/", 1)[-1] for r in gate.unmatched)

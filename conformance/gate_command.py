@@ -104,9 +104,16 @@ def to_json(result: gate.Gate, allow_fixed: bool, folder: Path) -> dict:
 
 
 def evaluate(
-    paths: list[Path], baselines: dict, args, err: Console, write_to: Path | None = None
+    paths: list[Path],
+    baselines: dict,
+    args,
+    err: Console,
+    write_to: Path | None = None,
+    finished_only: bool = False,
 ) -> int:
-    """Gate the runs at ``paths``; print what it found; 0, 1 or 2."""
+    """Gate the runs at ``paths``; print what it found; 0, 1 or 2. With
+    ``finished_only``, a run that was killed, interrupted, broken or empty is
+    a usage error (2): a gate must not pass on part of a run."""
     headers, entries = [], []
     try:
         for path in paths:
@@ -116,6 +123,12 @@ def evaluate(
     except records.RecordsError as error:
         err.print(str(error), markup=False)
         return 2
+    if finished_only:  # `conformance gate`: runs made elsewhere, maybe killed half-way
+        problems = [why for path in paths if (why := records.unfinished(path))]
+        if problems:
+            for why in problems:
+                err.print(f"cannot gate: {why}", markup=False)
+            return 2
     missing = sorted({e.get("runtime") for e in entries} - set(baselines))
     if missing:  # `conformance gate` learns the runtimes from the records
         more = load_baselines(args, missing, err)
@@ -127,6 +140,7 @@ def evaluate(
     for line in gate.explain(result, args.allow_fixed, str(folder)):
         print(line)
     if write_to is not None:
+        write_to.mkdir(parents=True, exist_ok=True)
         records.write_json(write_to / GATE_JSON, to_json(result, args.allow_fixed, folder))
     return 0 if result.passed(args.allow_fixed) else 1
 
@@ -134,4 +148,4 @@ def evaluate(
 def command(args) -> int:
     """``conformance gate RUN...``: gate finished runs (shards merged)."""
     err = Console(stderr=True, soft_wrap=True)
-    return evaluate(args.paths, {}, args, err, write_to=args.out)
+    return evaluate(args.paths, {}, args, err, write_to=args.out, finished_only=True)

@@ -36,9 +36,9 @@ import pytest
 from conformance import adapters, baseline, model_builder
 from conformance.cases.check import verdict_of
 from conformance.cases.loader import CaseErrors, load_file
+from conformance.engine import records
 from conformance.engine.judge import DISCREPANCIES
 from conformance.engine.pool import DEFAULT_TIMEOUT
-from conformance.features import features
 
 DEFAULT_OUT = Path("reports") / "pytest"
 
@@ -91,13 +91,18 @@ def pytest_addoption(parser) -> None:
     )
 
 
-def _is_case_file(path: Path) -> bool:
-    parts = path.parts
-    return path.suffix in (".yaml", ".yml") and "cases" in parts[:-1] and "known" not in parts
+def _is_case_file(path: Path, root: Path) -> bool:
+    """A YAML file below a folder named `cases` (but not `cases/known/`), the
+    folders counted from pytest's rootdir, not from /: a checkout that happens
+    to live under some /cases/ folder does not make every YAML file a case."""
+    if path.suffix not in (".yaml", ".yml"):
+        return False
+    parts = path.relative_to(root).parts if path.is_relative_to(root) else path.parts
+    return "cases" in parts[:-1] and "known" not in parts[parts.index("cases") :]
 
 
 def pytest_collect_file(file_path: Path, parent):
-    if _is_case_file(file_path):
+    if _is_case_file(file_path, parent.config.rootpath):
         return CaseFile.from_parent(parent, path=file_path)
     return None
 
@@ -164,6 +169,26 @@ def _session(config) -> _Session:
     return config.stash[_KEY]
 
 
+def _wants_cases(config) -> bool:
+    """Whether the session's paths hold case files: a `cases` folder in or
+    below one of them. Only then are runtimes and baselines checked."""
+    for arg in config.args:
+        path = Path(arg.split("::")[0]).resolve()
+        root = config.rootpath
+        parts = path.relative_to(root).parts if path.is_relative_to(root) else path.parts
+        if "cases" in parts or (path.is_dir() and (path / "cases").is_dir()):
+            return True
+    return False
+
+
+def pytest_sessionstart(session) -> None:
+    """Check --runtime, --known and the baselines once, before collection: a
+    bad baseline file stops the session with its file:line (exit 4), not once
+    per case file."""
+    if _wants_cases(session.config):
+        _session(session.config)
+
+
 _STARTED = pytest.StashKey[float]()
 
 
@@ -190,7 +215,8 @@ def pytest_sessionfinish(session) -> None:
         return  # no case file ran: nothing to report
     from conformance.report import render
 
-    render.write(folders, out / "report.html", summary=out / "report.json")
+    known = state.known if state is not None else config.option.conformance_known
+    render.write(folders, out / "report.html", summary=out / "report.json", known=known)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(f"conformance report: {out / 'report.html'}")
@@ -212,17 +238,7 @@ class CaseFile(pytest.File):
             raise CaseFileProblem(str(errors)) from None
         state = _session(self.config)
         for case in cases:
-            verdict = verdict_of(case)
-            about = {
-                "case_id": case.id,
-                "base_id": case.base_id,
-                "op": case.op,
-                "opset": case.opset,
-                "dtype": case.dtype,
-                "indices_dtype": case.indices_dtype,
-                "expected": {"violation": verdict.violation.clause} if verdict.violation else {},
-                "features": list(features(case)),
-            }
+            about = records.about(case, verdict_of(case))
             for runtime in state.runtimes:
                 for variant in state.variants:
                     record = {**about, "runtime": runtime, "variant": variant}
@@ -266,15 +282,17 @@ class CaseItem(pytest.Item):
             self.add_marker(pytest.mark.xfail(strict=True, raises=KnownDiscrepancy, reason=reason))
 
     def runtest(self) -> None:
-        records = []
+        got = []
         run = _session(self.config).start()
         run.drive(
             [(self.case, [self.variant], [self.runtime])],
-            recorded=lambda *args: records.append(args[-1]),
+            recorded=lambda *args: got.append(args[-1]),
         )
-        (self.record,) = records
+        (self.record,) = got
         kind = self.record["kind"]
         self.user_properties.append(("outcome", kind))
+        if kind == "harness_unsupported":  # says nothing of the runtime, either way
+            pytest.skip(f"harness_unsupported: {self.record['message']}")
         if kind not in DISCREPANCIES:
             return
         for entry in self.entries:

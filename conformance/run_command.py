@@ -201,6 +201,9 @@ def command(args, load_cases, select) -> int:
     runtimes = chosen_runtimes(args, err)
     if runtimes is None:
         return EXIT_USAGE
+    if not args.gate and (args.known is not None or args.allow_fixed):
+        err.print("--known and --allow-fixed are options of the gate: add --gate")
+        return EXIT_USAGE
     baselines = gate_command.load_baselines(args, runtimes, err) if args.gate else {}
     if baselines is None:
         return EXIT_USAGE

@@ -64,6 +64,19 @@ def test_diff_names_new_fixed_and_changed_discrepancies(a_run, tmp_path):
     assert "the worker died (SIGSEGV)" in page and "<script" not in page
 
 
+def test_a_discrepancy_the_harness_cannot_carry_any_more_is_changed_not_lost(a_run, tmp_path):
+    def change(r):
+        if r["kind"] == "rejected" and r["variant"] == "static":
+            r["kind"], r["message"] = "harness_unsupported", "the binding cannot carry it"
+        return r
+
+    b = rewrite(a_run, tmp_path / "b", change)
+    result = conformance("diff", str(a_run), str(b))
+    assert result.returncode == 1, result.stdout
+    assert "0 new, 0 fixed, 4 changed" in result.stdout  # complex64/128 x int32/int64
+    assert "rejected -> harness_unsupported" in result.stdout
+
+
 def test_diff_of_fuzz_campaigns_compares_signatures(tmp_path):
     runs = []
     for seed in (1, 2):
@@ -73,9 +86,7 @@ def test_diff_of_fuzz_campaigns_compares_signatures(tmp_path):
         runs.append(str(out))
     result = conformance("diff", *runs)
     assert result.returncode in (0, 1), result.stderr
-    assert "fuzz campaigns (no input in common): compared by discrepancy signature" in (
-        result.stdout
-    )
+    assert "fuzz campaigns: compared by discrepancy signature" in result.stdout
 
 
 def test_diff_of_a_missing_run_is_a_usage_error(tmp_path):
@@ -198,6 +209,29 @@ def test_a_case_entry_is_a_strict_xfail(project):
                        "-k", "plug-ok")  # fmt: skip
     assert result.returncode == 1
     assert "[XPASS(strict)]" in result.stdout and "pretend this was wrong" in result.stdout
+
+
+def test_entries_on_the_axis_apply_in_pytest_as_in_the_gate(project):
+    (project / "cases" / "plug.yaml").write_text(
+        "defaults: {expected: oracle}\ncases:\n"
+        "  - id: plug-axis\n    op: GatherElements\n    opset: 13\n    dtype: float32\n"
+        "    attributes: {axis: -1}\n    data: [[1.0, 2.0, 3.0]]\n    indices: [[2]]\n"
+        "    description: onnx.reference refuses axis -1 with shorter indices\n"
+        "    spec: ge-indices-any-size-on-axis\n"
+    )
+    result = pytest_in(project, "cases", "--runtime", "reference")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "5 xfailed" in result.stdout
+
+
+def test_a_bad_baseline_stops_pytest_once(project):
+    (project / "cases" / "known" / "onnxruntime.yaml").write_text("entries:\n  - case: x\n")
+    (project / "cases" / "second.yaml").write_text(CASE_FILE.replace("plug-", "second-"))
+    result = pytest_in(project, "cases", "--runtime", "onnxruntime")
+    assert result.returncode == 4, result.stdout + result.stderr
+    output = result.stdout + result.stderr
+    assert output.count("bad baseline file") == 1 and "onnxruntime.yaml:2" in output
+    assert "Traceback" not in output
 
 
 def test_a_broken_case_file_is_a_collection_error_with_its_line(project):

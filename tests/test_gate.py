@@ -277,5 +277,66 @@ def test_a_signature_axis_is_any_integer(tmp_path):
         "    reason: r\n    clause: axis-out-of-range\n",
     )
     assert found == [
-        f"{tmp_path / 'openvino.yaml'}:2: entries[0].signature.axis: 'one': not one of integers"
+        f"{tmp_path / 'openvino.yaml'}:2: entries[0].signature.axis: 'one': not an integer"
     ]
+
+
+def test_only_conforming_results_are_evidence_that_a_family_is_fixed(tmp_path):
+    known = entries(tmp_path, FAMILY)
+    others = [record("rejected", case_id=f"x-{i}") for i in range(40)]  # another entry's
+    assert not gate.check(others, known, {}).fixed
+    conforming = [record("both_rejected", case_id=f"y-{i}") for i in range(gate.FIXED_EVIDENCE)]
+    assert gate.check(conforming, known, {}).fixed
+
+
+def test_a_family_that_depends_on_values_is_never_called_fixed(tmp_path):
+    known = entries(tmp_path, FAMILY + "    depends_on_values: true\n")
+    passes = [record("pass", case_id=f"p-{i}") for i in range(100)]
+    result = gate.check(passes, known, {})
+    assert result.passed() and len(result.unproven) == 1
+    assert any("it depends on values" in line for line in gate.explain(result, False, "k"))
+
+
+def test_empty_fields_are_errors_not_wildcards(tmp_path):
+    found = problems(
+        tmp_path,
+        "entries:\n  - case:\n    outcome:\n    reason: r\n    clause: bitwise-exact\n"
+        "  - signature:\n    outcome: crash\n    reason: r\n    clause: bitwise-exact\n",
+    )
+    where = tmp_path / "openvino.yaml"
+    assert f"{where}:2: entries[0].case: must be a non-empty string or a list of them" in found
+    assert f"{where}:3: entries[0].outcome: must be a non-empty string or a list of them" in found
+    assert any(line.startswith(f"{where}:6: entries[1].signature: a mapping") for line in found)
+
+
+def test_an_absent_axis_matches_axis_0(tmp_path):
+    known = entries(
+        tmp_path,
+        "  - signature: {axis: 0}\n    outcome: crash\n    reason: r\n    clause: bitwise-exact\n",
+    )
+    assert gate.check([record("crash", axis=None)], known, {}).passed()
+    assert not gate.check([record("crash", axis=-1)], known, {}).passed()
+
+
+def test_conformance_gate_refuses_runs_that_did_not_finish(tmp_path):
+    out = tmp_path / "run"
+    done = conformance("run", "--runtime", "onnxruntime", "-k", "gather-example-axis0*",
+                       "--out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert conformance("gate", str(out)).returncode == 0
+    summary = json.loads((out / "summary.json").read_text())
+    (out / "summary.json").write_text(json.dumps({**summary, "interrupted": True}))
+    interrupted = conformance("gate", str(out))
+    assert interrupted.returncode == 2 and "interrupted" in interrupted.stderr
+    (out / "summary.json").unlink()
+    killed = conformance("gate", str(out))
+    assert killed.returncode == 2 and "did not finish" in killed.stderr
+    # A partial last line (killed mid-write) is not a reason to refuse reading the rest.
+    with (out / "results.jsonl").open("a") as results:
+        results.write('{"case_id": "half')
+    assert "did not finish" in conformance("gate", str(out)).stderr
+
+
+def test_known_and_allow_fixed_need_the_gate(tmp_path):
+    done = conformance("run", "--runtime", "onnxruntime", "--allow-fixed", "--out", str(tmp_path))
+    assert done.returncode == 2 and "add --gate" in done.stderr

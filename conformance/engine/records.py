@@ -47,23 +47,19 @@ def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 3)
 
 
-def record(
-    case: Case, variant: str, runtime: str, verdict: Verdict | None, outcome: Outcome, raw: Raw
-) -> dict:
+def about(case: Case, verdict: Verdict | None) -> dict:
+    """The fields of a record that describe the input, whatever happened to it
+    (the pytest plugin matches baseline entries on them before running)."""
     if verdict is None:
         expected = None
     elif verdict.valid:
         expected = {"dtype": case.dtype, "shape": list(verdict.output.shape)}
     else:
         expected = {"violation": verdict.violation.clause}
-    entry = {
+    return {
         "case_id": case.id,
         "op": case.op,
         "opset": case.opset,
-        "runtime": runtime,
-        "variant": variant,
-        "kind": outcome.kind,
-        "message": outcome.message,
         "base_id": case.base_id,
         "dtype": case.dtype,
         "indices_dtype": case.indices_dtype,
@@ -74,6 +70,22 @@ def record(
         "expected": expected,
         "disputed": list(verdict.disputed) if verdict is not None else [],
         "features": list(features(case)),
+    }
+
+
+def record(
+    case: Case, variant: str, runtime: str, verdict: Verdict | None, outcome: Outcome, raw: Raw
+) -> dict:
+    described = about(case, verdict)
+    entry = {
+        "case_id": described.pop("case_id"),
+        "op": described.pop("op"),
+        "opset": described.pop("opset"),
+        "runtime": runtime,
+        "variant": variant,
+        "kind": outcome.kind,
+        "message": outcome.message,
+        **described,
         "load_ms": _ms(raw.load_s),
         "run_ms": _ms(raw.run_s),
         "cached": raw.cached,
@@ -172,15 +184,16 @@ def locate(path: Path) -> tuple[Path, Path]:
 
 def read_records(results: Path) -> list[dict]:
     entries = []
-    with results.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                entries.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                # A run killed mid-write leaves at most a partial last line.
-                raise RecordsError(f"{results}:{number}: not a JSON record ({error.msg})") from None
+    lines = results.read_text(encoding="utf-8").split("\n")
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            if number == len(lines):  # no newline after it: a run killed mid-write
+                break
+            raise RecordsError(f"{results}:{number}: not a JSON record ({error.msg})") from None
     return entries
 
 
@@ -198,6 +211,24 @@ def read_run(path: Path) -> tuple[dict, list[dict]]:
     """The header (empty when absent) and records of a run folder or results file."""
     results, folder = locate(path)
     return read_json(folder / HEADER) or {}, read_records(results)
+
+
+def unfinished(path: Path) -> str | None:
+    """Why the run at ``path`` cannot stand for a whole run, or None: a gate
+    must not pass on a run that was killed, interrupted or broken."""
+    _, folder = locate(path)
+    summary = read_json(folder / SUMMARY)
+    if summary is None:
+        return f"{folder}: no {SUMMARY}: the run did not finish (killed?)"
+    if summary.get("interrupted"):
+        return f"{folder}: the run was interrupted (Ctrl-C): its results are partial"
+    if summary.get("harness_errors"):
+        return f"{folder}: {summary['harness_errors']} harness error(s) in the run"
+    if summary.get("error"):
+        return f"{folder}: the run stopped on an error: {summary['error']}"
+    if not summary.get("records"):
+        return f"{folder}: the run has no results"
+    return None
 
 
 def runtime_versions(headers: list[dict]) -> dict[str, str | None]:

@@ -168,7 +168,7 @@ class Run:
 
     def __enter__(self) -> Run:
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        for stale in (records.RESULTS, records.SUMMARY):
+        for stale in (records.RESULTS, records.SUMMARY, "gate.json"):  # an old verdict misleads
             (self.out_dir / stale).unlink(missing_ok=True)
         self._started = time.monotonic()
         self._writer = records.ResultsWriter(self.out_dir / records.RESULTS)

@@ -121,6 +121,7 @@ class Report:
     entries: list[dict] = field(default_factory=list, repr=False)  # the records themselves
     baseline: str | None = None  # the baseline folder groups were held against
     baseline_error: str | None = None  # why no baseline could be used
+    known_by: dict = field(default_factory=dict, repr=False)  # id(record) -> covering entry
 
 
 def _by_severity(item) -> int:
@@ -246,6 +247,7 @@ def _mark_known(report: Report, folder: Path) -> None:
                 group.new += 1
             else:
                 group.known[cover.where] = cover
+                report.known_by[id(entry)] = cover
 
 
 def _relative(target: Path, start: Path) -> str:

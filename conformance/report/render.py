@@ -60,7 +60,7 @@ def write(
     partial.write_text(render(report), encoding="utf-8")
     partial.replace(out)
     if junit:
-        machine.write_junit(report.entries, junit)
+        machine.write_junit(report.entries, junit, report.known_by)
     if summary:
         machine.write_summary(report, summary)
     return report
@@ -68,7 +68,7 @@ def write(
 
 def write_diff(diff, out: Path) -> None:
     """The HTML page of ``conformance diff``: new, fixed and changed discrepancies."""
-    fixed = "Fixed" if diff.by == "result" else "Not seen again"
+    fixed = "Fixed" if diff.by == "result" else "Not seen again"  # absent is not fixed
     sections = [("New", "new", diff.new), (fixed, "fixed", diff.fixed)]
     sections.append(("Changed", "changed", diff.changed))
     kinds = [k for k in KINDS if any(a[k] or b[k] for a, b in diff.kinds.values())]
