@@ -97,8 +97,13 @@ def _is_case_file(path: Path, root: Path) -> bool:
     to live under some /cases/ folder does not make every YAML file a case."""
     if path.suffix not in (".yaml", ".yml"):
         return False
-    parts = path.relative_to(root).parts if path.is_relative_to(root) else path.parts
+    parts = _below(path, root)
     return "cases" in parts[:-1] and "known" not in parts[parts.index("cases") :]
+
+
+def _below(path: Path, root: Path) -> tuple[str, ...]:
+    """The parts of ``path`` below pytest's rootdir (all of them outside it)."""
+    return path.relative_to(root).parts if path.is_relative_to(root) else path.parts
 
 
 def pytest_collect_file(file_path: Path, parent):
@@ -174,9 +179,7 @@ def _wants_cases(config) -> bool:
     below one of them. Only then are runtimes and baselines checked."""
     for arg in config.args:
         path = Path(arg.split("::")[0]).resolve()
-        root = config.rootpath
-        parts = path.relative_to(root).parts if path.is_relative_to(root) else path.parts
-        if "cases" in parts or (path.is_dir() and (path / "cases").is_dir()):
+        if "cases" in _below(path, config.rootpath) or (path / "cases").is_dir():
             return True
     return False
 
