@@ -268,11 +268,7 @@ class _FileReader(YamlFileReader):
 
 
 def load_file(path: Path) -> list[Entry]:
-    reader = _FileReader(Path(path))
-    entries = reader.read()
-    if reader.errors:
-        raise CaseErrors(reader.errors)
-    return entries
+    return _FileReader(Path(path)).read_or_raise()
 
 
 def load(folder: Path, runtimes: Iterable[str]) -> dict[str, list[Entry]]:

@@ -67,11 +67,12 @@ class EntryResult:
 
 @dataclass
 class Gate:
-    runtimes: list[str]
     results: int
     discrepancies: int
     unexpected: list[dict]  # discrepancy records no entry covers
     entries: list[EntryResult]
+    # id(record) -> the entry that names a covered discrepancy (a case entry before a family)
+    covered_by: dict[int, Entry] = field(default_factory=dict, repr=False)
 
     @property
     def fixed(self) -> list[EntryResult]:
@@ -104,30 +105,27 @@ def check(
         for entry in entries
     ]
     by_runtime: dict[str, list[EntryResult]] = {}
-    for result in results:
+    for result in sorted(results, key=lambda r: not r.entry.each):  # case entries first
         if result.applies:
             by_runtime.setdefault(result.entry.runtime, []).append(result)
-    unexpected, total, discrepancies, seen = [], 0, 0, set()
+    unexpected, total, discrepancies, covered_by = [], 0, 0, {}
     for record in records:
         total += 1
-        runtime = record.get("runtime")
-        seen.add(runtime)
         kind = record.get("kind")
-        covered = False
-        for result in by_runtime.get(runtime, ()):
+        for result in by_runtime.get(record.get("runtime"), ()):
             if not result.entry.in_scope(record):
                 continue
             result.scope[kind] += 1
             if kind in result.entry.outcome:
                 result.covered += 1
-                covered = True
+                covered_by.setdefault(id(record), result.entry)
             elif kind in CONFORMING and len(result.conforming_ids) < 20:
                 result.conforming_ids.append(f"{record.get('case_id')} [{record.get('variant')}]")
         if kind in DISCREPANCIES:
             discrepancies += 1
-            if not covered:
+            if id(record) not in covered_by:
                 unexpected.append(record)
-    return Gate(sorted(seen), total, discrepancies, unexpected, results)
+    return Gate(total, discrepancies, unexpected, results, covered_by)
 
 
 def group_id(record: dict) -> str:

@@ -100,6 +100,16 @@ class YamlFileReader:
             return False
         return True
 
+    def read(self) -> list:
+        raise NotImplementedError
+
+    def read_or_raise(self) -> list:
+        """What ``read`` gives, or CaseErrors naming every problem of the file."""
+        items = self.read()
+        if self.errors:
+            raise CaseErrors(self.errors)
+        return items
+
 
 class _FileReader(YamlFileReader):
     """Turns one case file into cases."""
@@ -269,11 +279,7 @@ def discover(paths: Iterable[Path]) -> list[Path]:
 
 
 def load_file(path: Path) -> list[Case]:
-    reader = _FileReader(Path(path))
-    cases = reader.read()
-    if reader.errors:
-        raise CaseErrors(reader.errors)
-    return cases
+    return _FileReader(Path(path)).read_or_raise()
 
 
 def load(paths: Iterable[Path]) -> list[Case]:

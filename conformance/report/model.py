@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance import baseline, decisions, dtypes, model_builder
+from conformance import baseline, decisions, dtypes, gate, model_builder
 from conformance.cases import loader
 from conformance.cases.loader import CaseErrors
 from conformance.engine import records
@@ -233,16 +233,10 @@ def _mark_known(report: Report, folder: Path) -> None:
         report.baseline_error = f"the baseline in {folder} does not load: {errors.errors[0]}"
         return
     report.baseline = str(folder)
-    versions = records.runtime_versions(report.headers)
-    usable = {  # case entries first: they name the cases, families only their shape
-        runtime: sorted(
-            (e for e in entries if e.applies_to(versions.get(runtime))), key=lambda e: not e.each
-        )
-        for runtime, entries in baselines.items()
-    }
+    decided = gate.check(report.entries, baselines, records.runtime_versions(report.headers))
     for group in report.groups:
         for entry in group.records:
-            cover = next((e for e in usable.get(entry["runtime"], ()) if e.covers(entry)), None)
+            cover = decided.covered_by.get(id(entry))
             if cover is None:
                 group.new += 1
             else:
