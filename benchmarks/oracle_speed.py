@@ -24,7 +24,9 @@ import numpy as np
 import onnxruntime as ort
 from onnx.reference import ReferenceEvaluator
 
-from conformance import compare, model_builder, oracle
+from conformance import oracle
+from conformance.engine import models
+from conformance.oracle import compare
 
 SHAPE, AXIS, OPSET = (1024, 512, 32), 2, 13
 TARGET_VS_REFERENCE, TARGET_VS_ORT = 30.0, 5.0
@@ -52,8 +54,8 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     data = rng.standard_normal(SHAPE, dtype=np.float32)
     indices = rng.integers(-SHAPE[AXIS], SHAPE[AXIS], size=SHAPE, dtype=np.int64)
-    model = model_builder.build("GatherElements", OPSET, data, indices, AXIS, "static")
-    feeds = model_builder.feeds(data, indices, "static")
+    model = models.build("GatherElements", OPSET, data, indices, AXIS, "static")
+    feeds = models.feeds(data, indices, "static")
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1

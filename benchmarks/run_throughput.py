@@ -39,9 +39,10 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance import adapters, model_builder
+from conformance import adapters
 from conformance.cases import default_case_paths, load
 from conformance.cases.model import Case, Expectation, Source
+from conformance.engine import models
 from conformance.engine.run import Options, run_cases
 
 RUNTIMES = ("onnxruntime", "openvino")
@@ -158,9 +159,9 @@ def _prepared(cases, variants):
     jobs = []
     for case in cases:
         for variant in variants:
-            model = model_builder.build_for_case(case, variant).SerializeToString()
+            model = models.build_for_case(case, variant).SerializeToString()
             key = hashlib.blake2b(model, digest_size=16).digest()
-            jobs.append((key, model, model_builder.feeds(case.data, case.indices, variant)))
+            jobs.append((key, model, models.feeds(case.data, case.indices, variant)))
     return jobs
 
 
@@ -192,8 +193,8 @@ def naive(cases, variants, runtimes, sample: int, seed: int = 3) -> tuple[float,
         adapter = adapters.instantiate(adapters.resolve(name))
         started = time.perf_counter()
         for case, variant in chosen:
-            model = model_builder.build_for_case(case, variant).SerializeToString()
-            _call(adapter, model, model_builder.feeds(case.data, case.indices, variant))
+            model = models.build_for_case(case, variant).SerializeToString()
+            _call(adapter, model, models.feeds(case.data, case.indices, variant))
         elapsed += time.perf_counter() - started
     return elapsed, len(chosen) * len(runtimes)
 
@@ -264,7 +265,7 @@ def main(argv=None) -> int:
     if not args.skip_corpus:
         corpus = load(default_case_paths())
         results.append(
-            workload("corpus", corpus, model_builder.VARIANTS, args.runtimes, args.naive_sample)
+            workload("corpus", corpus, models.VARIANTS, args.runtimes, args.naive_sample)
         )
     small = generated_cases(args.generated)
     results.append(

@@ -19,16 +19,11 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from conformance import (
-    __version__,
-    decisions,
-    fuzz_command,
-    gate_command,
-    model_builder,
-    run_command,
-)
+from conformance import __version__, fuzz_command, gate_command, run_command
 from conformance.cases import CaseErrors, default_case_paths, load
 from conformance.cases.check import problems, verdict_of
+from conformance.engine import models
+from conformance.tables import decisions
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -68,8 +63,8 @@ def cmd_cases_list(args) -> int:
 
 def _check_models(case) -> list[str]:
     found = []
-    for variant in model_builder.VARIANTS:
-        model = model_builder.build_for_case(case, variant)
+    for variant in models.VARIANTS:
+        model = models.build_for_case(case, variant)
         try:
             onnx.checker.check_model(model, full_check=True)
         except Exception as error:  # onnx raises several unrelated types here
@@ -226,7 +221,7 @@ def _parser() -> argparse.ArgumentParser:
     fuzz = commands.add_parser(
         "fuzz",
         help="a time-boxed fuzz campaign: find, classify and shrink discrepancies",
-        description="Draw examples from conformance.strategies, run each on every runtime in "
+        description="Draw examples from conformance.fuzz.strategies, run each on every runtime in "
         "its drawn model variant (isolated workers, as in run), and group the discrepancies "
         "into classes by signature (runtime, op, outcome kind, dtype, variant, opset, broken "
         "clause, index and shape features). Each new class is shrunk with Hypothesis and "
@@ -343,9 +338,8 @@ def cmd_report(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from conformance import diff
     from conformance.engine.records import RecordsError
-    from conformance.report import render
+    from conformance.report import diff, render
 
     try:
         found = diff.compare([args.run_a], [args.run_b])

@@ -20,8 +20,9 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from conformance import gate_command, strategies
+from conformance import gate_command
 from conformance.engine.pool import EngineError
+from conformance.fuzz import strategies
 from conformance.fuzz.artifacts import FINDINGS
 from conformance.fuzz.campaign import Campaign, CampaignOptions, Status
 from conformance.run_command import (

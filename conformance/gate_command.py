@@ -15,9 +15,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from conformance import baseline, gate
+from conformance import gate
 from conformance.cases.loader import CaseErrors
 from conformance.engine import records
+from conformance.gate import baseline
 
 GATE_JSON = "gate.json"
 

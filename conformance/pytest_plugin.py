@@ -11,7 +11,7 @@ gives each xdist worker its own), and the judge. Every result is appended to
 and the controlling process writes the merged ``report.html`` at the end.
 
 Known discrepancies (``cases/known/<runtime>.yaml``, see
-:mod:`conformance.baseline`) become xfails:
+:mod:`conformance.gate.baseline`) become xfails:
 
 * an entry with ``case`` (each result in its scope is expected to show it)
   marks its items ``xfail(strict=True)``: an item that conforms now fails as
@@ -33,12 +33,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance import adapters, baseline, model_builder
+from conformance import adapters
 from conformance.cases.check import verdict_of
 from conformance.cases.loader import CaseErrors, load_file
-from conformance.engine import records
+from conformance.engine import models, records
 from conformance.engine.judge import DISCREPANCIES
 from conformance.engine.pool import DEFAULT_TIMEOUT
+from conformance.gate import baseline
 
 DEFAULT_OUT = Path("reports") / "pytest"
 
@@ -64,9 +65,9 @@ def pytest_addoption(parser) -> None:
         "--variants",
         dest="conformance_variants",
         nargs="+",
-        choices=model_builder.VARIANTS,
+        choices=models.VARIANTS,
         metavar="VARIANT",
-        help="model variants (default all five: " + ", ".join(model_builder.VARIANTS) + ")",
+        help="model variants (default all five: " + ", ".join(models.VARIANTS) + ")",
     )
     group.addoption(
         "--known",
@@ -124,7 +125,7 @@ class _Session:
                 adapters.resolve(name)
             except adapters.UnknownRuntime as error:
                 raise pytest.UsageError(str(error)) from None
-        self.variants = tuple(dict.fromkeys(option.conformance_variants or model_builder.VARIANTS))
+        self.variants = tuple(dict.fromkeys(option.conformance_variants or models.VARIANTS))
         folder = option.conformance_known or baseline.default_folder()
         if option.conformance_known is not None and not folder.is_dir():
             raise pytest.UsageError(f"--known {folder}: no such folder")

@@ -23,8 +23,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from conformance import adapters, gate_command, model_builder
-from conformance.engine import records
+from conformance import adapters, gate_command
+from conformance.engine import models, records
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.pool import DEFAULT_TIMEOUT, EngineError
 from conformance.engine.run import Options, run_cases
@@ -118,9 +118,9 @@ def add_arguments(parser) -> None:
         "--variants",
         nargs="+",
         action="extend",
-        choices=model_builder.VARIANTS,
+        choices=models.VARIANTS,
         metavar="VARIANT",
-        help="model variants (default all five: " + ", ".join(model_builder.VARIANTS) + ")",
+        help="model variants (default all five: " + ", ".join(models.VARIANTS) + ")",
     )
     parser.add_argument(
         "-j", "--jobs", type=int, default=1, metavar="N", help="worker processes per runtime"
@@ -219,7 +219,7 @@ def command(args, load_cases, select) -> int:
     if not cases:
         err.print(f"shard {index}/{count} has no case ({count} shards is more than cases)")
         return EXIT_USAGE
-    variants = tuple(dict.fromkeys(args.variants or model_builder.VARIANTS))
+    variants = tuple(dict.fromkeys(args.variants or models.VARIANTS))
     out = args.out or default_out()
     options = Options(
         runtimes=runtimes,

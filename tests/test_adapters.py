@@ -11,8 +11,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conformance import adapters, compare, dtypes, model_builder
+from conformance import adapters
 from conformance.adapters import HarnessUnsupported, LoadError
+from conformance.engine import models
+from conformance.oracle import compare
+from conformance.tables import dtypes
 
 RUNTIMES = ("onnxruntime", "openvino", "reference")
 
@@ -72,13 +75,13 @@ def adapter(request):
     return adapters.instantiate(adapters.resolve(request.param))
 
 
-@pytest.mark.parametrize("variant", model_builder.VARIANTS)
+@pytest.mark.parametrize("variant", models.VARIANTS)
 @pytest.mark.parametrize("name", dtypes.NAMES)
 def test_every_dtype_comes_back_exactly(adapter, name, variant):
     data = modest(name) if adapter.name in MODEST else full_range(name)
     indices = np.arange(data.size - 1, -1, -1, dtype=np.int64)  # reversed: every element moves
-    model = model_builder.build("Gather", 13, data, indices, 0, variant).SerializeToString()
-    feeds = model_builder.feeds(data, indices, variant)
+    model = models.build("Gather", 13, data, indices, 0, variant).SerializeToString()
+    feeds = models.feeds(data, indices, variant)
     if (adapter.name, name) in REFUSED:
         with pytest.raises(LoadError):
             adapter.run(model, feeds)
@@ -95,7 +98,7 @@ def test_openvino_refuses_strings_with_a_trailing_nul_as_harness_unsupported():
     adapter = adapters.instantiate(adapters.resolve("openvino"))
     data = np.array(["ends\x00", "b"], dtype=object)
     indices = np.array([1, 0], dtype=np.int64)
-    model = model_builder.build("Gather", 13, data, indices, 0, "static").SerializeToString()
+    model = models.build("Gather", 13, data, indices, 0, "static").SerializeToString()
     with pytest.raises(HarnessUnsupported, match="trailing NUL"):
         adapter.run(model, {"data": data, "indices": indices})
 
@@ -129,7 +132,7 @@ def test_bindings_carry_empty_and_scalar_bfloat16(shape):
 def test_sessions_are_cached_by_key(adapter):
     data = np.arange(4, dtype=np.float32)
     indices = np.array([1], dtype=np.int64)
-    model = model_builder.build("Gather", 13, data, indices, 0, "dynamic").SerializeToString()
+    model = models.build("Gather", 13, data, indices, 0, "dynamic").SerializeToString()
     first = adapter.run(model, {"data": data, "indices": indices}, key=b"k")
     again = adapter.run(model, {"data": data[::-1].copy(), "indices": indices}, key=b"k")
     assert (first.cached, again.cached) == (False, True)
@@ -142,7 +145,7 @@ def test_load_and_run_errors_are_told_apart(adapter):
     with pytest.raises(LoadError):
         adapter.run(bad_model, {})
     indices = np.array([7], dtype=np.int64)  # out of range: refused at run time, or not
-    model = model_builder.build("Gather", 13, data, indices, 0, "static").SerializeToString()
+    model = models.build("Gather", 13, data, indices, 0, "static").SerializeToString()
     try:
         adapter.run(model, {"data": data, "indices": indices})
     except adapters.AdapterError as error:

@@ -117,8 +117,8 @@ def test_defaults_merge_and_errors_in_defaults_point_at_them(tmp_path):
 
 
 def test_generators_build_what_they_say():
-    from conformance import dtypes
     from conformance.cases import values
+    from conformance.tables import dtypes
 
     f32 = dtypes.by_name("float32")
     assert values.build({"arange": {"shape": [2, 2], "start": 3}}, f32).tolist() == [[3, 4], [5, 6]]

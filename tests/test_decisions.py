@@ -9,8 +9,8 @@ import re
 import onnx.defs
 import pytest
 
-from conformance import decisions
 from conformance.cases import load
+from conformance.tables import decisions
 from tests.conftest import CASES, REPO, SPECS
 
 SHARED_SPECS = REPO.parent / "shared" / "specs"

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from conformance import model_builder
+from conformance.engine import models
 from conformance.engine.pool import Engine, EngineError, Job
 from tests import faulty_adapter as faulty
 
@@ -21,7 +21,7 @@ FAULTY = "tests.faulty_adapter:FaultyAdapter"
 def job(code: int, tag) -> Job:
     data = np.array([code, 1, 2, 3], dtype=np.int32)
     indices = np.array([1, 0], dtype=np.int64)
-    model = model_builder.build("Gather", 13, data, indices, 0, "dynamic").SerializeToString()
+    model = models.build("Gather", 13, data, indices, 0, "dynamic").SerializeToString()
     return Job(b"gather-int32-dynamic", model, {"data": data, "indices": indices}, tag)
 
 
@@ -119,7 +119,7 @@ def test_openvino_really_crashes_on_gather_with_empty_indices_and_the_run_surviv
     fine = np.array([2, 0], dtype=np.int64)
     jobs = []
     for tag, indices in (("before", fine), ("empty", empty), ("after", fine)):
-        model = model_builder.build("Gather", 13, data, indices, 0, "static").SerializeToString()
+        model = models.build("Gather", 13, data, indices, 0, "static").SerializeToString()
         jobs.append(Job(tag.encode(), model, {"data": data, "indices": indices}, tag))
     with Engine(["openvino"], batch_size=8) as engine:
         results = {job.tag: raw for batch in engine.run(jobs) for job, _, raw in batch}

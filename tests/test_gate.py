@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance import baseline, gate
+from conformance import gate
 from conformance.cases.loader import CaseErrors
+from conformance.gate import baseline
 from tests.conftest import CASES, conformance
 
 KNOWN = CASES / "known"

@@ -8,40 +8,42 @@ import onnxruntime as ort
 import openvino as ov
 import pytest
 
-from conformance import compare, model_builder, oracle
+from conformance import oracle
 from conformance.cases import load
+from conformance.engine import models
+from conformance.oracle import compare
 from tests.conftest import CASES
 
 VALID = [c for c in load([CASES]) if oracle.verdict(c.op, c.opset, c.data, c.indices, c.axis).valid]
 
 
-@pytest.mark.parametrize("variant", model_builder.VARIANTS)
+@pytest.mark.parametrize("variant", models.VARIANTS)
 def test_every_valid_case_passes_the_full_checker(variant):
     for case in VALID:
-        model = model_builder.build_for_case(case, variant)
+        model = models.build_for_case(case, variant)
         onnx.checker.check_model(model, full_check=True)
 
 
 def test_variants_feed_and_bake_the_right_inputs():
     data, indices = np.zeros((2, 3), np.float32), np.zeros((1, 3), np.int64)
-    for variant in model_builder.VARIANTS:
-        model = model_builder.build("GatherElements", 13, data, indices, 1, variant)
-        fed = set(model_builder.feeds(data, indices, variant))
+    for variant in models.VARIANTS:
+        model = models.build("GatherElements", 13, data, indices, 1, variant)
+        fed = set(models.feeds(data, indices, variant))
         graph_inputs = {i.name for i in model.graph.input}
         baked = {t.name for t in model.graph.initializer}
         assert graph_inputs == fed and fed | baked == {"data", "indices"} and not fed & baked
-        assert model.ir_version == model_builder.IR_VERSION
+        assert model.ir_version == models.IR_VERSION
         assert model.opset_import[0].version == 13
-    dynamic = model_builder.build("GatherElements", 13, data, indices, 1, "dynamic")
+    dynamic = models.build("GatherElements", 13, data, indices, 1, "dynamic")
     dims = dynamic.graph.input[0].type.tensor_type.shape.dim
     assert all(d.dim_param and not d.dim_value for d in dims)
 
 
 def test_absent_axis_is_left_out_of_the_node():
     data, indices = np.zeros(2, np.float32), np.zeros(1, np.int64)
-    node = model_builder.build("Gather", 13, data, indices, None, "static").graph.node[0]
+    node = models.build("Gather", 13, data, indices, None, "static").graph.node[0]
     assert [a.name for a in node.attribute] == []
-    node = model_builder.build("Gather", 13, data, indices, 0, "static").graph.node[0]
+    node = models.build("Gather", 13, data, indices, 0, "static").graph.node[0]
     assert [(a.name, a.i) for a in node.attribute] == [("axis", 0)]
 
 
@@ -57,7 +59,7 @@ def _run_openvino(model, feeds):
 
 
 @pytest.mark.parametrize("run", [_run_ort, _run_openvino], ids=["onnxruntime", "openvino"])
-@pytest.mark.parametrize("variant", model_builder.VARIANTS)
+@pytest.mark.parametrize("variant", models.VARIANTS)
 @pytest.mark.parametrize(
     ("op", "opset", "axis"),
     [("Gather", 1, None), ("Gather", 13, 1), ("GatherElements", 11, 1), ("GatherElements", 13, -1)],
@@ -70,14 +72,14 @@ def test_runtimes_accept_the_ir_version_and_compute_the_model(run, variant, op, 
         [[2, 0], [1, 0]] if op == "Gather" else [[3, 0], [1, 2], [0, 0]], dtype=np.int64
     )
     expected = oracle.evaluate(op, opset, data, indices, axis)
-    model = model_builder.build(op, opset, data, indices, axis, variant)
-    actual = run(model, model_builder.feeds(data, indices, variant))
+    model = models.build(op, opset, data, indices, axis, variant)
+    actual = run(model, models.feeds(data, indices, variant))
     assert compare.difference(expected, np.asarray(actual)) is None
 
 
 def test_output_shape_rule():
-    assert model_builder.output_shape("Gather", (3, 4), (2, 5), 1) == (3, 2, 5)
-    assert model_builder.output_shape("Gather", (3,), (), None) == ()
-    assert model_builder.output_shape("GatherElements", (3, 4), (2, 4), 0) == (2, 4)
-    assert model_builder.output_shape("GatherElements", (3, 4), (2,), 0) is None
-    assert model_builder.output_shape("Gather", (3, 4), (2,), 2) is None
+    assert models.output_shape("Gather", (3, 4), (2, 5), 1) == (3, 2, 5)
+    assert models.output_shape("Gather", (3,), (), None) == ()
+    assert models.output_shape("GatherElements", (3, 4), (2, 4), 0) == (2, 4)
+    assert models.output_shape("GatherElements", (3, 4), (2,), 0) is None
+    assert models.output_shape("Gather", (3, 4), (2,), 2) is None

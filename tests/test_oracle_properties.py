@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import compare, oracle
-from conformance.oracle import SpecViolation
+from conformance import oracle
+from conformance.oracle import SpecViolation, compare
 from conformance.strategies import invalid_examples, valid_examples
 from tests import slow_reference
 

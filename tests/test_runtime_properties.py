@@ -11,9 +11,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from conformance import dtypes, model_builder, oracle, strategies
+from conformance import oracle, strategies
+from conformance.engine import models
 from conformance.engine.judge import KINDS, judge
 from conformance.engine.pool import Engine, Job
+from conformance.tables import dtypes
 
 RUNTIMES = ("onnxruntime", "openvino")
 # The dtypes ONNX Runtime gets right (complex is refused, strings are
@@ -29,10 +31,10 @@ def engine():
 
 def outcomes(engine: Engine, example: strategies.Example, runtimes=RUNTIMES) -> dict:
     verdict = oracle.verdict(example.op, example.opset, example.data, example.indices, example.axis)
-    model = model_builder.build(
+    model = models.build(
         example.op, example.opset, example.data, example.indices, example.axis, example.variant
     ).SerializeToString()
-    feeds = model_builder.feeds(example.data, example.indices, example.variant)
+    feeds = models.feeds(example.data, example.indices, example.variant)
     job = Job(model, model, feeds, None, runtimes)
     return {
         runtime: judge(verdict, raw) for batch in engine.run([job]) for _, runtime, raw in batch

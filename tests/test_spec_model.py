@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import dtypes, spec
+from conformance.tables import dtypes, spec
 
 
 def test_bfloat16_only_from_opset_13():

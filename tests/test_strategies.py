@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 from conformance import oracle, strategies
-from conformance.spec import OPSETS, op_spec
 from conformance.strategies import INVALID_CLAUSES, Example
+from conformance.tables.spec import OPSETS, op_spec
 
 SEARCH = settings(
     max_examples=5000, database=None, deadline=None, suppress_health_check=list(HealthCheck)
@@ -189,7 +189,7 @@ def test_values_are_not_just_small_integers():
     )
 
 
-@pytest.mark.parametrize("variant", strategies.model_builder.VARIANTS)
+@pytest.mark.parametrize("variant", strategies.models.VARIANTS)
 def test_every_variant_is_drawn(variant):
     reach(strategies.examples(), lambda e: e.variant == variant)
 
@@ -250,7 +250,7 @@ def test_a_clause_the_opset_cannot_break_is_a_clear_error():
 def test_examples_mix_valid_and_invalid(data):
     example = data.draw(strategies.examples())
     assert isinstance(example, Example)
-    assert example.variant in strategies.model_builder.VARIANTS
+    assert example.variant in strategies.models.VARIANTS
 
 
 def test_both_valid_and_invalid_come_from_examples():

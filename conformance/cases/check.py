@@ -6,8 +6,10 @@ is held to them (and where a wrongly transcribed case is caught).
 
 from __future__ import annotations
 
-from conformance import compare, decisions, oracle
+from conformance import oracle
 from conformance.cases.model import Case
+from conformance.oracle import compare
+from conformance.tables import decisions
 
 
 def verdict_of(case: Case) -> oracle.Verdict:

@@ -19,9 +19,9 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from conformance import decisions, spec
 from conformance.cases import values, yaml_lines
 from conformance.cases.model import Case, Expectation, Source, concrete_id
+from conformance.tables import decisions, spec
 
 REQUIRED = ("id", "op", "opset", "dtype", "data", "indices", "description", "spec")
 DEFAULT_INDICES_DTYPE = "int64"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance import dtypes
+from conformance.tables import dtypes
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ import math
 
 import numpy as np
 
-from conformance import dtypes
-from conformance.dtypes import DType
+from conformance.tables import dtypes
+from conformance.tables.dtypes import DType
 
 # No generated tensor in a case file may be larger than this: a typo in a
 # shape must not allocate gigabytes before anything is checked.

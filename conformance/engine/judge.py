@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from conformance import compare, dtypes
 from conformance.engine.pool import Raw
-from conformance.oracle import Verdict
+from conformance.oracle import Verdict, compare
+from conformance.tables import dtypes
 
 KINDS: tuple[str, ...] = (
     "pass",  # the oracle's output, bit for bit

@@ -7,7 +7,7 @@ every record has (a contract: scripts and the report read them):
   base_id, dtype, indices_dtype, axis, data_shape, indices_shape, source,
   expected   {"dtype", "shape"} of the oracle's output, or {"violation": clause}
   disputed   ids of disputed decisions the case falls under
-  features   input features (conformance.features.FEATURES: negative,
+  features   input features (conformance.tables.features.FEATURES: negative,
              out_of_range, empty_indices...), what baseline entries match on
   load_ms, run_ms, cached   timings (null when the runtime never got there)
 
@@ -32,12 +32,13 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from conformance import __version__, dtypes
+from conformance import __version__
 from conformance.cases.model import Case
 from conformance.engine.judge import Outcome
 from conformance.engine.pool import Raw
-from conformance.features import features
 from conformance.oracle import Verdict
+from conformance.tables import dtypes
+from conformance.tables.features import features
 
 FORMAT = 1  # bumped when a field changes meaning or goes away
 RESULTS, HEADER, SUMMARY = "results.jsonl", "header.json", "summary.json"

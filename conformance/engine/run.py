@@ -16,10 +16,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from conformance import model_builder
 from conformance.cases.check import verdict_of
 from conformance.cases.model import Case
-from conformance.engine import records
+from conformance.engine import models, records
 from conformance.engine.judge import DISCREPANCIES, Outcome, judge
 from conformance.engine.pool import (
     DEFAULT_BATCH,
@@ -38,7 +37,7 @@ MODEL_CACHE = 4096  # serialized models kept by signature
 @dataclass
 class Options:
     runtimes: Sequence[str]
-    variants: Sequence[str] = model_builder.VARIANTS
+    variants: Sequence[str] = models.VARIANTS
     workers: int = 1
     batch_size: int = DEFAULT_BATCH
     timeout: float = DEFAULT_TIMEOUT
@@ -76,7 +75,7 @@ def declared_bytes(case: Case) -> int:
     Computed from shapes alone, before the oracle or a runtime allocates
     anything: a Gather of modest inputs can declare a huge output.
     """
-    shape = model_builder.output_shape(case.op, case.data.shape, case.indices.shape, case.axis)
+    shape = models.output_shape(case.op, case.data.shape, case.indices.shape, case.axis)
     elements = 0 if shape is None else math.prod(shape)
     itemsize = STRING_ELEMENT_BYTES if case.data.dtype == object else case.data.dtype.itemsize
     inputs = case.data.size * itemsize + case.indices.nbytes
@@ -90,12 +89,10 @@ class _Models:
         self._cache: dict[tuple, tuple[bytes, bytes]] = {}
 
     def get(self, case: Case, variant: str) -> tuple[bytes, bytes]:
-        key = model_builder.signature(
-            case.op, case.opset, case.data, case.indices, case.axis, variant
-        )
+        key = models.signature(case.op, case.opset, case.data, case.indices, case.axis, variant)
         if key is not None and key in self._cache:
             return self._cache[key]
-        model = model_builder.build_for_case(case, variant).SerializeToString()
+        model = models.build_for_case(case, variant).SerializeToString()
         built = (hashlib.blake2b(model, digest_size=16).digest(), model)
         if key is not None:
             if len(self._cache) >= MODEL_CACHE:
@@ -261,7 +258,7 @@ class Run:
                 pending[index] = _Pending(case, verdict_of(case), len(variants) * len(chosen))
                 for variant in variants:
                     key, model = self.models.get(case, variant)
-                    feeds = model_builder.feeds(case.data, case.indices, variant)
+                    feeds = models.feeds(case.data, case.indices, variant)
                     yield Job(key, model, feeds, (index, variant), only[0] if only else None)
 
         def drain_refused() -> None:

@@ -41,8 +41,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from conformance import decisions, dtypes, model_builder
+from conformance.engine import models
 from conformance.fuzz.signature import FEATURES
+from conformance.tables import decisions, dtypes
 
 FORMAT = 1
 FINDINGS = "findings.json"
@@ -122,11 +123,11 @@ def write_class(found, out_dir: Path) -> None:
     folder = class_dir(found, out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     example, verdict = found.example, found.verdict
-    model = model_builder.build(
+    model = models.build(
         example.op, example.opset, example.data, example.indices, example.axis, example.variant
     )
     (folder / "model.onnx").write_bytes(model.SerializeToString())
-    feeds = model_builder.feeds(example.data, example.indices, example.variant)
+    feeds = models.feeds(example.data, example.indices, example.variant)
     _savez(
         folder / "inputs.npz",
         {

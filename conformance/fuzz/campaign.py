@@ -2,7 +2,7 @@
 
 The campaign runs in rounds through the same engine as ``conformance run``
 (:class:`conformance.engine.run.Run`): each round draws examples from
-:func:`conformance.strategies.examples` with a seed derived from the campaign
+:func:`conformance.fuzz.strategies.examples` with a seed derived from the campaign
 seed, runs each in its drawn variant on every runtime, judges it against the
 oracle and appends the records to ``results.jsonl``. Every discrepancy gets a
 :class:`~conformance.fuzz.signature.Signature`; a new one becomes a class,
@@ -34,13 +34,14 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
-from conformance import model_builder, oracle, strategies
+from conformance import oracle
+from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, Outcome, judge
 from conformance.engine.pool import Job
 from conformance.engine.run import Options, Run
-from conformance.fuzz import artifacts
+from conformance.fuzz import artifacts, strategies
 from conformance.fuzz.signature import Signature, features, signature_of
-from conformance.strategies import Example
+from conformance.fuzz.strategies import Example
 
 EXPENSIVE = frozenset({"crash", "timeout"})  # kinds that cost a worker restart
 
@@ -361,7 +362,7 @@ class Campaign:
     ) -> dict[str, Outcome]:
         case = example.as_case("fuzz-shrink")
         key, model = self.run.models.get(case, example.variant)
-        feeds = model_builder.feeds(example.data, example.indices, example.variant)
+        feeds = models.feeds(example.data, example.indices, example.variant)
         job = Job(key, model, feeds, None, runtimes)
         return {
             runtime: judge(verdict, raw)

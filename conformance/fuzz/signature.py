@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-from conformance.features import FEATURES, features
-from conformance.strategies import Example
+from conformance.fuzz.strategies import Example
+from conformance.tables.features import FEATURES, features
 
 __all__ = ["FEATURES", "Signature", "features", "signature_of"]
 

@@ -1,7 +1,7 @@
 """The oracle: a strict NumPy reference implementation of Gather and GatherElements.
 
 One module per operator, pure functions, every decision tied to an id of
-:mod:`conformance.decisions`. Public entry points:
+:mod:`conformance.tables.decisions`. Public entry points:
 
 - :func:`evaluate` returns the output array or raises :class:`SpecViolation`.
 - :func:`verdict` never raises for a spec violation; it returns a
@@ -18,7 +18,7 @@ import numpy as np
 from conformance.oracle import gather, gather_elements
 from conformance.oracle.checks import require_arrays
 from conformance.oracle.errors import SpecViolation
-from conformance.spec import op_spec
+from conformance.tables.spec import op_spec
 
 __all__ = ["OPERATORS", "SpecViolation", "Verdict", "evaluate", "verdict"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance import dtypes
 from conformance.oracle.errors import SpecViolation
-from conformance.spec import OpSpec
+from conformance.tables import dtypes
+from conformance.tables.spec import OpSpec
 
 
 def require_arrays(data: object, indices: object) -> None:

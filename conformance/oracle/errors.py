@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from conformance import decisions
+from conformance.tables import decisions
 
 
 class SpecViolation(ValueError):
     """The spec forbids this input.
 
-    ``clause`` is an id of :mod:`conformance.decisions` (for example
+    ``clause`` is an id of :mod:`conformance.tables.decisions` (for example
     ``index-out-of-range``); ``detail`` says what exactly broke it.
     """
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from conformance.oracle import checks
-from conformance.spec import op_spec
+from conformance.tables.spec import op_spec
 
 
 def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None):

@@ -20,7 +20,7 @@ import numpy as np
 
 from conformance.oracle import checks
 from conformance.oracle.errors import SpecViolation
-from conformance.spec import op_spec
+from conformance.tables.spec import op_spec
 
 # Elements of indices handled per block: 128 Ki int64 positions = 1 MiB, which
 # fits in L2 here. Measured: 2**15 and 2**19 are both slower on the benchmark.

@@ -17,11 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance import baseline, decisions, dtypes, gate, model_builder
+from conformance import gate
 from conformance.cases import loader
 from conformance.cases.loader import CaseErrors
-from conformance.engine import records
+from conformance.engine import models, records
 from conformance.engine.judge import DISCREPANCIES, KINDS
+from conformance.gate import baseline
+from conformance.tables import decisions, dtypes
 
 # Worst first: the colour of a matrix cell is its worst outcome.
 SEVERITY: tuple[str, ...] = (
@@ -255,7 +257,7 @@ def build(
     run ran in (case-file sources are relative to it)."""
     runtimes = sorted({e["runtime"] for e in entries})
     present_variants = {e["variant"] for e in entries}
-    variants = [v for v in model_builder.VARIANTS if v in present_variants]
+    variants = [v for v in models.VARIANTS if v in present_variants]
     totals: dict[str, Counter] = {rt: Counter() for rt in runtimes}
     cells: dict[tuple, dict[tuple, Cell]] = defaultdict(lambda: defaultdict(Cell))
     groups: dict[tuple, Group] = {}

@@ -25,8 +25,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from conformance.baseline import Entry
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
+from conformance.gate.baseline import Entry
 
 FIXED_EVIDENCE = 20  # in-scope results without the discrepancy that call a family fixed
 

@@ -1,7 +1,7 @@
 """Known-discrepancy baselines: ``cases/known/<runtime>.yaml``.
 
 A baseline lists the discrepancies a runtime is known to have, so a CI gate
-fails only on what is new (:mod:`conformance.gate`) and the pytest plugin
+fails only on what is new (:mod:`conformance.gate.check`) and the pytest plugin
 turns them into strict xfails. One file per runtime, named after it
 (``onnxruntime.yaml``, ``openvino.yaml``, ``reference.yaml``)::
 
@@ -26,13 +26,13 @@ Two kinds of entry, as the word "each" decides:
 * an entry with only ``signature`` names a family of discrepancies, as fuzz
   classes are: any result in its scope *may* show them (a value-dependent bug
   does not show on every input). It is "fixed upstream?" only when enough
-  results in its scope conform and none shows its outcome (:mod:`conformance.gate`).
+  results in its scope conform and none shows its outcome (:mod:`conformance.gate.check`).
 
 ``signature`` fields, each one value or a list of them (any of): ``op``,
 ``opset``, ``dtype``, ``indices_dtype``, ``variant``, ``axis`` (as written,
 -1 is not 1; an absent axis counts as 0), ``violation`` (the clause an
 invalid input breaks, ``none`` for a valid input) and ``features`` (all of
-these input features present; see :mod:`conformance.features`).
+these input features present; see :mod:`conformance.tables.features`).
 
 A family whose discrepancy shows only on some values (ONNX Runtime's string
 Gather goes wrong only when the strings of a block differ) says
@@ -57,11 +57,12 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from conformance import decisions, dtypes, model_builder, spec
 from conformance.cases import yaml_lines
 from conformance.cases.loader import CaseErrors, YamlFileReader
+from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, KINDS
-from conformance.features import FEATURES
+from conformance.tables import decisions, dtypes, spec
+from conformance.tables.features import FEATURES
 
 FOLDER = "known"  # below the cases folder; never read as case files
 SIGNATURE_FIELDS: dict[str, tuple] = {
@@ -69,7 +70,7 @@ SIGNATURE_FIELDS: dict[str, tuple] = {
     "opset": tuple(sorted({o for opsets in spec.OPSETS.values() for o in opsets})),
     "dtype": tuple(dtypes.NAMES),
     "indices_dtype": tuple(dtypes.NAMES),
-    "variant": tuple(model_builder.VARIANTS),
+    "variant": tuple(models.VARIANTS),
     "axis": None,  # any integer, as the model gives it (out-of-range ones too)
     "violation": ("none", *decisions.BY_ID),
     "features": tuple(FEATURES),

@@ -1,7 +1,7 @@
 """The dtype table: one row per tensor element type the project knows.
 
 Every other module derives its dtype lists from this table (or from the spec
-model in :mod:`conformance.spec`, which reads ONNX's own schemas); no module
+model in :mod:`conformance.tables.spec`, which reads ONNX's own schemas); no module
 spells a dtype list inline.
 
 Names are NumPy-style (``float32``, not ONNX's ``float``) because case files and

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance import dtypes
+from conformance.tables import dtypes
 
 MAX_POSITIONS = 10  # how many differing positions a Difference keeps
 

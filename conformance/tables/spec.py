@@ -3,7 +3,7 @@
 Type lists come from ``onnx.defs.get_schema`` rather than being copied by hand,
 so a new onnx release that changes them shows up as a changed model, not as a
 silently stale table. The decisions the oracle makes on top of these facts live
-in :mod:`conformance.decisions`.
+in :mod:`conformance.tables.decisions`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from functools import cache
 
 import onnx.defs
 
-from conformance import dtypes
+from conformance.tables import dtypes
 
 # The operators and opsets this project covers (004: "All versions: 1, 11, 13";
 # 000: "All versions: 11, 13").

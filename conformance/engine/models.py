@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from conformance import dtypes
+from conformance.tables import dtypes
 
 VARIANTS: tuple[str, ...] = (
     "static",  # every input a graph input with its exact shape

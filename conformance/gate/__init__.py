@@ -1,0 +1,18 @@
+"""The gate: results held against the known-discrepancy baselines.
+
+- :mod:`.baseline`: ``cases/known/<runtime>.yaml``, read into entries (``covers``)
+- :mod:`.check`: the rule (which results are known, new, which entries fixed upstream?)
+- :mod:`.verdict`: gating finished runs and the ``gate.json`` contract
+"""
+
+from conformance.gate.check import (
+    FIXED_EVIDENCE,
+    EntryResult,
+    Gate,
+    check,
+    explain,
+    group_id,
+    groups,
+)
+
+__all__ = ["FIXED_EVIDENCE", "EntryResult", "Gate", "check", "explain", "group_id", "groups"]

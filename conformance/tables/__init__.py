@@ -1,0 +1,9 @@
+"""Tables: the project's data, each a module that imports nothing of the rest.
+
+- :mod:`.dtypes`: every tensor element type, its ONNX enum and NumPy dtype
+- :mod:`.spec`: operators, opsets and their type constraints, read from ``onnx.defs``
+- :mod:`.decisions`: every clause the oracle enforces and every point where the
+  documents disagree or are silent, with the project's decision
+- :mod:`.features`: input features (negative indices, empty tensors...) that
+  records carry and baselines and fuzz signatures match on
+"""
