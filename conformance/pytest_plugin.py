@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import adapters
+from conformance import adapters, gate
 from conformance.cases.check import verdict_of
 from conformance.cases.loader import CaseErrors, load_file
 from conformance.engine import models, records
@@ -278,7 +278,7 @@ class CaseItem(pytest.Item):
 
     def setup(self) -> None:
         run = _session(self.config).start()
-        version = (run.engine.info.get(self.runtime) or {}).get("version")
+        version = (run.pool.info.get(self.runtime) or {}).get("version")
         self.entries = [e for e in self.entries if e.applies_to(version)]
         each = [e for e in self.entries if e.each]
         if each:
@@ -299,11 +299,13 @@ class CaseItem(pytest.Item):
             pytest.skip(f"harness_unsupported: {self.record['message']}")
         if kind not in DISCREPANCIES:
             return
-        for entry in self.entries:
-            if kind in entry.outcome:
-                if entry.each:
-                    raise KnownDiscrepancy(f"{kind} (known: {entry.where}): {entry.reason}")
-                pytest.xfail(f"{kind}, known family {entry.where}: {entry.reason}")
+        version = (_session(self.config).start().pool.info.get(self.runtime) or {}).get("version")
+        decided = gate.check([self.record], {self.runtime: self.entries}, {self.runtime: version})
+        cover = decided.covered_by.get(id(self.record))
+        if cover is not None:
+            if cover.each:
+                raise KnownDiscrepancy(f"{kind} (known: {cover.where}): {cover.reason}")
+            pytest.xfail(f"{kind}, known family {cover.where}: {cover.reason}")
         raise Discrepancy(self._describe())
 
     def _describe(self) -> str:

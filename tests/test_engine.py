@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conformance.engine import models
-from conformance.engine.pool import Engine, EngineError, Job
+from conformance.engine.pool import EngineError, Job, WorkerPool
 from tests import faulty_adapter as faulty
 
 FAULTY = "tests.faulty_adapter:FaultyAdapter"
@@ -48,7 +48,7 @@ def run_all(engine, codes):
 )
 def test_a_crash_is_pinned_on_its_case_and_the_rest_of_the_batch_still_runs(code, death):
     codes = [0, 0, 0, code, 0, faulty.WRONG, 0, 0]
-    with Engine([FAULTY], batch_size=8, timeout=20) as engine:
+    with WorkerPool([FAULTY], batch_size=8, timeout=20) as engine:
         results = run_all(engine, codes)
     crash = results[(3, "faulty")]
     assert (crash.status, crash.signal) == ("crash", death)
@@ -61,7 +61,7 @@ def test_a_crash_is_pinned_on_its_case_and_the_rest_of_the_batch_still_runs(code
 
 
 def test_a_crash_that_does_not_recur_alone_keeps_its_real_outcome_with_a_note():
-    with Engine([FAULTY], batch_size=4, timeout=20) as engine:
+    with WorkerPool([FAULTY], batch_size=4, timeout=20) as engine:
         results = run_all(engine, [0, faulty.FLAKY, 0])
     flaky = results[(1, "faulty")]
     assert flaky.status == "ok" and "crashed a worker once" in flaky.note
@@ -70,7 +70,7 @@ def test_a_crash_that_does_not_recur_alone_keeps_its_real_outcome_with_a_note():
 
 def test_an_endless_loop_times_out_and_the_run_goes_on():
     started = time.monotonic()
-    with Engine([FAULTY], batch_size=4, timeout=1.5) as engine:
+    with WorkerPool([FAULTY], batch_size=4, timeout=1.5) as engine:
         results = run_all(engine, [0, faulty.LOOP, 0, 0])
     assert results[(1, "faulty")].status == "timeout"
     assert "1.5 s" in results[(1, "faulty")].message
@@ -79,7 +79,7 @@ def test_an_endless_loop_times_out_and_the_run_goes_on():
 
 
 def test_a_runaway_allocation_is_killed_at_the_memory_limit():
-    with Engine([FAULTY], batch_size=4, timeout=60, worker_memory=300 << 20) as engine:
+    with WorkerPool([FAULTY], batch_size=4, timeout=60, worker_memory=300 << 20) as engine:
         results = run_all(engine, [0, faulty.ALLOCATE, 0])
     killed = results[(1, "faulty")]
     assert (killed.status, killed.signal) == ("crash", "memory limit")
@@ -88,7 +88,7 @@ def test_a_runaway_allocation_is_killed_at_the_memory_limit():
 
 
 def test_runtime_errors_are_typed():
-    with Engine([FAULTY], batch_size=4) as engine:
+    with WorkerPool([FAULTY], batch_size=4) as engine:
         results = run_all(engine, [faulty.FAIL, 0])
     assert results[(0, "faulty")].status == "run_error"
     assert results[(0, "faulty")].message == "faulty: failed at run time"
@@ -96,7 +96,7 @@ def test_runtime_errors_are_typed():
 
 def test_several_runtimes_and_workers_each_get_every_job():
     codes = [0] * 50
-    with Engine([FAULTY, "onnxruntime"], workers=2, batch_size=8) as engine:
+    with WorkerPool([FAULTY, "onnxruntime"], workers=2, batch_size=8) as engine:
         results = run_all(engine, codes)
         assert set(engine.info) == {"faulty", "onnxruntime"}
     assert {raw.status for raw in results.values()} == {"ok"}
@@ -108,7 +108,7 @@ def test_several_runtimes_and_workers_each_get_every_job():
 def test_a_runtime_that_cannot_start_is_a_clear_error():
     with (
         pytest.raises(EngineError, match=r"did not start.*NoSuchAdapter"),
-        Engine(["tests.faulty_adapter:NoSuchAdapter"]),
+        WorkerPool(["tests.faulty_adapter:NoSuchAdapter"]),
     ):
         pass
 
@@ -121,7 +121,7 @@ def test_openvino_really_crashes_on_gather_with_empty_indices_and_the_run_surviv
     for tag, indices in (("before", fine), ("empty", empty), ("after", fine)):
         model = models.build("Gather", 13, data, indices, 0, "static").SerializeToString()
         jobs.append(Job(tag.encode(), model, {"data": data, "indices": indices}, tag))
-    with Engine(["openvino"], batch_size=8) as engine:
+    with WorkerPool(["openvino"], batch_size=8) as engine:
         results = {job.tag: raw for batch in engine.run(jobs) for job, _, raw in batch}
     assert results["empty"].status == "crash", (
         "OpenVINO 2026.4.1 dies with SIGFPE here; if it no longer does, it was fixed upstream"

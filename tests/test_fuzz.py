@@ -20,8 +20,9 @@ from conformance.cases import loader
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.fuzz import artifacts
 from conformance.fuzz.campaign import Campaign, CampaignOptions, FoundClass
-from conformance.fuzz.signature import FEATURES, features, signature_of
+from conformance.fuzz.signature import signature_of
 from conformance.strategies import Example
+from conformance.tables.features import FEATURES, features
 from tests.conftest import REPO, conformance
 
 CONFORMING = "tests.faulty_adapter:FaultyAdapter"  # the oracle's answers unless provoked

@@ -222,12 +222,12 @@ def test_junit_shows_control_characters_xml_cannot_hold(tmp_path):
 
 def test_run_writes_the_versioned_json_summary(hostile_run):
     summary = json.loads((hostile_run / "report.json").read_text())
-    assert (summary["schema"], summary["version"]) == ("onnx-gather-conformance/summary", 1)
+    assert (summary["schema"], summary["version"]) == ("onnx-gather-conformance/report", 2)
     assert summary["results"] == 4
     assert summary["runtimes"]["onnxruntime"]["outcomes"] == {"pass": 2, "value_mismatch": 2}
     assert summary["runtimes"]["onnxruntime"]["version"].startswith("1.")
     (group,) = summary["discrepancies"]
-    assert (group["kind"], group["base_id"], group["count"]) == (
+    assert (group["kind"], group["group"], group["count"]) == (
         "value_mismatch",
         "hostile-strings",
         2,

@@ -47,7 +47,7 @@ def test_a_run_on_the_real_runtimes_records_every_outcome(tmp_path):
         "runtime": "openvino",
         "kind": "crash",
         "op": "Gather",
-        "base_id": "gather-empty-indices",
+        "group": "gather-empty-indices",
         "records": summary["counts"]["openvino"]["crash"],
     } in summary["groups"]
     assert "crash" in result.stdout and "gather-empty-indices" in result.stdout

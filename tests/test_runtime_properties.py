@@ -1,7 +1,7 @@
 """Property tests against the real runtimes, through the isolated workers.
 
 The pattern a user's own test suite can copy: draw from conformance.strategies,
-run through an Engine (so a crash is an outcome, not a dead test session),
+run through a WorkerPool (so a crash is an outcome, not a dead test session),
 judge against the oracle. The example counts follow the Hypothesis profile
 (tests/conftest.py: dev, ci, nightly).
 """
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from conformance import oracle, strategies
 from conformance.engine import models
 from conformance.engine.judge import KINDS, judge
-from conformance.engine.pool import Engine, Job
+from conformance.engine.pool import Job, WorkerPool
 from conformance.tables import dtypes
 
 RUNTIMES = ("onnxruntime", "openvino")
@@ -25,11 +25,11 @@ ORT_EXACT = tuple(n for n in dtypes.NAMES if dtypes.by_name(n).kind not in ("com
 
 @pytest.fixture(scope="module")
 def engine():
-    with Engine(RUNTIMES, timeout=10.0) as running:
+    with WorkerPool(RUNTIMES, timeout=10.0) as running:
         yield running
 
 
-def outcomes(engine: Engine, example: strategies.Example, runtimes=RUNTIMES) -> dict:
+def outcomes(engine: WorkerPool, example: strategies.Example, runtimes=RUNTIMES) -> dict:
     verdict = oracle.verdict(example.op, example.opset, example.data, example.indices, example.axis)
     model = models.build(
         example.op, example.opset, example.data, example.indices, example.axis, example.variant

@@ -4,12 +4,15 @@ docstring says."""
 
 from __future__ import annotations
 
+import inspect
+import math
 from random import Random
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 from conformance import oracle, strategies
 from conformance.strategies import INVALID_CLAUSES, Example
@@ -378,3 +381,181 @@ def test_in_range_indices_shrink_to_zero():
         lambda e: e.indices.size >= 2,
     )
     assert not example.indices.any()
+
+
+# -- arguments are checked when a strategy is built ------------------------------------
+# (function, positional arguments, keyword arguments, the bad argument's name):
+# calling the function alone, without drawing, must raise InvalidArgument naming it.
+BAD_ARGUMENTS = [
+    ("op_opsets", ("Gatherr",), {}, "op"),
+    ("op_opsets", ("",), {}, "op"),
+    ("data_dtypes", ("Gather", 12), {}, "opset"),
+    ("data_dtypes", (None, 13), {}, "op"),
+    ("index_dtypes", ("GatherElements", 1), {}, "opset"),
+    ("index_dtypes", ("Gather", "13"), {}, "opset"),
+    ("shapes", (), {"min_rank": -1}, "min_rank"),
+    ("shapes", (), {"min_rank": 3, "max_rank": 2}, "max_rank"),
+    ("shapes", (), {"max_rank": 33}, "max_rank"),
+    ("shapes", (), {"max_elements": 0}, "max_elements"),
+    ("shapes", (), {"empty": 1}, "empty"),
+    ("shapes", (), {"min_rank": 0, "empty": True}, "empty"),
+    ("shapes", (), {"max_dim": 0}, "max_dim"),
+    ("axes", (0,), {}, "rank"),
+    ("axes", (2.0,), {}, "rank"),
+    ("ge_indices_shapes", ((), 0), {}, "data_shape"),
+    ("ge_indices_shapes", ((3, -1), 0), {}, "data_shape"),
+    ("ge_indices_shapes", ((3, 4), 2), {}, "axis"),
+    ("ge_indices_shapes", ((3, 4), -3), {}, "axis"),
+    ("ge_indices_shapes", ((3, 4), 0, "bigger"), {}, "off_axis"),
+    ("ge_indices_shapes", ((3,), 0, "larger"), {}, "off_axis"),
+    ("ge_indices_shapes", ((3, 0), 0, "smaller"), {}, "off_axis"),
+    ("ge_indices_shapes", ((3, 4), 0), {"max_elements": -1}, "max_elements"),
+    ("special_values", ("float",), {}, "dtype_name"),
+    ("special_values", (["float32"],), {}, "dtype_name"),
+    ("tensors", ("float", (2,)), {}, "dtype_name"),
+    ("tensors", ("float32", 3), {}, "shape"),
+    ("tensors", ("float32", (2, -1)), {}, "shape"),
+    ("tensors", ("float32", (1,) * 33), {}, "shape"),
+    ("indices_in_range", ("float32", (2,), 3), {}, "dtype_name"),
+    ("indices_in_range", ("int64", (2,), -1), {}, "size"),
+    ("indices_in_range", ("int64", (2,), 0), {}, "size"),
+    ("indices_in_range", ("int64", [2.5], 3), {}, "shape"),
+    ("indices_in_range", ("int64", (2,), 3), {"negative": 1}, "negative"),
+    ("indices_out_of_range", ("bool", (2,), 3), {}, "dtype_name"),
+    ("indices_out_of_range", ("int64", (0, 2), 3), {}, "shape"),
+    ("indices_out_of_range", ("uint8", (2,), 256), {}, "size"),
+    ("valid_examples", (), {"op": "Gatherr"}, "op"),
+    ("valid_examples", (), {"opset": 12}, "opset"),
+    ("valid_examples", (), {"op": "GatherElements", "opset": 1}, "opset"),
+    ("valid_examples", (), {"opset": True}, "opset"),
+    ("valid_examples", (), {"dtype": "float"}, "dtype"),
+    ("valid_examples", (), {"dtype": np.float32}, "dtype"),
+    ("valid_examples", (), {"op": "Gather", "opset": 11, "dtype": "bfloat16"}, "dtype"),
+    ("valid_examples", (), {"op": "Gather", "dtype": "bfloat16"}, "dtype"),  # opset 1 and 11
+    ("valid_examples", (), {"index_dtype": "int16"}, "index_dtype"),
+    ("valid_examples", (), {"variant": "Static"}, "variant"),
+    ("valid_examples", (), {"max_elements": 0}, "max_elements"),
+    ("valid_examples", (), {"max_elements": True}, "max_elements"),
+    ("valid_examples", (), {"max_elements": 2.5}, "max_elements"),
+    ("valid_examples", (), {"max_elements": -3}, "max_elements"),
+    ("invalid_examples", (), {"op": "Gatherr"}, "op"),
+    ("invalid_examples", (), {"clause": "nope"}, "clause"),
+    ("invalid_examples", (), {"clause": "rank-mismatch"}, "clause"),  # Gather cannot
+    ("invalid_examples", (), {"op": "Gather", "opset": 13, "clause": "data-dtype"}, "clause"),
+    (
+        "invalid_examples",
+        (),
+        {"op": "Gather", "opset": 11, "clause": "data-dtype", "dtype": "float32"},
+        "dtype",
+    ),
+    ("invalid_examples", (), {"clause": "indices-dtype", "index_dtype": "int64"}, "index_dtype"),
+    ("invalid_examples", (), {"clause": "index-out-of-range", "dtype": "floot"}, "dtype"),
+    ("invalid_examples", (), {"index_dtype": "uint8"}, "index_dtype"),
+    ("invalid_examples", (), {"variant": "static "}, "variant"),
+    ("invalid_examples", (), {"max_elements": 0}, "max_elements"),
+    ("examples", (), {"op": "Gatherr"}, "op"),
+    ("examples", (), {"opset": 2}, "opset"),
+    ("examples", (), {"max_elements": 0}, "max_elements"),
+]
+
+
+@pytest.mark.parametrize(
+    "function,args,kwargs,name",
+    BAD_ARGUMENTS,
+    ids=[f"{f}-{name}-{i}" for i, (f, _, _, name) in enumerate(BAD_ARGUMENTS)],
+)
+def test_a_bad_argument_raises_when_the_strategy_is_built(function, args, kwargs, name):
+    strategy = getattr(strategies, function)
+    value = inspect.signature(strategy).bind(*args, **kwargs).arguments[name]
+    with pytest.raises(InvalidArgument) as raised:
+        strategy(*args, **kwargs)  # built, never drawn
+    message = str(raised.value)
+    assert message.startswith(f"{name}={value!r} is not "), message
+    assert "; expected " in message
+    assert isinstance(raised.value, ValueError)  # as the old draw-time errors were
+
+
+def test_every_public_function_with_arguments_has_bad_argument_cases():
+    public = {
+        name
+        for name in strategies.__all__
+        if inspect.isfunction(getattr(strategies, name))
+        and inspect.signature(getattr(strategies, name)).parameters
+    }
+    assert public == {function for function, *_ in BAD_ARGUMENTS}
+
+
+def test_the_message_says_what_is_allowed():
+    with pytest.raises(InvalidArgument, match="op='Gatherr' is not an operator") as raised:
+        strategies.valid_examples(op="Gatherr")
+    assert str(raised.value).endswith("expected one of 'Gather', 'GatherElements'")
+    with pytest.raises(
+        InvalidArgument, match=r"Gather-1, Gather-11; expected one of .*'float16', 'float32'"
+    ):
+        strategies.valid_examples(op="Gather", dtype="bfloat16")
+    with pytest.raises(InvalidArgument, match="Gather-13 cannot break 'data-dtype'"):
+        strategies.invalid_examples(op="Gather", opset=13, clause="data-dtype")
+
+
+# Arguments at the edge of what is allowed (and those the fuzz campaign's shrinker
+# passes): they build, and what they draw keeps to them.
+GOOD_ARGUMENTS = [
+    ("op_opsets", (), {}),
+    ("op_opsets", ("GatherElements",), {}),
+    ("data_dtypes", ("Gather", 1), {}),
+    ("index_dtypes", ("GatherElements", np.int64(13)), {}),
+    ("variants", (), {}),
+    ("shapes", (), {"min_rank": 0, "max_rank": 0}),
+    ("shapes", (), {"min_rank": 2, "max_rank": 32, "max_elements": 1, "empty": True}),
+    ("shapes", (), {"max_dim": 1, "empty": False}),
+    ("axes", (1,), {}),
+    ("ge_indices_shapes", ([3, 0], -2, "larger", 1), {}),
+    ("ge_indices_shapes", ((3, 2), 0, "smaller"), {}),
+    ("special_values", ("bfloat16",), {}),
+    ("tensors", ("string", ()), {}),
+    ("tensors", ("complex128", [2, 0]), {}),
+    ("indices_in_range", ("uint8", (2,), 1000, False), {}),
+    ("indices_in_range", ("int32", (0,), 0), {}),
+    ("indices_out_of_range", ("int8", (1,), 0), {}),
+    ("indices_out_of_range", ("uint8", (1,), 255), {}),
+    ("valid_examples", (), {}),
+    ("valid_examples", (), {"opset": 13, "dtype": "bfloat16"}),
+    ("valid_examples", (), {"op": "Gather", "opset": 1, "index_dtype": "int32", "max_elements": 1}),
+    ("invalid_examples", (), {"op": "Gather", "opset": 1, "clause": "data-dtype"}),
+    (
+        "invalid_examples",
+        (),
+        {"op": "GatherElements", "opset": 11, "clause": "data-dtype", "dtype": "bfloat16"},
+    ),
+    ("invalid_examples", (), {"clause": "indices-dtype", "index_dtype": "uint64"}),
+    ("invalid_examples", (), {"op": "GatherElements", "clause": "rank-mismatch"}),
+    ("examples", (), {"op": "GatherElements", "opset": 11, "max_elements": 4}),
+]
+
+
+@pytest.mark.parametrize(
+    "function,args,kwargs",
+    GOOD_ARGUMENTS,
+    ids=[f"{f}-{i}" for i, (f, *_) in enumerate(GOOD_ARGUMENTS)],
+)
+def test_good_arguments_build_and_draw(function, args, kwargs):
+    built = getattr(strategies, function)(*args, **kwargs)
+    if function == "special_values":  # the one public function that is not a strategy
+        assert built
+        return
+
+    @settings(SEARCH, max_examples=20, phases=[Phase.generate])
+    @given(built)
+    def draw(drawn):
+        if isinstance(drawn, Example):
+            for name in ("op", "opset", "dtype"):
+                if name in kwargs:
+                    assert getattr(drawn, name) == kwargs[name]
+            if "index_dtype" in kwargs:
+                assert drawn.indices_dtype == kwargs["index_dtype"]
+            if "max_elements" in kwargs:
+                assert drawn.data.size <= kwargs["max_elements"]
+        if "max_elements" in kwargs and isinstance(drawn, tuple):
+            assert math.prod(drawn) <= kwargs["max_elements"]
+
+    draw()

@@ -103,7 +103,7 @@ def feeds(data: np.ndarray, indices: np.ndarray, variant: str) -> dict[str, np.n
     return {name: arrays[name] for name in INPUTS if name not in _INITIALIZERS[variant]}
 
 
-def signature(op, opset, data, indices, axis, variant) -> tuple | None:
+def cache_key(op, opset, data, indices, axis, variant) -> tuple | None:
     """A key equal for every input that gets the same model, or None.
 
     Models of the fed variants do not depend on the values: the static model

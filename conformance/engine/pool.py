@@ -19,7 +19,7 @@ worker process suffers. The parent:
   the machine down with it);
 - restarts every dead worker and goes on.
 
-:class:`Engine` knows nothing of cases or outcomes: it runs :class:`Job`s and
+:class:`WorkerPool` knows nothing of cases or outcomes: it runs :class:`Job`s and
 yields :class:`Raw` results, which :mod:`conformance.engine.judge` judges.
 """
 
@@ -74,7 +74,7 @@ class Job:
     feeds: dict[str, np.ndarray]
     tag: object = None  # the caller's handle, returned untouched
     runtimes: Sequence[str] | None = None  # run on these runtimes only (None: all)
-    # Bookkeeping of Engine.run: results still to come, bytes held in the queues.
+    # Bookkeeping of WorkerPool.run: results still to come, bytes held in the queues.
     pending: int = field(default=0, init=False, repr=False)
     size: int = field(default=0, init=False, repr=False)
 
@@ -228,7 +228,7 @@ class _Lane:
         return any(w.state == "busy" for w in self.workers)
 
 
-class Engine:
+class WorkerPool:
     """Workers for a set of runtimes. Use as a context manager.
 
     ``runtimes`` are names (``onnxruntime``) or ``module:Class`` targets.
@@ -256,7 +256,7 @@ class Engine:
         self.events: list[str] = []  # crashes, restarts: what the summary should mention
 
     # -- lifetime -------------------------------------------------------------
-    def __enter__(self) -> Engine:
+    def __enter__(self) -> WorkerPool:
         try:
             self.start()
         except BaseException:

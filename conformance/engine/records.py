@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -42,6 +43,9 @@ from conformance.tables.features import features
 
 FORMAT = 1  # bumped when a field changes meaning or goes away
 RESULTS, HEADER, SUMMARY = "results.jsonl", "header.json", "summary.json"
+GATE = "gate.json"  # the gate's verdict (conformance.gate.verdict)
+GROUPS = "groups.json"  # the smallest input of each discrepancy group (engine.run)
+FINDINGS = "findings.json"  # a fuzz campaign's classes (conformance.fuzz.artifacts)
 
 
 def _ms(seconds: float | None) -> float | None:
@@ -158,13 +162,6 @@ def header(runtimes: dict[str, dict], options: dict, command: list[str] | None) 
     }
 
 
-def write_json(path: Path, content: dict) -> None:
-    """Write atomically: a reader never sees half a file."""
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    partial.replace(path)
-
-
 # -- reading runs back (the report, the gate and diff do) ------------------------------
 class RecordsError(ValueError):
     """A results file or run folder that cannot be read; says which and where."""
@@ -208,28 +205,56 @@ def read_json(path: Path) -> dict | None:
         raise RecordsError(f"{path}: not JSON ({error.msg})") from None
 
 
-def read_run(path: Path) -> tuple[dict, list[dict]]:
-    """The header (empty when absent) and records of a run folder or results file."""
+@dataclass
+class RunFolder:
+    """A run as its folder holds it: what the gate, the report and diff read.
+
+    ``gate`` (gate.json), ``groups`` (groups.json: the smallest input of each
+    discrepancy group) and ``findings`` (findings.json, a fuzz campaign's)
+    are None when the run did not write them.
+    """
+
+    folder: Path
+    header: dict
+    records: list[dict]
+    summary: dict | None = None
+    gate: dict | None = None
+    groups: dict | None = None
+    findings: dict | None = None
+
+    def unfinished(self) -> str | None:
+        """Why this run cannot stand for a whole run, or None: a gate must not
+        pass on a run that was killed, interrupted or broken."""
+        summary, folder = self.summary, self.folder
+        if summary is None:
+            return f"{folder}: no {SUMMARY}: the run did not finish (killed?)"
+        if summary.get("interrupted"):
+            return f"{folder}: the run was interrupted (Ctrl-C): its results are partial"
+        if summary.get("harness_errors"):
+            return f"{folder}: {summary['harness_errors']} harness error(s) in the run"
+        if summary.get("error"):
+            return f"{folder}: the run stopped on an error: {summary['error']}"
+        if not summary.get("records"):
+            return f"{folder}: the run has no results"
+        return None
+
+
+def read_folder(path: Path) -> RunFolder:
+    """A run folder, or a results file and the files beside it."""
     results, folder = locate(path)
-    return read_json(folder / HEADER) or {}, read_records(results)
+    return RunFolder(
+        folder=folder,
+        header=read_json(folder / HEADER) or {},
+        records=read_records(results),
+        summary=read_json(folder / SUMMARY),
+        gate=read_json(folder / GATE),
+        groups=read_json(folder / GROUPS),
+        findings=read_json(folder / FINDINGS),
+    )
 
 
-def unfinished(path: Path) -> str | None:
-    """Why the run at ``path`` cannot stand for a whole run, or None: a gate
-    must not pass on a run that was killed, interrupted or broken."""
-    _, folder = locate(path)
-    summary = read_json(folder / SUMMARY)
-    if summary is None:
-        return f"{folder}: no {SUMMARY}: the run did not finish (killed?)"
-    if summary.get("interrupted"):
-        return f"{folder}: the run was interrupted (Ctrl-C): its results are partial"
-    if summary.get("harness_errors"):
-        return f"{folder}: {summary['harness_errors']} harness error(s) in the run"
-    if summary.get("error"):
-        return f"{folder}: the run stopped on an error: {summary['error']}"
-    if not summary.get("records"):
-        return f"{folder}: the run has no results"
-    return None
+def read_folders(paths) -> list[RunFolder]:
+    return [read_folder(Path(path)) for path in paths]
 
 
 def runtime_versions(headers: list[dict]) -> dict[str, str | None]:

@@ -18,16 +18,18 @@ from pathlib import Path
 
 from conformance.cases.check import verdict_of
 from conformance.cases.model import Case
-from conformance.engine import models, records
+from conformance.engine import files, models, records, tensors
+from conformance.engine.groups import GroupKey, group_key
 from conformance.engine.judge import DISCREPANCIES, Outcome, judge
 from conformance.engine.pool import (
     DEFAULT_BATCH,
     DEFAULT_TIMEOUT,
     DEFAULT_WORKER_MEMORY,
-    Engine,
     Job,
     Raw,
+    WorkerPool,
 )
+from conformance.oracle import Verdict
 
 DEFAULT_CASE_MEMORY = 1 << 30  # bytes a case may declare (inputs + output)
 STRING_ELEMENT_BYTES = 64  # a guess for an object-array string: pointer, header, text
@@ -56,15 +58,14 @@ class Summary:
     error: str | None = None
     duration_s: float = 0.0
     events: list[str] = field(default_factory=list)
-    # (runtime, kind, op, case-file id) -> records: where the discrepancies are
+    # GroupKey (runtime, kind, op, case-file id or signature) -> results
     groups: Counter = field(default_factory=Counter)
 
     def to_json(self) -> dict:
         content = asdict(self)
         content["counts"] = {rt: dict(sorted(c.items())) for rt, c in self.counts.items()}
         content["groups"] = [
-            {"runtime": rt, "kind": kind, "op": op, "base_id": base_id, "records": n}
-            for (rt, kind, op, base_id), n in sorted(self.groups.items())
+            {**key._asdict(), "records": n} for key, n in sorted(self.groups.items())
         ]
         return content
 
@@ -89,7 +90,7 @@ class _Models:
         self._cache: dict[tuple, tuple[bytes, bytes]] = {}
 
     def get(self, case: Case, variant: str) -> tuple[bytes, bytes]:
-        key = models.signature(case.op, case.opset, case.data, case.indices, case.axis, variant)
+        key = models.cache_key(case.op, case.opset, case.data, case.indices, case.axis, variant)
         if key is not None and key in self._cache:
             return self._cache[key]
         model = models.build_for_case(case, variant).SerializeToString()
@@ -103,9 +104,11 @@ class _Models:
 
 @dataclass
 class _Pending:
+    """A case in flight: its verdict, and how many of its results are still to come."""
+
     case: Case
     verdict: object
-    remaining: int  # results still to come (variants x runtimes)
+    remaining: int  # variants x runtimes
 
 
 def run_cases(
@@ -127,6 +130,46 @@ def run_cases(
     return run.summary
 
 
+class SmallestInputs:
+    """The smallest input of each discrepancy group, kept for the report.
+
+    Saved as groups.json beside the results whenever it changes, so the
+    report shows every group's inputs from the run folder alone, without
+    reading case files (which may have moved or changed since).
+    """
+
+    def __init__(self) -> None:
+        self._by_group: dict[GroupKey, tuple[int, dict, Case]] = {}
+        self._changed = False
+
+    def offer(self, record: dict, case: Case) -> None:
+        key = group_key(record)
+        size = case.data.size + case.indices.size
+        held = self._by_group.get(key)
+        if held is None or size < held[0]:
+            self._by_group[key] = (size, record, case)
+            self._changed = True
+
+    def save(self, path: Path) -> None:
+        if not self._changed:
+            return
+        groups = []
+        for key, (_, record, case) in sorted(self._by_group.items()):
+            groups.append(
+                {
+                    **key._asdict(),
+                    "case_id": record["case_id"],
+                    "variant": record["variant"],
+                    "source": record["source"],
+                    "axis": case.axis,
+                    "data": tensors.to_json(case.data),
+                    "indices": tensors.to_json(case.indices),
+                }
+            )
+        files.write_json(path, {"format": records.FORMAT, "groups": groups})
+        self._changed = False
+
+
 Recorded = Callable[[Case, str, str, object, Outcome, Raw, dict], None]
 
 
@@ -134,7 +177,7 @@ class Run:
     """One output folder and the engine that fills it; a context manager.
 
     ``drive`` may be called several times (the fuzz campaign runs in rounds
-    and uses ``engine`` between them); results.jsonl and the summary cover
+    and shrinks with ``run_one`` between them); results.jsonl and the summary cover
     them all. Leaving the block writes summary.json, also after Ctrl-C (which
     is swallowed and recorded as ``interrupted``) or an error (which is
     recorded and re-raised).
@@ -152,7 +195,7 @@ class Run:
         self.command = command
         self.extra_header = extra_header or {}
         self.summary = Summary()
-        self.engine = Engine(
+        self.pool = WorkerPool(
             options.runtimes,
             workers=options.workers,
             batch_size=options.batch_size,
@@ -160,18 +203,20 @@ class Run:
             worker_memory=options.worker_memory,
         )
         self.models = _Models()
+        self.smallest = SmallestInputs()
         self._started = 0.0
         self._writer: records.ResultsWriter | None = None
 
     def __enter__(self) -> Run:
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        for stale in (records.RESULTS, records.SUMMARY, "gate.json"):  # an old verdict misleads
+        # An old verdict misleads: what a previous run left here goes first.
+        for stale in (records.RESULTS, records.SUMMARY, records.GATE, records.GROUPS):
             (self.out_dir / stale).unlink(missing_ok=True)
         self._started = time.monotonic()
         self._writer = records.ResultsWriter(self.out_dir / records.RESULTS)
         try:
-            self.engine.__enter__()
-            self.summary.counts = {name: Counter() for name in self.engine.runtimes}
+            self.pool.__enter__()
+            self.summary.counts = {name: Counter() for name in self.pool.runtimes}
             options = self.options
             settings = {
                 "variants": list(options.variants),
@@ -182,9 +227,9 @@ class Run:
                 "case_memory_bytes": options.case_memory,
                 **self.extra_header,
             }
-            records.write_json(
+            files.write_json(
                 self.out_dir / records.HEADER,
-                records.header(self.engine.info, settings, self.command),
+                records.header(self.pool.info, settings, self.command),
             )
         except BaseException as error:
             self.__exit__(type(error), error, None)
@@ -197,12 +242,12 @@ class Run:
             summary.interrupted = True
         elif error is not None:
             summary.error = f"{kind.__name__}: {error}"
-        self.engine.close()
+        self.pool.close()
         self._writer.close()
-        summary.events = self.engine.events
+        summary.events = self.pool.events
         summary.duration_s = round(time.monotonic() - self._started, 3)
         finished = {"finished": records.now(), **summary.to_json()}
-        records.write_json(self.out_dir / records.SUMMARY, finished)
+        files.write_json(self.out_dir / records.SUMMARY, finished)
         return summary.interrupted
 
     def drive(
@@ -217,8 +262,8 @@ class Run:
         ``recorded(case, variant, runtime, verdict, outcome, raw, record)`` is
         called for each result after it is written.
         """
-        engine, options, summary, writer = self.engine, self.options, self.summary, self._writer
-        runtimes = engine.runtimes
+        pool, options, summary, writer = self.pool, self.options, self.summary, self._writer
+        runtimes = pool.runtimes
         pending: dict[int, _Pending] = {}
         refused: list[tuple] = []  # results of cases the memory guard stopped
         first = summary.cases
@@ -226,11 +271,13 @@ class Run:
         def emit(case, variant, runtime, verdict, outcome, raw) -> None:
             entry = records.record(case, variant, runtime, verdict, outcome, raw)
             writer.write(entry)
+            if outcome.kind in DISCREPANCIES:
+                self.smallest.offer(entry, case)
             summary.records += 1
             summary.counts.setdefault(runtime, Counter())[outcome.kind] += 1
             if outcome.kind in DISCREPANCIES:
                 summary.discrepancies += 1
-                summary.groups[runtime, outcome.kind, case.op, case.base_id] += 1
+                summary.groups[group_key(entry)] += 1
             summary.harness_errors += bool(entry.get("harness_error"))
             if recorded:
                 recorded(case, variant, runtime, verdict, outcome, raw, entry)
@@ -257,15 +304,13 @@ class Run:
                     continue
                 pending[index] = _Pending(case, verdict_of(case), len(variants) * len(chosen))
                 for variant in variants:
-                    key, model = self.models.get(case, variant)
-                    feeds = models.feeds(case.data, case.indices, variant)
-                    yield Job(key, model, feeds, (index, variant), only[0] if only else None)
+                    yield self._job(case, variant, (index, variant), only[0] if only else None)
 
         def drain_refused() -> None:
             while refused:
                 emit(*refused.pop())
 
-        for results in engine.run(jobs()):
+        for results in pool.run(jobs()):
             drain_refused()
             for job, runtime, raw in results:
                 index, variant = job.tag
@@ -275,9 +320,34 @@ class Run:
                 if not entry.remaining:
                     del pending[index]
             writer.flush()
+            self.smallest.save(self.out_dir / records.GROUPS)
             if progress:
                 progress(summary.records, summary)
         drain_refused()
         writer.flush()
+        self.smallest.save(self.out_dir / records.GROUPS)
         if progress:
             progress(summary.records, summary)
+
+    def _job(self, case: Case, variant: str, tag, runtimes: Sequence[str] | None = None) -> Job:
+        """The one way a case in a variant becomes a job for the workers."""
+        key, model = self.models.get(case, variant)
+        return Job(key, model, models.feeds(case.data, case.indices, variant), tag, runtimes)
+
+    def run_one(
+        self,
+        case: Case,
+        variant: str,
+        runtimes: Sequence[str] | None = None,
+        verdict: Verdict | None = None,
+    ) -> dict[str, Outcome]:
+        """Run one case in one variant on these runtimes (default all) now,
+        and judge each result; nothing is recorded. The fuzz campaign shrinks
+        with it; ``drive`` is the same path with records."""
+        verdict = verdict if verdict is not None else verdict_of(case)
+        job = self._job(case, variant, None, runtimes)
+        return {
+            runtime: judge(verdict, raw)
+            for results in self.pool.run([job])
+            for _, runtime, raw in results
+        }

@@ -19,7 +19,7 @@
 
 ``values`` are nested lists; floats JSON cannot hold (NaN, infinities) are
 strings with their bit pattern, e.g. ``"nan (0x7fc00001)"``; complex elements
-are ``[real, imaginary]`` pairs. Above :data:`MAX_JSON_ELEMENTS` elements
+are ``[real, imaginary]`` pairs. Above :data:`conformance.engine.tensors.MAX_JSON_ELEMENTS` elements
 ``values`` is left out and ``npz`` names the file (and key) holding the tensor.
 
 Each class also gets ``DIR/classes/<NNN>-<slug>/``: ``case.yaml`` (a case file
@@ -34,21 +34,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import yaml
 
-from conformance.engine import models
-from conformance.fuzz.signature import FEATURES
+from conformance.engine import files, models, records, tensors
 from conformance.tables import decisions, dtypes
+from conformance.tables.features import FEATURES
 
 FORMAT = 1
-FINDINGS = "findings.json"
+FINDINGS = records.FINDINGS
 CLASSES = "classes"
-MAX_JSON_ELEMENTS = 10_000
 
 # The clause a valid regression case tests: the operator's core sentence.
 _CORE_CLAUSE = {
@@ -59,44 +57,6 @@ _CORE_CLAUSE = {
 
 
 # -- values -------------------------------------------------------------------
-def _json_element(value, kind: str):
-    if kind == "complex":
-        return [_json_float(np.asarray(value).real), _json_float(np.asarray(value).imag)]
-    if kind == "float":
-        return _json_float(np.asarray(value))
-    if kind == "string":
-        return value
-    return value.item() if hasattr(value, "item") else value
-
-
-def _json_float(array: np.ndarray):
-    value = float(array)  # exact for every float dtype here, bfloat16 included
-    if math.isfinite(value):
-        return value
-    bits = array.view(f"uint{array.dtype.itemsize * 8}")
-    return f"{value!r} (0x{int(bits):0{array.dtype.itemsize * 2}x})"
-
-
-def tensor_json(array: np.ndarray, npz: str) -> dict:
-    dtype = dtypes.of_array(array)
-    content = {"dtype": dtype.name, "shape": list(array.shape)}
-    if array.size > MAX_JSON_ELEMENTS:
-        content["npz"] = npz
-        return content
-    flat = [_json_element(v, dtype.kind) for v in array.reshape(-1)]
-    content["values"] = _nest(flat, array.shape)
-    return content
-
-
-def _nest(flat: list, shape: tuple[int, ...]):
-    if not shape:
-        return flat[0]
-    if len(shape) == 1:
-        return flat
-    step = math.prod(shape[1:])
-    return [_nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
-
-
 def _yaml_literal(array: np.ndarray):
     """The case-file literal for an array: bit patterns for floats and complex
     (exact, NaN payloads included), plain values otherwise."""
@@ -243,11 +203,11 @@ def _describe(found) -> dict:
             "opset": example.opset,
             "axis": example.axis,
             "variant": example.variant,
-            "data": tensor_json(example.data, f"{inputs}:data"),
-            "indices": tensor_json(example.indices, f"{inputs}:indices"),
+            "data": tensors.to_json(example.data, f"{inputs}:data"),
+            "indices": tensors.to_json(example.indices, f"{inputs}:indices"),
         },
         "expected": (
-            tensor_json(verdict.output, found.files.get("expected", "") + ":output")
+            tensors.to_json(verdict.output, found.files.get("expected", "") + ":output")
             if verdict.valid
             else {"violation": verdict.violation.clause, "detail": verdict.violation.detail}
         ),
@@ -297,9 +257,7 @@ def _write_json(path: Path, content: dict) -> None:
     text = json.dumps(hide(content), indent=2, ensure_ascii=False)
     for number, values in enumerate(compact):
         text = text.replace(json.dumps(_token(number)), values, 1)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text + "\n", encoding="utf-8")
-    partial.replace(path)
+    files.write_text(path, text + "\n")
 
 
 def _placeholder(compact: list[str], values) -> str:

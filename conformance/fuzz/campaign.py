@@ -35,9 +35,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
 from conformance import oracle
-from conformance.engine import models
-from conformance.engine.judge import DISCREPANCIES, Outcome, judge
-from conformance.engine.pool import Job
+from conformance.engine.judge import DISCREPANCIES, Outcome
 from conformance.engine.run import Options, Run
 from conformance.fuzz import artifacts, strategies
 from conformance.fuzz.signature import Signature, features, signature_of
@@ -145,7 +143,7 @@ class Campaign:
         previous = signal.signal(signal.SIGINT, self._interrupt) if main else None
         try:
             with self.run:
-                self.runtimes = self.run.engine.runtimes
+                self.runtimes = self.run.pool.runtimes
                 self._started = time.monotonic()
                 artifacts.write_findings(self)
                 source = self._examples()
@@ -232,8 +230,8 @@ class Campaign:
             self.examples += 1
             case = example.as_case(f"fuzz-{self.examples}")
             key = _cost_key(example)
-            runtimes = [rt for rt in self.run.engine.runtimes if not self._hopeless(key, rt)]
-            self.skipped += len(self.run.engine.runtimes) - len(runtimes)
+            runtimes = [rt for rt in self.run.pool.runtimes if not self._hopeless(key, rt)]
+            self.skipped += len(self.run.pool.runtimes) - len(runtimes)
             self._round[case.id] = example
             items.append((case, [example.variant], runtimes))
         self.run.drive(items, progress=lambda *_: self._status(), recorded=self._recorded)
@@ -355,20 +353,13 @@ class Campaign:
 
     def _outcomes_everywhere(self, found: FoundClass) -> None:
         """What every runtime does with the class's (minimal) example."""
-        found.outcomes = self._run_once(found.example, found.verdict, self.run.engine.runtimes)
+        found.outcomes = self._run_once(found.example, found.verdict, self.run.pool.runtimes)
 
     def _run_once(
         self, example: Example, verdict: oracle.Verdict, runtimes: list[str]
     ) -> dict[str, Outcome]:
         case = example.as_case("fuzz-shrink")
-        key, model = self.run.models.get(case, example.variant)
-        feeds = models.feeds(example.data, example.indices, example.variant)
-        job = Job(key, model, feeds, None, runtimes)
-        return {
-            runtime: judge(verdict, raw)
-            for results in self.run.engine.run([job])
-            for _, runtime, raw in results
-        }
+        return self.run.run_one(case, example.variant, runtimes, verdict)
 
 
 class _Found(Exception):

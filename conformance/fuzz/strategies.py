@@ -24,6 +24,11 @@ Sizes: data and indices each have at most :func:`max_elements` elements
 ``max_elements`` argument). Small tensors find the same bugs faster and shrink
 to clearer reproducers; raise the cap to look for size-dependent paths.
 
+Arguments: every strategy checks its arguments when it is called, as
+``hypothesis.extra.numpy`` does, not when an example is drawn. A bad one raises
+``hypothesis.errors.InvalidArgument`` (a ``ValueError`` as well) naming the
+argument, its value and what is allowed; each docstring says what it checks.
+
 Where shrinking goes (the meta-tests hold the strategies to this):
 
 - operator toward ``Gather``, opset toward the newest, variant toward ``static``;
@@ -39,20 +44,26 @@ Where shrinking goes (the meta-tests hold the strategies to this):
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import os
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from functools import cache
+from numbers import Integral
 from pathlib import Path
+from typing import NoReturn
 
 import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 from conformance.cases.model import Case, Expectation, Source
 from conformance.engine import models
 from conformance.tables import dtypes
-from conformance.tables.spec import OPSETS, op_spec
+from conformance.tables.spec import OPSETS, OpSpec, op_spec
 
 __all__ = [
     "DEFAULT_MAX_ELEMENTS",
@@ -81,6 +92,7 @@ MAX_ELEMENTS_ENV = "CONFORMANCE_MAX_ELEMENTS"
 MAX_RANK = 8
 MAX_GATHER_INDICES_RANK = MAX_RANK  # "any rank": as high as data goes
 MAX_STRING = 12  # characters in a drawn string (long strings come from the specials)
+MAX_SHAPE_RANK = 32  # the most dimensions a shape argument may have (NumPy's old limit)
 
 # Clauses an invalid example can break (decision ids), by operator.
 INVALID_CLAUSES: dict[str, tuple[str, ...]] = {
@@ -123,6 +135,188 @@ def _cap(given: int | None) -> int:
     """The cap a strategy was given, else the default (strategies take a
     ``max_elements`` argument, which hides the function of that name)."""
     return given or max_elements()
+
+
+# -- argument checks ------------------------------------------------------------
+# Every public strategy checks its arguments when it is called, as Hypothesis'
+# own do, rather than failing (or drawing nonsense) once an example is drawn.
+#
+# Hypothesis draws some values from the short string literals (and the large
+# numbers) in a project's modules, so a new literal here would change the
+# examples a seed draws. Hence argument names are passed as keywords
+# (``_check_int(..., max_rank=max_rank)``) and message parts are f-strings or
+# longer than 20 characters, which it skips.
+class _BadArgument(InvalidArgument, ValueError):
+    """Hypothesis' InvalidArgument; also a ValueError, which some of these
+    errors were when they came at draw time."""
+
+
+def _bad(what: str, expected: str, **argument: object) -> NoReturn:
+    """Raise for the one ``name=value`` in ``argument``: it is not ``what``."""
+    ((name, value),) = argument.items()
+    raise _BadArgument(f"{name}={value!r} is not {what}; expected {expected}")
+
+
+def _listing(values: Collection[object]) -> str:
+    return ", ".join(map(repr, values))
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+def _check_int(what: str, low: int, high: int | None = None, **argument: object) -> None:
+    """An int (not a bool) in [low, high]."""
+    ((_, value),) = argument.items()
+    if not _is_int(value) or value < low or (high is not None and value > high):
+        expected = f"an int >= {low}" if high is None else f"an int from {low} to {high}"
+        _bad(what, expected, **argument)
+
+
+def _check_bool(what: str, *, or_none: bool = False, **argument: object) -> None:
+    """A bool (not 0 or 1), or None if ``or_none``."""
+    ((_, value),) = argument.items()
+    if not (isinstance(value, bool) or (or_none and value is None)):
+        _bad(what, f"{True}, {False} or {None}" if or_none else f"{True} or {False}", **argument)
+
+
+def _check_choice(choices: Collection[str], what: str, **argument: object) -> None:
+    ((_, value),) = argument.items()
+    if not isinstance(value, str) or value not in choices:
+        _bad(what, f"one of {_listing(choices)}", **argument)
+
+
+def _check_max_elements(max_elements: object) -> None:
+    if max_elements is not None:
+        _check_int("a positive element cap (or None)", 1, max_elements=max_elements)
+
+
+def _check_variant(variant: object) -> None:
+    if variant is not None:
+        _check_choice(models.VARIANTS, "a variant of conformance.engine.models", variant=variant)
+
+
+def _check_shape(**argument: object) -> None:
+    """A tuple (or list) of at most MAX_SHAPE_RANK dimensions, each an int >= 0."""
+    ((_, shape),) = argument.items()
+    if not (
+        isinstance(shape, tuple | list)
+        and len(shape) <= MAX_SHAPE_RANK
+        and all(_is_int(d) and d >= 0 for d in shape)
+    ):
+        _bad(
+            "a valid shape for a tensor",
+            f"a tuple of at most {MAX_SHAPE_RANK} ints >= 0",
+            **argument,
+        )
+
+
+def _check_op_opset(op: object, opset: object, *, exact: bool = False) -> dict[str, OpSpec]:
+    """Check ``op`` and ``opset`` (None: any, unless ``exact``); the specs of the
+    (operator, opset) pairs a strategy given them can draw, by ``Op-opset`` name."""
+    if op is not None or exact:
+        _check_choice(OPSETS, "an operator of the spec", op=op)
+    ops = [op] if op is not None else list(OPSETS)
+    if opset is not None or exact:
+        known = sorted({v for o in ops for v in OPSETS[o]})
+        if not _is_int(opset) or opset not in known:
+            _bad(f"an opset of {op or 'any operator'}", f"one of {_listing(known)}", opset=opset)
+    return {f"{o}-{v}": op_spec(o, v) for o in ops for v in OPSETS[o] if opset in (None, v)}
+
+
+def _check_dtype(
+    allowed_by: Mapping[str, Collection[str]] | None = None,
+    what: str = "",
+    **argument: object,
+) -> None:
+    """A dtype name of the table, and one every ``allowed_by`` entry allows
+    (entries are named ``Op-opset``; an error lists those that refuse)."""
+    ((_, value),) = argument.items()
+    allowed_by = allowed_by or {"": dtypes.NAMES}
+    allowed = [n for n in dtypes.NAMES if all(n in a for a in allowed_by.values())]
+    if not isinstance(value, str) or value not in dtypes.NAMES:
+        _bad("a name in the dtype table", f"one of {_listing(allowed)}", **argument)
+    refusing = [where for where, a in allowed_by.items() if value not in a]
+    if refusing:
+        _bad(f"{what} {', '.join(refusing)}".strip(), f"one of {_listing(allowed)}", **argument)
+
+
+_INTEGER_DTYPES = tuple(n for n in dtypes.NAMES if dtypes.by_name(n).kind in ("int", "uint"))
+
+
+def _check_index_args(dtype_name: object, shape: object, size: object) -> None:
+    """The arguments of the index strategies: an integer dtype, a shape, an axis size."""
+    _check_dtype({"": _INTEGER_DTYPES}, "an integer dtype (for indices)", dtype_name=dtype_name)
+    _check_shape(shape=shape)
+    _check_int("a size an axis can have", 0, size=size)
+
+
+def _wrong_data_dtypes(spec: OpSpec) -> list[str]:
+    """The table's dtypes that T refuses at this operator and opset."""
+    return [d for d in dtypes.NAMES if d not in spec.data_dtypes]
+
+
+def _breakable(spec: OpSpec) -> list[str]:
+    """The clauses an invalid example can break at this operator and opset
+    ('data-dtype' needs a dtype T refuses)."""
+    return [c for c in INVALID_CLAUSES[spec.op] if c != "data-dtype" or _wrong_data_dtypes(spec)]
+
+
+def _check_example_args(
+    op: object,
+    opset: object,
+    dtype: object,
+    index_dtype: object,
+    variant: object,
+    max_elements: object,
+    clause: object = None,
+) -> None:
+    """The arguments of :func:`valid_examples` and :func:`invalid_examples`:
+    fixed dtypes and the clause must fit every operator and opset that can be drawn."""
+    specs = _check_op_opset(op, opset)
+    if clause is not None:
+        known = list(dict.fromkeys(c for clauses in INVALID_CLAUSES.values() for c in clauses))
+        _check_choice(known, "an invalid-input clause", clause=clause)
+        common = [c for c in known if all(c in _breakable(s) for s in specs.values())]
+        refusing = [where for where, s in specs.items() if clause not in _breakable(s)]
+        if refusing:
+            what = f"possible here: {', '.join(refusing)} cannot break {clause!r}"
+            _bad(what, f"one of {_listing(common)}", clause=clause)
+    if dtype is not None:
+        if clause == "data-dtype":
+            wrong = {where: _wrong_data_dtypes(s) for where, s in specs.items()}
+            _check_dtype(wrong, f"a data dtype that breaks {clause!r} at", dtype=dtype)
+        else:
+            right = {where: s.data_dtypes for where, s in specs.items()}
+            _check_dtype(right, "a data dtype allowed at", dtype=dtype)
+    if index_dtype is not None:
+        if clause == "indices-dtype":
+            wrong = {"": _WRONG_INDEX_DTYPES}
+            _check_dtype(wrong, f"an index dtype that breaks {clause!r}", index_dtype=index_dtype)
+        else:
+            right = {where: s.index_dtypes for where, s in specs.items()}
+            _check_dtype(right, "an index dtype allowed at", index_dtype=index_dtype)
+    _check_variant(variant)
+    _check_max_elements(max_elements)
+
+
+def _checked_by(check: Callable[..., None]):
+    """Run ``check`` on a strategy's arguments when the strategy is built: a
+    composite's body runs only when drawn. ``check`` takes the arguments by name."""
+
+    def decorate(strategy):
+        signature = inspect.signature(strategy)
+
+        @functools.wraps(strategy)
+        def build(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            check(**bound.arguments)
+            return strategy(*args, **kwargs)
+
+        return build
+
+    return decorate
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,18 +381,30 @@ def _show(array: np.ndarray) -> str:
 
 # -- operator, opset, dtypes, variant -----------------------------------------
 def op_opsets(op: str | None = None) -> st.SearchStrategy[tuple[str, int]]:
-    """(operator, opset) pairs this project covers; opsets shrink toward the newest."""
+    """(operator, opset) pairs this project covers; opsets shrink toward the newest.
+
+    Raises InvalidArgument, when called, unless ``op`` is None or an operator of
+    the spec."""
+    _check_op_opset(op, None)
     ops = [op] if op else list(OPSETS)
     return st.sampled_from([(o, v) for o in ops for v in reversed(OPSETS[o])])
 
 
 def data_dtypes(op: str, opset: int) -> st.SearchStrategy[str]:
-    """Names of the data dtypes T allows at this opset (read from onnx.defs)."""
+    """Names of the data dtypes T allows at this opset (read from onnx.defs).
+
+    Raises InvalidArgument, when called, unless ``op`` is an operator of the
+    spec and ``opset`` one of its opsets."""
+    _check_op_opset(op, opset, exact=True)
     return st.sampled_from(op_spec(op, opset).data_dtypes)
 
 
 def index_dtypes(op: str, opset: int) -> st.SearchStrategy[str]:
-    """int64 or int32 (Tind), shrinking toward int64."""
+    """int64 or int32 (Tind), shrinking toward int64.
+
+    Raises InvalidArgument, when called, unless ``op`` is an operator of the
+    spec and ``opset`` one of its opsets."""
+    _check_op_opset(op, opset, exact=True)
     return st.sampled_from(sorted(op_spec(op, opset).index_dtypes, reverse=True))
 
 
@@ -208,6 +414,20 @@ def variants() -> st.SearchStrategy[str]:
 
 
 # -- shapes -------------------------------------------------------------------
+def _check_shapes_args(
+    min_rank: object, max_rank: object, max_elements: object, empty: object, max_dim: object
+) -> None:
+    _check_int("a rank a shape can have", 0, MAX_SHAPE_RANK, min_rank=min_rank)
+    _check_int(f"a rank from min_rank={min_rank} up", min_rank, MAX_SHAPE_RANK, max_rank=max_rank)
+    _check_max_elements(max_elements)
+    _check_bool("a bool, or None to draw it", or_none=True, empty=empty)
+    if empty and min_rank == 0:
+        what = f"possible with min_rank={min_rank}"
+        _bad(what, f"{False} or {None} (a scalar has no dimension to empty)", empty=empty)
+    _check_int("a positive bound on dimensions", 1, max_dim=max_dim)
+
+
+@_checked_by(_check_shapes_args)
 @st.composite
 def shapes(
     draw,
@@ -221,6 +441,10 @@ def shapes(
 
     ``empty``: True forces one zero-size dimension, False forbids it, None
     draws it about one time in eight.
+
+    Raises InvalidArgument, when called, unless ``0 <= min_rank <= max_rank <=
+    MAX_SHAPE_RANK``, ``max_elements`` is None or a positive int, ``max_dim`` a
+    positive int and ``empty`` None or a bool (and not True with ``min_rank=0``).
     """
     cap = _cap(max_elements)
     rank = draw(st.integers(min_rank, max_rank))
@@ -244,7 +468,10 @@ def shapes(
 
 
 def axes(rank: int) -> st.SearchStrategy[int]:
-    """Valid axes for a rank, negative ones included; shrinks toward 0."""
+    """Valid axes for a rank, negative ones included; shrinks toward 0.
+
+    Raises InvalidArgument, when called, unless ``rank`` is a positive int."""
+    _check_int("the rank of a shape with an axis", 1, rank=rank)
     return st.integers(-rank, rank - 1)
 
 
@@ -257,6 +484,34 @@ def _invalid_axes(rank: int) -> st.SearchStrategy[int]:
     )
 
 
+OFF_AXIS = ("equal", "smaller", "larger")  # ge_indices_shapes' off_axis
+
+
+def _off_axis_candidates(data_shape: tuple[int, ...], axis: int, off_axis: str) -> list[int]:
+    """The dimensions off the axis (``axis % rank``) that can be ``off_axis``."""
+    rank = len(data_shape)
+    others = [d for d in range(rank) if d != axis % rank]
+    return [d for d in others if off_axis == "larger" or data_shape[d] > 0]
+
+
+def _check_ge_indices_shapes_args(
+    data_shape: object, axis: object, off_axis: object, max_elements: object
+) -> None:
+    _check_shape(data_shape=data_shape)
+    rank = len(data_shape)
+    if not rank:
+        what = "a shape with an axis to gather along"
+        _bad(what, f"a tuple of 1 to {MAX_SHAPE_RANK} ints >= 0", data_shape=data_shape)
+    _check_int(f"an axis of data_shape={data_shape!r}", -rank, rank - 1, axis=axis)
+    _check_choice(OFF_AXIS, "a relation to the data's shape", off_axis=off_axis)
+    if off_axis != "equal" and not _off_axis_candidates(data_shape, axis, off_axis):
+        what = f"possible for data_shape={data_shape!r} and axis={axis!r}"
+        expected = f"{OFF_AXIS[0]!r} (no dimension off the axis can be {off_axis})"
+        _bad(what, expected, off_axis=off_axis)
+    _check_max_elements(max_elements)
+
+
+@_checked_by(_check_ge_indices_shapes_args)
 @st.composite
 def ge_indices_shapes(
     draw,
@@ -267,17 +522,20 @@ def ge_indices_shapes(
 ) -> tuple[int, ...]:
     """GatherElements indices shapes for ``data_shape``: any size on the axis;
     off the axis ``equal``, ``smaller`` (at least one dim, disputed but valid)
-    or ``larger`` (at least one dim: invalid)."""
+    or ``larger`` (at least one dim: invalid).
+
+    Raises InvalidArgument, when called, unless ``data_shape`` is a shape of
+    rank 1 or more, ``axis`` one of its axes, ``off_axis`` one of ``equal``,
+    ``smaller`` and ``larger`` that some dimension off the axis allows
+    (``larger`` needs rank 2, ``smaller`` a nonzero dimension off the axis) and
+    ``max_elements`` None or a positive int."""
     cap = _cap(max_elements)
     rank = len(data_shape)
     axis %= rank
     others = [d for d in range(rank) if d != axis]
     shape = list(data_shape)
     if off_axis != "equal":
-        candidates = [d for d in others if off_axis == "larger" or data_shape[d] > 0]
-        if not candidates:
-            raise ValueError(f"no dimension of {data_shape} can be {off_axis} off axis {axis}")
-        chosen = draw(st.sampled_from(candidates))
+        chosen = draw(st.sampled_from(_off_axis_candidates(data_shape, axis, off_axis)))
         if off_axis == "larger":  # one dimension, by one or two
             shape[chosen] = data_shape[chosen] + draw(st.integers(1, 2))
         else:  # the chosen one and any others that can shrink
@@ -328,9 +586,16 @@ def _float_bits(dtype: dtypes.DType) -> list[int]:
     return patterns
 
 
+def _check_dtype_name(dtype_name: object) -> None:
+    _check_dtype(dtype_name=dtype_name)
+
+
+@_checked_by(_check_dtype_name)
 @cache
 def special_values(dtype_name: str) -> tuple:
-    """The edge values of a dtype, as elements of its NumPy array type."""
+    """The edge values of a dtype, as elements of its NumPy array type.
+
+    Raises InvalidArgument unless ``dtype_name`` is a name of the dtype table."""
     dtype = dtypes.by_name(dtype_name)
     kind = dtype.kind
     if kind == "bool":
@@ -398,6 +663,12 @@ def _overwrite(draw, flat: np.ndarray, values: st.SearchStrategy, least: int = 0
         flat[draw(st.integers(0, len(flat) - 1))] = draw(values)
 
 
+def _check_tensors_args(dtype_name: object, shape: object) -> None:
+    _check_dtype_name(dtype_name)
+    _check_shape(shape=shape)
+
+
+@_checked_by(_check_tensors_args)
 @st.composite
 def tensors(draw, dtype_name: str, shape: tuple[int, ...]) -> np.ndarray:
     """An array of ``dtype_name`` and ``shape`` over the dtype's full range:
@@ -407,6 +678,9 @@ def tensors(draw, dtype_name: str, shape: tuple[int, ...]) -> np.ndarray:
 
     Numbers are drawn as one block of bytes, not element by element: that keeps
     a 256-element tensor as cheap to draw as a scalar.
+
+    Raises InvalidArgument, when called, unless ``dtype_name`` is a name of the
+    dtype table and ``shape`` a tuple of at most ``MAX_SHAPE_RANK`` ints >= 0.
     """
     dtype = dtypes.by_name(dtype_name)
     size = math.prod(shape)
@@ -467,16 +741,29 @@ def _raw_words(draw, count: int) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.uint64)
 
 
+def _check_indices_in_range_args(
+    dtype_name: object, shape: object, size: object, negative: object
+) -> None:
+    _check_index_args(dtype_name, shape, size)
+    if size == 0 and math.prod(shape):
+        what = f"possible with shape={shape!r}: no index is valid on an empty axis"
+        _bad(what, f"an int >= {size + 1} (or a shape with a 0 in it)", size=size)
+    _check_bool("a bool (True: allow negatives)", negative=negative)
+
+
+@_checked_by(_check_indices_in_range_args)
 @st.composite
 def indices_in_range(
     draw, dtype_name: str, shape: tuple[int, ...], size: int, negative: bool = True
 ) -> np.ndarray:
     """Indices valid on an axis of ``size``: in [-size, size-1] (or [0, size-1]
     without ``negative``), bounds written in often; values shrink toward 0.
-    An axis of size 0 admits only empty indices."""
+    An axis of size 0 admits only empty indices.
+
+    Raises InvalidArgument, when called, unless ``dtype_name`` is an integer
+    dtype, ``shape`` a shape, ``size`` an int >= 0 (>= 1 unless the shape is
+    empty) and ``negative`` a bool."""
     count = math.prod(shape)
-    if count and size == 0:
-        raise ValueError("an axis of size 0 has no valid index; the indices must be empty")
     low, high = _index_range(dtype_name)
     low, high = max(low, -size if negative else 0), min(high, size - 1)
     words = _raw_words(draw, count)
@@ -489,14 +776,28 @@ def indices_in_range(
     return values.astype(dtypes.by_name(dtype_name).numpy).reshape(shape)
 
 
+def _check_indices_out_of_range_args(dtype_name: object, shape: object, size: object) -> None:
+    _check_index_args(dtype_name, shape, size)
+    if not math.prod(shape):
+        what = "a shape with an element to put the bad index in"
+        _bad(what, "a tuple of ints, each >= 1", shape=shape)
+    low, high = _index_range(dtype_name)
+    if -size - 1 < low and size > high:
+        what = f"a size that leaves {dtype_name} ([{low}, {high}]) an index out of range"
+        _bad(what, f"an int from 0 to {high}", size=size)
+
+
+@_checked_by(_check_indices_out_of_range_args)
 @st.composite
 def indices_out_of_range(draw, dtype_name: str, shape: tuple[int, ...], size: int) -> np.ndarray:
     """Non-empty indices with at least one value outside [-size, size-1]: just
     past either bound, far past it, or at the extremes of the index dtype (int32
-    limits, beyond int32 for int64). The others are in range where there is a range."""
+    limits, beyond int32 for int64). The others are in range where there is a range.
+
+    Raises InvalidArgument, when called, unless ``dtype_name`` is an integer
+    dtype, ``shape`` a shape with at least one element and ``size`` an int >= 0
+    that leaves the dtype a value outside [-size, size-1]."""
     count = math.prod(shape)
-    if count == 0:
-        raise ValueError("out-of-range indices need at least one element")
     if size:
         values = draw(indices_in_range(dtype_name, shape, size)).astype(object).reshape(-1)
     else:
@@ -517,6 +818,7 @@ def _pick(draw, given, strategy):
     return given if given is not None else draw(strategy)
 
 
+@_checked_by(_check_example_args)
 @st.composite
 def valid_examples(
     draw,
@@ -528,7 +830,13 @@ def valid_examples(
     max_elements: int | None = None,
 ) -> Example:
     """Inputs the spec accepts (the oracle gives an output). Fix any argument
-    to narrow the draw; the rest varies."""
+    to narrow the draw; the rest varies.
+
+    Raises InvalidArgument, when called, unless ``op`` is None or an operator,
+    ``opset`` None or an opset of it (of either operator when ``op`` is None),
+    ``dtype`` and ``index_dtype`` None or dtypes every operator and opset that
+    can be drawn allows (``bfloat16`` only at opset 13), ``variant`` None or a
+    model variant and ``max_elements`` None or a positive int."""
     cap = _cap(max_elements)
     op, opset = _op_opset(draw, op, opset)
     dtype = _pick(draw, dtype, data_dtypes(op, opset))
@@ -577,6 +885,7 @@ def _op_opset(draw, op: str | None, opset: int | None) -> tuple[str, int]:
     return draw(op_opsets(op).filter(lambda pair: opset is None or pair[1] == opset))
 
 
+@_checked_by(_check_example_args)
 @st.composite
 def invalid_examples(
     draw,
@@ -591,16 +900,21 @@ def invalid_examples(
     """Inputs that break ``clause`` (a decision id from :data:`INVALID_CLAUSES`,
     drawn when not given). The oracle checks clauses in a fixed order (dtypes,
     data rank, shape rules, axis, index bounds) and the other parts are drawn
-    valid, so it reports exactly that clause."""
+    valid, so it reports exactly that clause.
+
+    Raises InvalidArgument, when called, on the arguments
+    :func:`valid_examples` refuses, with two differences: ``clause`` must be None
+    or a clause every operator and opset that can be drawn can break (GatherElements
+    only: ``rank-mismatch``, ``ge-indices-larger-off-axis``; ``data-dtype`` needs
+    an opset whose T lacks a dtype), and with ``clause='data-dtype'`` the
+    ``dtype`` must be one T refuses, with ``clause='indices-dtype'`` the
+    ``index_dtype`` an integer dtype outside Tind."""
     cap = _cap(max_elements)
     op, opset = _op_opset(draw, op, opset)
     spec = op_spec(op, opset)
-    wrong_data_dtypes = [d for d in dtypes.NAMES if d not in spec.data_dtypes]
-    possible = [c for c in INVALID_CLAUSES[op] if c != "data-dtype" or wrong_data_dtypes]
+    wrong_data_dtypes = _wrong_data_dtypes(spec)
     if clause is None:
-        clause = draw(st.sampled_from(possible))
-    elif clause not in possible:
-        raise ValueError(f"{op}-{opset} cannot break {clause!r}; possible: {', '.join(possible)}")
+        clause = draw(st.sampled_from(_breakable(spec)))
     if clause == "data-dtype":
         dtype = dtype or draw(st.sampled_from(wrong_data_dtypes))
     else:
@@ -667,7 +981,10 @@ def _some_indices(draw, dtype_name, shape, size) -> np.ndarray:
 def examples(
     op: str | None = None, opset: int | None = None, max_elements: int | None = None
 ) -> st.SearchStrategy[Example]:
-    """Valid and invalid inputs, valid ones drawn more often (and simpler)."""
+    """Valid and invalid inputs, valid ones drawn more often (and simpler).
+
+    Raises InvalidArgument, when called, on the arguments :func:`valid_examples`
+    refuses."""
     return st.one_of(
         valid_examples(op=op, opset=opset, max_elements=max_elements),
         valid_examples(op=op, opset=opset, max_elements=max_elements),

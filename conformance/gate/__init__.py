@@ -10,9 +10,6 @@ from conformance.gate.check import (
     EntryResult,
     Gate,
     check,
-    explain,
-    group_id,
-    groups,
 )
 
-__all__ = ["FIXED_EVIDENCE", "EntryResult", "Gate", "check", "explain", "group_id", "groups"]
+__all__ = ["FIXED_EVIDENCE", "EntryResult", "Gate", "check"]

@@ -138,6 +138,8 @@ class Entry:
         return True
 
     def covers(self, record: dict) -> bool:
+        """Whether the record shows this entry's discrepancy (the one rule the
+        gate, the report and the pytest plugin use; versions are the gate's)."""
         return record.get("kind") in self.outcome and self.in_scope(record)
 
     def applies_to(self, version: str | None) -> bool:

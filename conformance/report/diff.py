@@ -14,7 +14,7 @@ Results present in one run only (cases added or filtered out, a runtime not
 run) are counted, not compared. Fuzz campaigns draw different inputs (their
 ``fuzz-N`` ids name different inputs in each), so they are compared by discrepancy signature
 instead (runtime, op, kind, dtype, variant, opset, violation, features:
-what :mod:`conformance.fuzz.signature` calls a class): a signature in B only
+what :class:`conformance.engine.groups.Signature` calls a class): a signature in B only
 is new, in A only is "not seen again" (a campaign may simply not have drawn
 such an input, so it is not called fixed).
 """
@@ -22,10 +22,11 @@ such an input, so it is not called fixed).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.engine import records
+from conformance.engine.groups import Signature, is_generated
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
 
 
@@ -70,42 +71,13 @@ class Diff:
         return sorted(out.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
-def _generated(record: dict) -> bool:
-    """A fuzz example: its id (fuzz-N) names a different input in every campaign."""
-    return str(record.get("source", "")).startswith("<generated>")
-
-
 def _key(record: dict) -> tuple:
     return (record.get("runtime"), record.get("case_id"), record.get("variant"))
 
 
-def signature(record: dict) -> tuple:
-    expected = record.get("expected") or {}
-    return (
-        record.get("runtime"),
-        record.get("op"),
-        record.get("kind"),
-        record.get("dtype"),
-        record.get("variant"),
-        record.get("opset"),
-        expected.get("violation"),
-        tuple(record.get("features") or ()),
-    )
-
-
-def _signature_text(sig: tuple) -> str:
-    _runtime, op, _kind, dtype, variant, opset, violation, features = sig
-    parts = [f"{op}-{opset}", dtype, variant, violation or "", *features]
-    return " ".join(p for p in parts if p)
-
-
 def read(paths: list[Path]) -> tuple[list[dict], list[dict]]:
-    headers, entries = [], []
-    for path in paths:
-        header, mine = records.read_run(path)
-        headers.append(header)
-        entries += mine
-    return headers, entries
+    runs = records.read_folders(paths)
+    return [run.header for run in runs], [r for run in runs for r in run.records]
 
 
 def compare(a_paths: list[Path], b_paths: list[Path]) -> Diff:
@@ -131,7 +103,7 @@ def compare(a_paths: list[Path], b_paths: list[Path]) -> Diff:
     by_key_a = {_key(e): e for e in entries_a}
     by_key_b = {_key(e): e for e in entries_b}
     shared = by_key_a.keys() & by_key_b.keys()
-    fuzz = any(map(_generated, entries_a)) or any(map(_generated, entries_b))
+    fuzz = any(map(is_generated, entries_a)) or any(map(is_generated, entries_b))
     if fuzz or (not shared and entries_a and entries_b):
         diff.by = "signature" if fuzz else "signature (no result in common)"
         _by_signature(diff, entries_a, entries_b)
@@ -166,49 +138,19 @@ def compare(a_paths: list[Path], b_paths: list[Path]) -> Diff:
 
 
 def _by_signature(diff: Diff, entries_a: list[dict], entries_b: list[dict]) -> None:
-    count_a = Counter(signature(e) for e in entries_a if e.get("kind") in DISCREPANCIES)
-    count_b = Counter(signature(e) for e in entries_b if e.get("kind") in DISCREPANCIES)
+    count_a = Counter(Signature.of(e) for e in entries_a if e.get("kind") in DISCREPANCIES)
+    count_b = Counter(Signature.of(e) for e in entries_b if e.get("kind") in DISCREPANCIES)
     first_b = {}
-    for entry in entries_b:
-        first_b.setdefault(signature(entry), entry)
+    for record in entries_b:
+        first_b.setdefault(Signature.of(record), record)
     diff.compared = len(count_a.keys() | count_b.keys())
     for sig in sorted(count_b.keys() - count_a.keys(), key=str):
-        entry = first_b[sig]
-        message = entry.get("message", "")
-        change = Change(sig[0], sig[1], _signature_text(sig), entry["case_id"], sig[4], "", sig[2])
-        diff.new.append(replace(change, after_message=message))
+        record = first_b[sig]
+        change = Change(sig.runtime, sig.op, sig.input_text, record["case_id"], sig.variant, "",
+                        sig.kind, after_message=record.get("message", ""))  # fmt: skip
+        diff.new.append(change)
     for sig in sorted(count_a.keys() - count_b.keys(), key=str):
-        diff.fixed.append(Change(sig[0], sig[1], _signature_text(sig), "", sig[4], sig[2], ""))
+        diff.fixed.append(
+            Change(sig.runtime, sig.op, sig.input_text, "", sig.variant, sig.kind, "")
+        )
     diff.same = len(count_a.keys() & count_b.keys())
-
-
-def explain(diff: Diff, limit: int = 30) -> list[str]:
-    """The diff in lines for the terminal."""
-    lines = [f"A: {diff.a}", f"B: {diff.b}"]
-    for name, (before, after) in diff.versions.items():
-        arrow = f"{before} -> {after}" if before != after else f"{before} (both)"
-        lines.append(f"  {name}: {arrow}")
-    fixed_word = "fixed" if diff.by == "result" else "not seen again"
-    if diff.by == "result":
-        lines.append(
-            f"{diff.compared} results in both runs ({diff.only_a} only in A, {diff.only_b} only "
-            f"in B): {len(diff.new)} new, {len(diff.fixed)} fixed, {len(diff.changed)} changed "
-            f"discrepancies, {diff.same} unchanged"
-        )
-    else:
-        why = "fuzz campaigns" if diff.by == "signature" else "no result in common"
-        lines.append(
-            f"{why}: compared by discrepancy signature, "
-            f"{len(diff.new)} new, {len(diff.fixed)} not seen again, {diff.same} in both"
-        )
-    for title, changes in (("new", diff.new), (fixed_word, diff.fixed), ("changed", diff.changed)):
-        if not changes:
-            continue
-        groups = diff.grouped(changes)
-        lines.append(f"{title.upper()} ({len(changes)} in {len(groups)} groups):")
-        for (runtime, before, after, op, base_id), members in groups[:limit]:
-            arrow = f"{before or '-'} -> {after or '-'}"
-            lines.append(f"  {runtime:12} {arrow:36} {op:15} {base_id} ({len(members)})")
-        if len(groups) > limit:
-            lines.append(f"  ... {len(groups) - limit} more groups (see the HTML page)")
-    return lines

@@ -8,9 +8,9 @@ runtime, variant) named ``<case id>[<variant>]`` with classname
 JSON summary (``SUMMARY_SCHEMA``, a contract; the version goes up when a
 field changes meaning or goes away)::
 
-    {"schema": "onnx-gather-conformance/summary", "version": 1,
+    {"schema": "onnx-gather-conformance/report", "version": 2,
      "results": N, "runtimes": {name: {"version", "outcomes": {kind: n}}},
-     "discrepancies": [{"runtime", "kind", "op", "base_id", "count",
+     "discrepancies": [{"runtime", "kind", "op", "group", "count",
                         "dtypes", "variants", "smallest_case", "message"}],
      "matrix": [{"op", "opset", "dtype", "runtime", "variant", "outcomes": {kind: n}}],
      "fuzz_classes": N}
@@ -18,16 +18,18 @@ field changes meaning or goes away)::
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ElementTree
 from collections import defaultdict
 from pathlib import Path
 
+from conformance.engine import files
 from conformance.engine.judge import DISCREPANCIES
 from conformance.report.model import Report
 
-SUMMARY_SCHEMA = "onnx-gather-conformance/summary"
-SUMMARY_VERSION = 1
+# Version 2: the schema was named .../summary (the name of another file of a
+# run, summary.json), and "group" replaced "base_id" (fuzz groups by signature).
+SUMMARY_SCHEMA = "onnx-gather-conformance/report"
+SUMMARY_VERSION = 2
 
 
 def summary(report: Report) -> dict:
@@ -38,7 +40,7 @@ def summary(report: Report) -> dict:
     return {
         "schema": SUMMARY_SCHEMA,
         "version": SUMMARY_VERSION,
-        "results": report.records,
+        "results": report.total,
         "runtimes": {
             runtime: {
                 "version": versions.get(runtime),
@@ -51,7 +53,7 @@ def summary(report: Report) -> dict:
                 "runtime": group.runtime,
                 "kind": group.kind,
                 "op": group.op,
-                "base_id": group.base_id,
+                "group": group.name,
                 "count": group.count,
                 "dtypes": sorted(group.dtypes),
                 "variants": sorted(group.variants),
@@ -77,7 +79,7 @@ def summary(report: Report) -> dict:
 
 
 def write_summary(report: Report, path: Path) -> None:
-    path.write_text(json.dumps(summary(report), indent=2, ensure_ascii=False) + "\n", "utf-8")
+    files.write_json(path, summary(report))
 
 
 def junit(entries: list[dict], known: dict | None = None) -> ElementTree.ElementTree:
@@ -112,7 +114,7 @@ def junit(entries: list[dict], known: dict | None = None) -> ElementTree.Element
             )
             if id(entry) in known:
                 cover = known[id(entry)]
-                why = f"known {entry['kind']} ({cover.where}): {cover.reason}"
+                why = f"known {entry['kind']} ({cover['where']}): {cover['reason']}"
                 ElementTree.SubElement(case, "skipped", message=_clean(why)[:500])
             elif entry["kind"] in DISCREPANCIES:
                 failure = ElementTree.SubElement(
@@ -135,4 +137,5 @@ def _clean(text: str) -> str:
 def write_junit(entries: list[dict], path: Path, known: dict | None = None) -> None:
     tree = junit(entries, known)
     ElementTree.indent(tree)
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+    text = ElementTree.tostring(tree.getroot(), encoding="unicode", xml_declaration=True)
+    files.write_text(path, text + "\n")

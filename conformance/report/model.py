@@ -2,9 +2,12 @@
 
 A run folder is what ``conformance run`` or ``conformance fuzz`` writes:
 ``results.jsonl`` plus ``header.json`` and ``summary.json`` beside it, and
-``findings.json`` for a fuzz campaign. ``load`` takes folders or results files
-(several are merged: shards, or runs of different runtimes) and returns a
-:class:`Report`, a plain data structure the template walks.
+``findings.json`` for a fuzz campaign, ``gate.json`` (the gate's verdict on
+each discrepancy group) and ``groups.json`` (the smallest input of each
+group). ``load`` takes folders or results files (several are merged: shards,
+or runs of different runtimes) and returns a :class:`Report`, a plain data
+structure the template walks. Everything it shows comes from those folders:
+it never reads case files or follows a path found in a record.
 """
 
 from __future__ import annotations
@@ -17,13 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance import gate
-from conformance.cases import loader
-from conformance.cases.loader import CaseErrors
 from conformance.engine import models, records
+from conformance.engine.groups import GroupKey, group_key
 from conformance.engine.judge import DISCREPANCIES, KINDS
-from conformance.gate import baseline
-from conformance.tables import decisions, dtypes
+from conformance.gate import verdict
+from conformance.tables import decisions
 
 # Worst first: the colour of a matrix cell is its worst outcome.
 SEVERITY: tuple[str, ...] = (
@@ -41,7 +42,6 @@ SEVERITY: tuple[str, ...] = (
 assert set(SEVERITY) == set(KINDS)
 SHOWN_ELEMENTS = 64  # tensors above this are summarised, not dumped
 SHOWN_STRING = 200  # characters of one string element shown
-GENERATED = "(generated examples)"
 
 
 class ReportError(Exception):
@@ -77,12 +77,13 @@ class Tensor:
 
 @dataclass
 class Group:
-    """Discrepancies of one (runtime, kind, op, case-file id)."""
+    """Discrepancies of one group (:func:`conformance.engine.groups.group_key`):
+    (runtime, kind, op, case-file id or generated input's signature)."""
 
     runtime: str
     kind: str
     op: str
-    base_id: str
+    name: str  # the case-file id, or "generated: <signature>"
     count: int
     example: dict  # the record of the smallest case in the group
     dtypes: set[str] = field(default_factory=set)
@@ -93,6 +94,10 @@ class Group:
     records: list[dict] = field(default_factory=list, repr=False)
     new: int = 0  # results no baseline entry covers
     known: dict = field(default_factory=dict)  # "file:line" -> the baseline entry covering some
+
+    @property
+    def key(self) -> GroupKey:
+        return GroupKey(self.runtime, self.kind, self.op, self.name)
 
     @property
     def baseline(self) -> str:
@@ -119,142 +124,140 @@ class Report:
     groups: list[Group]
     decision_rows: list[DecisionRow]
     findings: list[dict]  # fuzz classes, with paths made relative to the report
-    records: int
-    entries: list[dict] = field(default_factory=list, repr=False)  # the records themselves
-    baseline: str | None = None  # the baseline folder groups were held against
+    total: int  # results
+    records: list[dict] = field(default_factory=list, repr=False)  # the results themselves
+    baseline: str | None = None  # the baseline folder(s) groups were held against
     baseline_error: str | None = None  # why no baseline could be used
-    known_by: dict = field(default_factory=dict, repr=False)  # id(record) -> covering entry
+    # id(record) -> the baseline entry covering it: {"where", "reason", "clause", "upstream"}
+    known_by: dict = field(default_factory=dict, repr=False)
 
 
 def _by_severity(item) -> int:
     return SEVERITY.index(item[0])
 
 
-# -- reading ------------------------------------------------------------------------
-def _folder(path: Path) -> tuple[Path, Path]:
-    try:
-        return records.locate(path)
-    except records.RecordsError as error:
-        raise ReportError(str(error)) from None
-
-
-def _read_records(results: Path) -> list[dict]:
-    try:
-        return records.read_records(results)
-    except records.RecordsError as error:
-        raise ReportError(str(error)) from None
-
-
-def _read_json(path: Path) -> dict | None:
-    try:
-        return records.read_json(path)
-    except records.RecordsError as error:
-        raise ReportError(str(error)) from None
-
-
 # -- tensors --------------------------------------------------------------------------
 def _element(value) -> str:
+    if isinstance(value, list):  # a complex element: [real, imaginary]
+        return f"({value[0]}, {value[1]}j)"
     text = repr(value) if isinstance(value, str) else str(value)
     if len(text) > SHOWN_STRING:
         text = text[:SHOWN_STRING] + f"… ({len(text)} characters)"
     return text
 
 
-def tensor_text(array: np.ndarray) -> Tensor:
-    summarised = array.size > SHOWN_ELEMENTS
-    if array.dtype == object:
-        flat = [_element(v) for v in array.reshape(-1)[:SHOWN_ELEMENTS]]
-        body = "[" + ", ".join(flat) + ("" if not summarised else ", …") + "]"
-        if array.ndim != 1:
+def _tensor(content: dict) -> Tensor:
+    """A tensor as the run kept it (conformance.engine.tensors) as text for a person."""
+    shape = list(content.get("shape", []))
+    size = math.prod(shape)
+    if "values" not in content:
+        return Tensor(content.get("dtype", "?"), shape, f"({size} elements, not kept)", True)
+    values = np.array(content["values"], dtype=object).reshape(-1) if size else []
+    shown = [_element(v) for v in list(values)[:SHOWN_ELEMENTS]]
+    summarised = size > SHOWN_ELEMENTS
+    if len(shape) <= 1 or summarised:
+        body = "[" + ", ".join(shown) + (", …" if summarised else "") + "]"
+        if len(shape) > 1:
             body = f"(flattened) {body}"
     else:
-        with np.printoptions(threshold=SHOWN_ELEMENTS, edgeitems=3, linewidth=100):
-            body = np.array2string(array, separator=", ")
-    return Tensor(dtypes.name_of(array), list(array.shape), body, summarised)
-
-
-class _Cases:
-    """Case inputs by id, from the case files the records name (loaded once each)."""
-
-    def __init__(self) -> None:
-        self._files: dict[str, dict] = {}
-
-    def inputs(self, record: dict, cwd: str | None):
-        path = record.get("source", "").rpartition(":")[0]
-        if not path or path.startswith("<"):
-            return None
-        if cwd and not Path(path).is_absolute():
-            path = str(Path(cwd) / path)  # sources are relative to where the run ran
-        if path not in self._files:
-            try:
-                self._files[path] = {c.id: c for c in loader.load_file(Path(path))}
-            except (OSError, loader.CaseErrors):
-                self._files[path] = {}
-        return self._files[path].get(record["case_id"])
+        row = math.prod(shape[1:]) or 1
+        rows = [shown[i : i + row] for i in range(0, len(shown), row)]
+        body = "\n".join("[" + ", ".join(r) + "]" for r in rows) or "[]"
+    return Tensor(content.get("dtype", "?"), shape, body, summarised)
 
 
 # -- the report -----------------------------------------------------------------------
 def load(paths: list[Path], report_path: Path, known: Path | None = None) -> Report:
-    """The report of run folders (or results files). Discrepancies are marked
-    known or new against the baseline in ``known``, else the one the run's
-    gate used (gate.json), else cases/known when there is one."""
-    headers, entries, findings, cwds = [], [], [], {}
-    for path in paths:
-        results, folder = _folder(Path(path))
-        mine = _read_records(results)
-        entries += mine
-        header = _read_json(folder / records.HEADER)
-        if header:
-            headers.append(header)
-            cwds.update((id(entry), header.get("cwd")) for entry in mine)
-        found = _read_json(folder / "findings.json")
-        for entry in (found or {}).get("classes", []):
-            entry = dict(entry)
-            entry["links"] = {
-                name: _relative(folder / relative, report_path.parent)
-                for name, relative in entry.get("files", {}).items()
+    """The report of run folders (or results files). Discrepancy groups are
+    marked known or new as each run's gate decided (gate.json), or, with
+    ``known``, by holding the runs against that baseline folder now."""
+    try:
+        runs = records.read_folders(paths)
+    except records.RecordsError as error:
+        raise ReportError(str(error)) from None
+    return from_runs(runs, report_path, known)
+
+
+def from_runs(runs: list[records.RunFolder], report_path: Path, known: Path | None = None):
+    findings = []
+    for run in runs:
+        for found in (run.findings or {}).get("classes", []):
+            found = dict(found)
+            found["links"] = {
+                name: _relative(run.folder / relative, report_path.parent)
+                for name, relative in found.get("files", {}).items()
+                if _inside(run.folder, relative)
             }
-            findings.append(entry)
-        if known is None and (decided := _read_json(folder / "gate.json")):
-            known = Path(decided["baseline"])
-            if not known.is_dir() and header and header.get("cwd"):
-                known = Path(header["cwd"]) / known  # relative to where the run ran
-    report = build(headers, entries, findings, cwds)
-    _mark_known(report, known if known is not None else baseline.default_folder())
+            findings.append(found)
+    report = build(
+        [run.header for run in runs if run.header],
+        [record for run in runs for record in run.records],
+        findings,
+    )
+    inputs = {
+        GroupKey(g["runtime"], g["kind"], g["op"], g["group"]): g
+        for run in runs
+        for g in (run.groups or {}).get("groups", [])
+    }
+    for group in report.groups:
+        held = inputs.get(group.key)
+        if held and held.get("case_id") == group.example.get("case_id"):
+            group.data, group.indices = _tensor(held["data"]), _tensor(held["indices"])
+    if known is not None:
+        try:
+            decided = verdict.decide(runs, known)
+        except verdict.GateError as error:
+            report.baseline_error = f"the baseline in {known} does not load: {error.problems[-1]}"
+            return report
+        _mark(report, decided.groups(), str(known))
+    elif any(run.gate for run in runs):
+        marks = [g for run in runs for g in (run.gate or {}).get("groups", [])]
+        folders = sorted({str(run.gate.get("baseline")) for run in runs if run.gate})
+        _mark(report, marks, ", ".join(folders))
     return report
 
 
-def _mark_known(report: Report, folder: Path) -> None:
-    """Hold each group's results against the baseline: which entries cover
-    them, how many are new."""
-    if not folder.is_dir():
-        return
-    try:
-        baselines = baseline.load(folder, report.runtimes)
-    except CaseErrors as errors:
-        report.baseline_error = f"the baseline in {folder} does not load: {errors.errors[0]}"
-        return
-    report.baseline = str(folder)
-    decided = gate.check(report.entries, baselines, records.runtime_versions(report.headers))
+def _mark(report: Report, marks: list[dict], baseline: str) -> None:
+    """Each group's gate verdict: how many of its results are new, which
+    baseline entries cover the rest (per record, for JUnit)."""
+    report.baseline = baseline
+    by_key: dict[GroupKey, list[dict]] = defaultdict(list)
+    for mark in marks:
+        by_key[GroupKey(mark["runtime"], mark["kind"], mark["op"], mark["group"])].append(mark)
     for group in report.groups:
-        for entry in group.records:
-            cover = decided.covered_by.get(id(entry))
-            if cover is None:
-                group.new += 1
-            else:
-                group.known[cover.where] = cover
-                report.known_by[id(entry)] = cover
+        mine = by_key.get(group.key)
+        if not mine:  # a run without a gate: its results are not known to be known
+            group.new = group.count
+            continue
+        new_results = set()
+        for mark in mine:
+            group.new += mark["new"]
+            for entry in mark.get("known", []):
+                group.known[entry["where"]] = entry
+            if mark["new"] and mark.get("new_results"):
+                new_results.update(map(tuple, mark["new_results"]))
+            elif mark["new"] and mark["new"] == mark["count"]:
+                new_results.update((r["case_id"], r["variant"]) for r in group.records)
+        cover = next(iter(group.known.values()), None)
+        for record in group.records:
+            if cover is not None and (record["case_id"], record["variant"]) not in new_results:
+                report.known_by[id(record)] = cover
+
+
+def _inside(folder: Path, relative: str) -> bool:
+    """Whether a path a run wrote stays inside its folder (links never leave it)."""
+    try:
+        return (folder / relative).resolve().is_relative_to(folder.resolve())
+    except (OSError, ValueError):
+        return False
 
 
 def _relative(target: Path, start: Path) -> str:
     return os.path.relpath(target.resolve(), start.resolve())
 
 
-def build(
-    headers: list[dict], entries: list[dict], findings: list[dict], cwds: dict | None = None
-) -> Report:
-    """The report of these records; ``cwds`` maps id(record) to the folder its
-    run ran in (case-file sources are relative to it)."""
+def build(headers: list[dict], entries: list[dict], findings: list[dict]) -> Report:
+    """The report of these records (inputs and gate marks are added by :func:`from_runs`)."""
     runtimes = sorted({e["runtime"] for e in entries})
     present_variants = {e["variant"] for e in entries}
     variants = [v for v in models.VARIANTS if v in present_variants]
@@ -268,23 +271,19 @@ def build(
         cells[row][runtime, entry["variant"]].counts[kind] += 1
         if kind not in DISCREPANCIES:
             continue
-        # Generated examples (fuzzing) each have an id of their own: they group
-        # together, and the fuzz classes table says more.
-        base_id = GENERATED if entry["source"].startswith("<") else entry["base_id"]
-        key = (runtime, kind, entry["op"], base_id)
+        key = group_key(entry)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = Group(runtime, kind, entry["op"], base_id, 0, entry)
+            group = groups[key] = Group(runtime, kind, entry["op"], key.group, 0, entry)
         group.count += 1
         group.records.append(entry)
         group.dtypes.add(entry["dtype"])
         group.variants.add(entry["variant"])
         if _size(entry) < _size(group.example):
             group.example = entry
-    cases = _Cases()
-    ordered = sorted(groups.values(), key=lambda g: (SEVERITY.index(g.kind), -g.count, g.base_id))
+    ordered = sorted(groups.values(), key=lambda g: (SEVERITY.index(g.kind), -g.count, g.name))
     for group in ordered:
-        _fill(group, cases, (cwds or {}).get(id(group.example)))
+        _fill(group)
     ops = sorted({e["op"] for e in entries})
     dtypes_seen = sorted({e["dtype"] for e in entries})
     kinds = [k for k in SEVERITY if any(totals[rt][k] for rt in runtimes)]
@@ -301,8 +300,8 @@ def build(
         groups=ordered,
         decision_rows=_decision_rows(entries, runtimes),
         findings=findings,
-        records=len(entries),
-        entries=entries,
+        total=len(entries),
+        records=entries,
     )
 
 
@@ -310,11 +309,8 @@ def _size(entry: dict) -> int:
     return math.prod(entry["data_shape"]) + math.prod(entry["indices_shape"])
 
 
-def _fill(group: Group, cases: _Cases, cwd: str | None) -> None:
+def _fill(group: Group) -> None:
     record = group.example
-    case = cases.inputs(record, cwd)
-    if case is not None:
-        group.data, group.indices = tensor_text(case.data), tensor_text(case.indices)
     positions = record.get("positions") or []
     group.differing = [
         {"position": p, "expected": e, "actual": a}

@@ -12,7 +12,7 @@ from pathlib import Path
 import jinja2
 
 from conformance import __version__
-from conformance.engine import records
+from conformance.engine import files, records
 from conformance.engine.judge import KINDS
 from conformance.report import machine
 from conformance.report.model import Report, load
@@ -55,12 +55,9 @@ def write(
     and JUnit XML and the JSON summary where asked; ``known`` is the baseline
     folder discrepancies are marked against (see :func:`model.load`)."""
     report = load(paths, out, known)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    partial.write_text(render(report), encoding="utf-8")
-    partial.replace(out)
+    files.write_text(out, render(report))
     if junit:
-        machine.write_junit(report.entries, junit, report.known_by)
+        machine.write_junit(report.records, junit, report.known_by)
     if summary:
         machine.write_summary(report, summary)
     return report
@@ -79,7 +76,4 @@ def write_diff(diff, out: Path) -> None:
             diff=diff, sections=sections, kinds=kinds, version=__version__, generated=records.now()
         )
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    partial.write_text(page, encoding="utf-8")
-    partial.replace(out)
+    files.write_text(out, page)

@@ -1,13 +1,5 @@
-"""``conformance fuzz``: the terminal front-end of :mod:`conformance.fuzz.campaign`.
-
-Exit codes:
-  0    every discrepancy found is in the baseline (cases/known/<runtime>.yaml; none at
-       all without one), and no entry with inputs in scope stopped reproducing
-  1    a discrepancy outside the baseline (DIR/findings.json lists every class), or an
-       entry that no longer reproduces ("fixed upstream?") unless --allow-fixed
-  2    usage error, a runtime that is unknown or does not start, or a harness error
-  130  interrupted (Ctrl-C); every result and class found so far is kept
-"""
+"""``conformance fuzz``: a time-boxed campaign (:mod:`conformance.fuzz.campaign`)
+that finds, classifies and shrinks discrepancies, then the gate and the report."""
 
 from __future__ import annotations
 
@@ -16,30 +8,37 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from conformance import gate_command
+from conformance.cli import exits, options
 from conformance.engine.pool import EngineError
+from conformance.engine.records import FINDINGS
 from conformance.fuzz import strategies
-from conformance.fuzz.artifacts import FINDINGS
 from conformance.fuzz.campaign import Campaign, CampaignOptions, Status
-from conformance.run_command import (
-    EXIT_DISCREPANCIES,
-    EXIT_USAGE,
-    add_runtime_argument,
-    add_shard_argument,
-    chosen_runtimes,
-    exit_status,
-    write_report,
-)
+from conformance.report import terminal
 
 QUIET_EVERY_S = 10.0  # status lines when stderr is not a terminal
 
 
-def add_arguments(parser) -> None:
-    add_runtime_argument(parser)
+def add_parser(commands) -> None:
+    fuzz = commands.add_parser(
+        "fuzz",
+        help="a time-boxed fuzz campaign: find, classify and shrink discrepancies",
+        description="Draw examples from conformance.strategies, run each on every runtime in "
+        "its drawn model variant (isolated workers, as in run), and group the discrepancies "
+        "into classes by signature (runtime, op, outcome kind, dtype, variant, opset, broken "
+        "clause, index and shape features). Each new class is shrunk with Hypothesis and "
+        "saved under DIR/classes/ (case.yaml, model.onnx, inputs.npz, repro.py); "
+        "DIR/findings.json lists them and DIR/results.jsonl holds every result.",
+        epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),
+    )
+    _add_arguments(fuzz)
+    fuzz.set_defaults(func=command)
+
+
+def _add_arguments(parser) -> None:
+    options.add_runtime(parser)
     parser.add_argument(
         "--time-budget",
         type=float,
@@ -71,71 +70,32 @@ def add_arguments(parser) -> None:
         metavar="S",
         help="seconds per example and runtime (default 2; a healthy runtime takes milliseconds)",
     )
-    add_shard_argument(parser, "shards draw different examples from the same seed")
+    options.add_shard(parser, "shards draw different examples from the same seed")
     parser.add_argument("--no-progress", action="store_true", help="no live display")
-    gate_command.add_arguments(parser)
-
-
-def _status_line(status: Status) -> str:
-    line = (
-        f"{status.elapsed_s:6.0f} s  {status.examples:7d} examples  "
-        f"{status.examples_per_s:6.1f}/s  {status.classes:4d} classes  "
-        f"{status.left_s:5.0f} s left"
-    )
-    if status.skipped:
-        line += f"  {status.skipped} skipped"
-    if status.shrinking:
-        line += f"  shrinking {status.shrinking}"
-    return line
-
-
-def _families(campaign: Campaign) -> list[str]:
-    """One line per (runtime, kind, op): classes often share a cause (one dtype
-    refused in every variant and opset), so the terminal shows families with
-    their dtypes, and findings.json every class."""
-    families: dict[tuple, list] = {}
-    for found in campaign.classes.values():
-        sig = found.signature
-        families.setdefault((sig.runtime, sig.kind, sig.op), []).append(found)
-    lines = []
-    for (runtime, kind, op), members in sorted(families.items()):
-        first = min(members, key=lambda m: m.first_found_s)
-        dtypes = sorted({m.signature.dtype for m in members})
-        shrunk = [m for m in members if m.shrunk]
-        smallest = min(
-            shrunk or members, key=lambda m: m.example.data.size + m.example.indices.size
-        )
-        hits = sum(m.hits for m in members)
-        lines.append(
-            f"  {runtime:12} {kind:17} {op:15} {len(members):4d} classes {hits:5d} "
-            f"hits, first at {first.first_found_s:.1f} s, {len(shrunk)} shrunk; "
-            f"dtypes: {' '.join(dtypes)}\n"
-            f"      smallest: {smallest.files.get('case', '')}"
-        )
-    return lines
+    options.add_gate(parser)
 
 
 def command(args) -> int:
-    err = Console(stderr=True, soft_wrap=True)
+    err = options.stderr()
     if args.time_budget <= 0 or args.jobs < 1 or args.timeout <= 0:
         err.print("--time-budget, -j and --timeout must be positive")
-        return EXIT_USAGE
+        return exits.USAGE
     try:
         max_elements = args.max_elements or strategies.max_elements()
     except ValueError as error:
         err.print(str(error), markup=False)
-        return EXIT_USAGE
+        return exits.USAGE
     if max_elements < 1:
         err.print("--max-elements must be at least 1")
-        return EXIT_USAGE
-    runtimes = chosen_runtimes(args, err)
+        return exits.USAGE
+    runtimes = options.chosen_runtimes(args, err)
     if runtimes is None:
-        return EXIT_USAGE
-    baselines = gate_command.load_baselines(args, runtimes, err)
+        return exits.USAGE
+    baselines = options.load_baselines(args, runtimes, err)
     if baselines is None:
-        return EXIT_USAGE
+        return exits.USAGE
     out = args.out or Path("reports") / datetime.now().strftime("fuzz-%Y%m%d-%H%M%S")
-    options = CampaignOptions(
+    settings = CampaignOptions(
         runtimes=runtimes,
         time_budget=args.time_budget,
         seed=args.seed,
@@ -151,17 +111,17 @@ def command(args) -> int:
 
     def on_status(status: Status) -> None:
         if live:
-            display.update(Text(_status_line(status)))
+            display.update(Text(terminal.status_line(status)))
         elif not args.no_progress and time.monotonic() - last[0] >= QUIET_EVERY_S:
             last[0] = time.monotonic()
-            err.print(_status_line(status), markup=False)
+            err.print(terminal.status_line(status), markup=False)
 
     err.print(
         f"fuzzing {', '.join(runtimes)} for {args.time_budget:g} s, seed {args.seed}, "
         f"at most {max_elements} elements per tensor -> {out}/",
         markup=False,
     )
-    campaign = Campaign(options, command=["conformance", *sys.argv[1:]], on_status=on_status)
+    campaign = Campaign(settings, command=["conformance", *sys.argv[1:]], on_status=on_status)
     try:
         if live:
             with display:
@@ -170,7 +130,7 @@ def command(args) -> int:
             run = campaign.execute()
     except EngineError as error:
         err.print(f"harness error: {error}", markup=False)
-        return EXIT_USAGE
+        return exits.USAGE
     summary = run.summary
     rate = campaign.examples / campaign.fuzz_s if campaign.fuzz_s else 0.0
     print(
@@ -181,12 +141,12 @@ def command(args) -> int:
     )
     if campaign.classes:
         print("discrepancy classes by runtime, kind and op:")
-        print("\n".join(_families(campaign)))
+        print("\n".join(terminal.fuzz_families(campaign)))
     print(f"findings: {out / FINDINGS}")
-    status = gate_command.evaluate([out], baselines, args, err, write_to=out)
-    print(f"report:   {write_report(out)}")
-    if status == EXIT_USAGE:
+    status = options.gate_run(out, baselines, args, err)
+    print(f"report:   {options.write_report(out)}")
+    if status == exits.USAGE:
         return status
-    return exit_status(
-        summary, err, status == EXIT_DISCREPANCIES, "the results and classes found so far"
+    return options.exit_status(
+        summary, err, status == exits.FAILED, "the results and classes found so far"
     )

@@ -1,0 +1,40 @@
+"""The ``conformance`` command line: one module per command, each a thin
+front-end over the engine, the gate and the report. Exit codes: :mod:`.exits`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from conformance import __version__
+from conformance.cli import cases, decisions, diff, exits, fuzz, gate, oracle, report, run
+
+COMMANDS = (cases, decisions, run, fuzz, report, gate, diff, oracle)  # in --help's order
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="conformance",
+        description="Conformance suite for ONNX Gather and GatherElements.",
+        epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),
+    )
+    top.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.add_parser(commands)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `conformance cases list | head` is not an error
+        # Point stdout at devnull so the interpreter's final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return exits.OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""``conformance diff RUN_A RUN_B``: what changed between two runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.cli import exits, options
+
+
+def add_parser(commands) -> None:
+    diff = commands.add_parser(
+        "diff",
+        help="what changed between two runs: new, fixed and changed discrepancies",
+        description="Pair the results of two runs by (runtime, case id, variant) and list "
+        "the discrepancies that are new in B, fixed in B, or changed (another kind or another "
+        "message); fuzz campaigns, which share no result, are compared by discrepancy "
+        "signature. Prints the changes and writes an HTML page.",
+        epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE),
+    )
+    diff.add_argument(
+        "run_a", type=Path, metavar="RUN_A", help="the run before (folder or results)"
+    )
+    diff.add_argument("run_b", type=Path, metavar="RUN_B", help="the run after")
+    diff.add_argument(
+        "-o", "--output", type=Path, metavar="FILE.html",
+        help="the HTML page (default RUN_B/diff.html)",
+    )  # fmt: skip
+    diff.set_defaults(func=command)
+
+
+def command(args) -> int:
+    from conformance.engine.records import RecordsError
+    from conformance.report import diff, render, terminal
+
+    try:
+        found = diff.compare([args.run_a], [args.run_b])
+    except RecordsError as error:
+        options.stderr().print(f"error: {error}", markup=False)
+        return exits.USAGE
+    print("\n".join(terminal.diff_lines(found)))
+    out = args.output or (args.run_b if args.run_b.is_dir() else args.run_b.parent) / "diff.html"
+    render.write_diff(found, out)
+    print(f"diff page: {out}")
+    return exits.FAILED if found.differs else exits.OK

@@ -1,0 +1,43 @@
+"""``conformance gate RUN...``: finished runs (shards merged) held against the baselines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.cli import exits, options
+from conformance.engine import records
+from conformance.gate import verdict
+from conformance.report.terminal import gate_lines
+
+
+def add_parser(commands) -> None:
+    gate = commands.add_parser(
+        "gate",
+        help="hold finished runs against the known-discrepancy baseline",
+        description="Read run folders (or results.jsonl files; shards are merged) and check "
+        "every discrepancy against cases/known/<runtime>.yaml: known ones pass, new ones fail, "
+        "and an entry whose results conform now is reported as 'fixed upstream?'.",
+        epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE),
+    )
+    gate.add_argument("paths", nargs="+", type=Path, metavar="RUN", help="run folders or results")
+    options.add_gate(gate)
+    gate.add_argument("--out", type=Path, metavar="DIR", help="also write DIR/gate.json")
+    gate.set_defaults(func=command)
+
+
+def command(args) -> int:
+    err = options.stderr()
+    folder = options.known_folder(args)
+    if args.known is not None and not folder.is_dir():
+        err.print(f"--known {folder}: no such folder", markup=False)
+        return exits.USAGE
+    try:
+        runs = records.read_folders(args.paths)
+        decided = verdict.decide(runs, folder, args.allow_fixed, finished_only=True)
+    except (records.RecordsError, verdict.GateError) as error:
+        err.print(str(error), markup=False)
+        return exits.USAGE
+    print("\n".join(gate_lines(decided.gate, args.allow_fixed, str(folder))))
+    if args.out is not None:
+        verdict.write(decided, args.out)
+    return exits.OK if decided.passed else exits.FAILED

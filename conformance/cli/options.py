@@ -1,0 +1,175 @@
+"""What several commands share: their common options, reading case files,
+and the end of a run (gate, report, exit code)."""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import re
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from conformance import adapters
+from conformance.cases import CaseErrors, default_case_paths, load
+from conformance.cli import exits
+from conformance.engine import records
+from conformance.gate import baseline, verdict
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+REPORT, JUNIT, REPORT_JSON = "report.html", "junit.xml", "report.json"
+
+
+def stderr() -> Console:
+    return Console(stderr=True, soft_wrap=True)  # long paths must not be broken
+
+
+# -- case files -------------------------------------------------------------------
+def load_cases(paths: list[Path] | None):
+    """Cases of the given paths (default: the repo's cases/), or None after printing errors."""
+    try:
+        return load(paths or default_case_paths())
+    except CaseErrors as errors:
+        for error in errors.errors:
+            print(error, file=sys.stderr)
+        print(f"{len(errors.errors)} problem(s) in case files; nothing was run", file=sys.stderr)
+        return None
+
+
+def select(cases, pattern: str | None):
+    """Cases whose id contains ``pattern`` (or matches it as a glob)."""
+    if not pattern:
+        return cases
+    glob = pattern if any(ch in pattern for ch in "*?[") else f"*{pattern}*"
+    return [c for c in cases if fnmatch.fnmatchcase(c.id, glob)]
+
+
+def add_case_paths(parser, flag: str | None = None) -> None:
+    help_text = "case files or folders (default cases/)"
+    if flag:
+        parser.add_argument(flag, nargs="+", action="extend", type=Path, metavar="PATH",
+                            help=help_text)  # fmt: skip
+    else:
+        parser.add_argument("paths", nargs="*", type=Path, help=help_text)
+
+
+# -- runtimes, shards, sizes ----------------------------------------------------------
+def add_runtime(parser) -> None:
+    parser.add_argument(
+        "--runtime",
+        dest="runtimes",
+        nargs="+",
+        action="extend",
+        metavar="NAME",
+        help="runtimes to run (default: every installed one: "
+        + ", ".join(adapters.installed())
+        + "); a module:Class target works too",
+    )
+
+
+def chosen_runtimes(args, err: Console) -> list[str] | None:
+    """The runtimes asked for (default: every installed one), or None after
+    saying which name is unknown."""
+    runtimes = args.runtimes or adapters.installed()
+    try:
+        for name in runtimes:
+            adapters.resolve(name)
+    except adapters.UnknownRuntime as error:
+        err.print(str(error), markup=False)
+        return None
+    return runtimes
+
+
+def shard(text: str) -> tuple[int, int]:
+    """'I/N' with 1 <= I <= N: this process's share of the work."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise argparse.ArgumentTypeError(f"{text!r}: give I/N with 1 <= I <= N, e.g. 2/4")
+    return int(match.group(1)), int(match.group(2))
+
+
+def add_shard(parser, what: str) -> None:
+    parser.add_argument(
+        "--shard",
+        type=shard,
+        default=(1, 1),
+        metavar="I/N",
+        help=f"run shard I of N ({what}); `conformance report` merges the shards' folders",
+    )
+
+
+def size(text: str) -> int:
+    """'512MiB', '2g', '1.5GiB' or plain bytes."""
+    match = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)(i?b)?\s*", text.lower())
+    if not match:
+        raise ValueError(f"not a size: {text!r} (examples: 512MiB, 2GiB, 1000000)")
+    return int(float(match.group(1)) * _UNITS[match.group(2)])
+
+
+# -- the gate -------------------------------------------------------------------------
+def add_gate(parser) -> None:
+    parser.add_argument(
+        "--known",
+        type=Path,
+        metavar="DIR",
+        help="baseline folder with <runtime>.yaml files (default cases/known)",
+    )
+    parser.add_argument(
+        "--allow-fixed",
+        action="store_true",
+        help="do not fail on baseline entries that no longer reproduce (still reported)",
+    )
+
+
+def known_folder(args) -> Path:
+    return args.known if args.known is not None else baseline.default_folder()
+
+
+def load_baselines(args, runtimes: list[str], err: Console) -> dict | None:
+    """The baselines of these runtimes, or None after printing every problem."""
+    try:
+        return verdict.load_baselines(known_folder(args), runtimes, args.known is not None)
+    except verdict.GateError as error:
+        for line in error.problems:
+            err.print(line, markup=False)
+        return None
+
+
+def gate_run(out: Path, baselines: dict, args, err: Console, decides: bool = True) -> int:
+    """Gate the run just written to ``out``: print the verdict (only its last
+    line when it ``decides`` nothing), write gate.json beside the results;
+    0 passed, 1 failed, 2 cannot decide."""
+    from conformance.report.terminal import gate_lines
+
+    try:
+        decided = verdict.decide(
+            [records.read_folder(out)], known_folder(args), args.allow_fixed, baselines
+        )
+    except (verdict.GateError, records.RecordsError) as error:
+        err.print(str(error), markup=False)
+        return exits.USAGE
+    lines = gate_lines(decided.gate, args.allow_fixed, str(decided.folder))
+    print("\n".join(lines if decides else [f"{lines[-1]} (not deciding: no --gate)"]))
+    verdict.write(decided, out)
+    return exits.OK if decided.passed else exits.FAILED
+
+
+def write_report(out: Path) -> Path:
+    """The HTML report of a finished (or interrupted) run, with JUnit XML and
+    the JSON summary, beside its results."""
+    from conformance.report import render  # Jinja2 only when a report is written
+
+    render.write([out], out / REPORT, junit=out / JUNIT, summary=out / REPORT_JSON)
+    return out / REPORT
+
+
+def exit_status(summary, err: Console, found: bool, kept: str) -> int:
+    """The exit code of run and fuzz, once everything is written."""
+    if summary.interrupted:
+        err.print(f"interrupted: {kept} are kept")
+        return exits.INTERRUPTED
+    if summary.harness_errors:
+        err.print(f"{summary.harness_errors} harness error(s): see 'harness_error' records")
+        return exits.USAGE
+    return exits.FAILED if found else exits.OK

@@ -1,0 +1,68 @@
+"""``conformance oracle ID``: the oracle's verdict on a case, inputs included."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from conformance.cases.check import verdict_of
+from conformance.cli import exits, options
+from conformance.tables import decisions
+
+SHOWN_ELEMENTS = 200  # a tensor above this is summarised (first and last elements)
+
+
+def add_parser(commands) -> None:
+    show = commands.add_parser(
+        "oracle",
+        help="print the oracle's verdict for a case",
+        epilog=exits.epilog(exits.OK, exits.USAGE),
+    )
+    show.add_argument("case_id", help="a concrete id, or a case-file id for all its expansions")
+    options.add_case_paths(show, "--cases")
+    show.set_defaults(func=show_verdict)
+
+
+def _show_array(array: np.ndarray) -> str:
+    with np.printoptions(threshold=SHOWN_ELEMENTS, edgeitems=4, linewidth=100):
+        return np.array2string(array, separator=", ") if array.size else "[]"
+
+
+def _indented(array: np.ndarray) -> str:
+    return "    " + _show_array(array).replace("\n", "\n    ")
+
+
+def show_verdict(args) -> int:
+    cases = options.load_cases(args.cases)
+    if cases is None:
+        return exits.USAGE
+    chosen = [c for c in cases if args.case_id in (c.id, c.base_id)]
+    if not chosen:
+        near = [c.id for c in cases if args.case_id in c.id][:10]
+        print(
+            f"no case with id {args.case_id!r}"
+            + (f"; did you mean: {', '.join(near)}" if near else ""),
+            file=sys.stderr,
+        )
+        return exits.USAGE
+    for case in chosen:
+        verdict = verdict_of(case)
+        axis = "absent (0)" if case.axis is None else case.axis
+        print(f"{case.id}  ({case.source})")
+        print(f"  {case.op}-{case.opset}, axis {axis}: {case.description}")
+        print(f"  data    {case.dtype} {list(case.data.shape)}:")
+        print(_indented(case.data))
+        print(f"  indices {case.indices_dtype} {list(case.indices.shape)}:")
+        print(_indented(case.indices))
+        if verdict.valid:
+            out = verdict.output
+            print(f"  output  {case.dtype} {list(out.shape)}:")
+            print(_indented(out))
+        else:
+            decision = decisions.get(verdict.violation.clause)
+            print(f"  SpecViolation {verdict.violation.clause}: {verdict.violation.detail}")
+            print(f"    ({decision.title})")
+        for name in verdict.disputed:
+            print(f"  disputed: {name} ({decisions.get(name).title})")
+    return exits.OK

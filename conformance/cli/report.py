@@ -1,0 +1,58 @@
+"""``conformance report RUN...``: the HTML report (and JUnit, JSON) of finished runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.cli import exits, options
+
+
+def add_parser(commands) -> None:
+    report = commands.add_parser(
+        "report",
+        help="write the HTML report of one or more runs",
+        description="Read run folders (or their results.jsonl files; several are merged, "
+        "e.g. shards) and write one self-contained HTML file: the gate's verdict, the "
+        "discrepancy families and groups with their smallest input, fuzz classes, the "
+        "outcome matrix, and the spec decisions next to what each runtime did.",
+        epilog=exits.epilog(exits.OK, exits.USAGE),
+    )
+    report.add_argument(
+        "results", nargs="+", type=Path, metavar="RESULTS", help="run folders or results.jsonl"
+    )
+    report.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.html")
+    report.add_argument(
+        "--junit", type=Path, metavar="FILE.xml", help="also JUnit XML: a test case per result"
+    )
+    report.add_argument(
+        "--json", type=Path, metavar="FILE.json", help="also the versioned JSON summary"
+    )
+    report.add_argument(
+        "--known",
+        type=Path,
+        metavar="DIR",
+        help="gate the runs against this baseline folder now (default: the verdict each "
+        "run's gate left in its gate.json)",
+    )
+    report.set_defaults(func=command)
+
+
+def command(args) -> int:
+    from conformance.report import model, render  # Jinja2 only when a report is asked for
+
+    err = options.stderr()
+    if args.known is not None and not args.known.is_dir():
+        err.print(f"error: --known {args.known}: no such folder", markup=False)
+        return exits.USAGE
+    try:
+        written = render.write(
+            args.results, args.output, junit=args.junit, summary=args.json, known=args.known
+        )
+    except model.ReportError as error:
+        err.print(f"error: {error}", markup=False)
+        return exits.USAGE
+    print(
+        f"{args.output}: {written.total} results, {len(written.groups)} discrepancy groups"
+        + (f", {len(written.findings)} fuzz classes" if written.findings else "")
+    )
+    return exits.OK

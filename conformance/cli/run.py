@@ -1,0 +1,182 @@
+"""``conformance run``: every case on every runtime in every model variant,
+each runtime in its own worker processes, each outcome judged against the
+oracle; results in DIR/results.jsonl, then the gate (deciding the exit code with
+--gate) and the report."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from conformance.cli import exits, options
+from conformance.engine import models, records
+from conformance.engine.pool import DEFAULT_TIMEOUT, EngineError
+from conformance.engine.run import Options, run_cases
+from conformance.report import terminal
+
+
+def add_parser(commands) -> None:
+    run = commands.add_parser(
+        "run",
+        help="run cases on the runtimes in isolated workers and judge every outcome",
+        description="Run every case on every runtime in every model variant, each runtime "
+        "in its own worker process, and judge each outcome against the oracle. Results go "
+        "to DIR/results.jsonl (one record per case, runtime and variant) with header.json "
+        "and summary.json beside it.",
+        epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),
+    )
+    _add_arguments(run)
+    run.set_defaults(func=command)
+
+
+def default_out() -> Path:
+    return Path("reports") / datetime.now().strftime("run-%Y%m%d-%H%M%S")
+
+
+def _add_arguments(parser) -> None:
+    options.add_runtime(parser)
+    options.add_case_paths(parser, "--cases")
+    parser.add_argument("-k", metavar="EXPR", help="only case ids containing EXPR (or a glob)")
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        action="extend",
+        choices=models.VARIANTS,
+        metavar="VARIANT",
+        help="model variants (default all five: " + ", ".join(models.VARIANTS) + ")",
+    )
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=1, metavar="N", help="worker processes per runtime"
+    )
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="output folder (default reports/run-<time>)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"seconds per case and runtime, load and run (default {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=32, metavar="N", help="cases per worker message"
+    )
+    parser.add_argument(
+        "--case-memory",
+        type=options.size,
+        default="1GiB",
+        metavar="SIZE",
+        help="refuse cases declaring more than SIZE of inputs and output (default 1GiB)",
+    )
+    parser.add_argument(
+        "--worker-memory",
+        type=options.size,
+        default="4GiB",
+        metavar="SIZE",
+        help="heap limit of each worker process (default 4GiB)",
+    )
+    options.add_shard(parser, "every N-th case, in the order the case files give")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--gate",
+        action="store_true",
+        help="exit 0 when every discrepancy is a known one (cases/known/<runtime>.yaml)",
+    )
+    options.add_gate(parser)
+
+
+def command(args) -> int:
+    err = options.stderr()
+    if args.jobs < 1 or args.batch_size < 1 or args.timeout <= 0:
+        err.print("-j, --batch-size and --timeout must be positive")
+        return exits.USAGE
+    runtimes = options.chosen_runtimes(args, err)
+    if runtimes is None:
+        return exits.USAGE
+    if not args.gate and (args.known is not None or args.allow_fixed):
+        err.print("--known and --allow-fixed are options of the gate: add --gate")
+        return exits.USAGE
+    # Without --gate the verdict is still written (gate.json: the report marks
+    # each group known or new from it), but it does not decide the exit code.
+    baselines = options.load_baselines(args, runtimes, err)
+    if baselines is None and args.gate:
+        return exits.USAGE
+    cases = options.load_cases(args.cases)
+    if cases is None:
+        return exits.USAGE
+    cases = options.select(cases, args.k)
+    if not cases:
+        err.print(f"no case matches -k {args.k!r}", markup=False)
+        return exits.USAGE
+    index, count = args.shard
+    cases = cases[index - 1 :: count]  # every N-th: each shard gets every kind of case
+    if not cases:
+        err.print(f"shard {index}/{count} has no case ({count} shards is more than cases)")
+        return exits.USAGE
+    variants = tuple(dict.fromkeys(args.variants or models.VARIANTS))
+    out = args.out or default_out()
+    settings = Options(
+        runtimes=runtimes,
+        variants=variants,
+        workers=args.jobs,
+        batch_size=args.batch_size,
+        timeout=args.timeout,
+        worker_memory=args.worker_memory,
+        case_memory=args.case_memory,
+    )
+    total = len(cases) * len(variants) * len(runtimes)
+    show = not args.no_progress and err.is_terminal
+    progress = Progress(
+        TextColumn("[bold]running"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[found]}"),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not show,
+    )
+    task = progress.add_task("run", total=total, found="")
+
+    def update(done: int, summary) -> None:
+        found = f"[red]{summary.discrepancies} discrepancies" if summary.discrepancies else ""
+        progress.update(task, completed=done, found=found)
+
+    err.print(
+        f"{len(cases)} cases x {len(variants)} variants x {len(runtimes)} runtimes "
+        f"({', '.join(runtimes)}) -> {out}/",
+        markup=False,
+    )
+    try:
+        with progress:
+            summary = run_cases(
+                cases,
+                out,
+                settings,
+                progress=update,
+                command=["conformance", *sys.argv[1:]],
+                extra_header={"shard": list(args.shard)},
+            )
+    except EngineError as error:
+        err.print(f"harness error: {error}", markup=False)
+        return exits.USAGE
+    console = Console()
+    console.print(terminal.summary_table(summary, list(summary.counts)))
+    groups = terminal.discrepancy_groups(summary, out / records.RESULTS)
+    if groups:
+        print("discrepancies (runtime, kind, op, case-file id, count):")
+        print("\n".join(groups))
+    print(f"results: {out / records.RESULTS}  ({summary.duration_s:.1f} s)")
+    found = bool(summary.discrepancies)
+    status = exits.OK
+    if baselines is not None:  # before the report, which reads gate.json
+        status = options.gate_run(out, baselines, args, err, decides=args.gate)
+        found = status == exits.FAILED if args.gate else found
+        status = status if args.gate else exits.OK
+    print(f"report:  {options.write_report(out)}")
+    if status == exits.USAGE:
+        return status
+    return options.exit_status(summary, err, found, "the results recorded so far")

@@ -1,0 +1,171 @@
+"""Gating runs, and ``gate.json``: what the gate decided, for CI scripts and the report.
+
+:func:`load_baselines` reads the baselines of some runtimes, :func:`decide`
+holds runs against them and :func:`write` leaves ``gate.json`` in a run
+folder. Problems (a bad baseline file, an unreadable or unfinished run) are
+raised as :class:`GateError`, each line ``file:line: field: message`` or
+``folder: why``; the front-ends print them and exit 2.
+
+``gate.json`` (schema ``onnx-gather-conformance/gate``, version 1): passed,
+allow_fixed, baseline, results, discrepancies, ``new`` (one item per new
+group), ``fixed``, ``unmatched``, ``not_reproduced``, ``not_used`` and
+``entries`` (every baseline entry with its counts), and ``groups``: every
+discrepancy group with how many of its results are new and the entries
+that cover the rest, which the report shows without running the gate again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.cases.loader import CaseErrors
+from conformance.engine import files, records
+from conformance.engine.groups import grouped
+from conformance.gate import baseline
+from conformance.gate.check import EntryResult, Gate, check
+
+SCHEMA = "onnx-gather-conformance/gate"
+VERSION = 1
+
+
+class GateError(Exception):
+    """The gate cannot decide; ``problems`` says each reason on a line."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+def load_baselines(folder: Path, runtimes, explicit: bool = False) -> dict:
+    """The baselines of these runtimes in ``folder`` (a missing file is an
+    empty baseline; a missing folder too, unless the user named it)."""
+    folder = Path(folder)
+    if explicit and not folder.is_dir():
+        raise GateError([f"--known {folder}: no such folder"])
+    try:
+        return baseline.load(folder, runtimes)
+    except CaseErrors as errors:
+        raise GateError(
+            [f"bad baseline file ({len(errors.errors)} problems):"]
+            + [f"  {problem}" for problem in errors.errors]
+        ) from None
+
+
+@dataclass
+class Verdict:
+    """A gate decision over some runs, and where its baseline came from."""
+
+    gate: Gate
+    folder: Path  # the baseline folder
+    allow_fixed: bool
+
+    @property
+    def passed(self) -> bool:
+        return self.gate.passed(self.allow_fixed)
+
+    def to_json(self) -> dict:
+        result = self.gate
+        return {
+            "schema": SCHEMA,
+            "version": VERSION,
+            "passed": self.passed,
+            "allow_fixed": self.allow_fixed,
+            "baseline": str(self.folder),
+            "results": result.results,
+            "discrepancies": result.discrepancies,
+            "new": [
+                {
+                    **key._asdict(),
+                    "count": len(members),
+                    "variants": sorted({m["variant"] for m in members}),
+                    "case_ids": sorted({m["case_id"] for m in members})[:20],
+                    "source": members[0].get("source"),
+                    "message": members[0].get("message"),
+                }
+                for key, members in grouped(result.unexpected)
+            ],
+            "fixed": [_entry(item) for item in result.fixed],
+            "unmatched": [_entry(item) for item in result.unmatched],
+            "not_reproduced": [_entry(item) for item in result.unproven],
+            "not_used": [_entry(item) for item in result.inapplicable],
+            "entries": [_entry(item) for item in result.entries],
+            "groups": self.groups(),
+        }
+
+    def groups(self) -> list[dict]:
+        """Every discrepancy group: how many results are new, which entries cover the rest."""
+        out = []
+        for key, members in grouped(self.gate.discrepant):
+            covering, new = {}, []
+            for record in members:
+                entry = self.gate.covered_by.get(id(record))
+                if entry is None:
+                    new.append([record["case_id"], record["variant"]])
+                else:
+                    covering[entry.where] = entry
+            out.append(
+                {
+                    **key._asdict(),
+                    "count": len(members),
+                    "new": len(new),
+                    # which results are new, when the group is part known
+                    "new_results": new if len(new) < len(members) else [],
+                    "known": [
+                        {
+                            "where": e.where,
+                            "reason": e.reason,
+                            "clause": e.clause,
+                            "upstream": e.upstream,
+                        }
+                        for e in covering.values()
+                    ],
+                }
+            )
+        return out
+
+
+def _entry(item: EntryResult) -> dict:
+    e = item.entry
+    return {
+        "where": e.where,
+        "runtime": e.runtime,
+        "match": e.describe(),
+        "reason": e.reason,
+        "clause": e.clause,
+        "upstream": e.upstream,
+        "versions": e.versions,
+        "covered": item.covered,
+        "in_scope": dict(item.scope),
+        "conforming_now": item.conforming_ids,
+    }
+
+
+def decide(
+    runs: list[records.RunFolder],
+    folder: Path,
+    allow_fixed: bool = False,
+    baselines: dict | None = None,
+    finished_only: bool = False,
+) -> Verdict:
+    """Hold the runs' results against the baselines in ``folder`` (those
+    given in ``baselines`` are used as they are). With ``finished_only``, a
+    run that was killed, interrupted, broken or empty is refused: a gate must
+    not pass on part of a run."""
+    if finished_only:
+        problems = [f"cannot gate: {why}" for run in runs if (why := run.unfinished())]
+        if problems:
+            raise GateError(problems)
+    results = [record for run in runs for record in run.records]
+    baselines = dict(baselines or {})
+    missing = sorted({r.get("runtime") for r in results} - set(baselines))
+    if missing:  # `conformance gate` learns the runtimes from the records
+        baselines.update(load_baselines(folder, missing))
+    versions = records.runtime_versions([run.header for run in runs])
+    return Verdict(check(results, baselines, versions), Path(folder), allow_fixed)
+
+
+def write(verdict: Verdict, folder: Path) -> Path:
+    path = Path(folder) / records.GATE
+    files.write_json(path, verdict.to_json())
+    return path

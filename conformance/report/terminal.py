@@ -1,0 +1,174 @@
+"""What the commands print: the text of the gate, diff, a run's summary and a
+fuzz campaign's progress, for a terminal. The front-ends (``conformance.cli``)
+print these lines; the HTML and machine-readable forms are in :mod:`.render`
+and :mod:`.machine`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from conformance.engine.groups import grouped
+from conformance.engine.judge import DISCREPANCIES, KINDS
+from conformance.gate.check import FIXED_EVIDENCE, Gate
+from conformance.report.diff import Diff
+
+if TYPE_CHECKING:  # the fuzz package (and Hypothesis) only when fuzzing
+    from conformance.fuzz.campaign import Campaign, Status
+
+
+def gate_lines(gate: Gate, allow_fixed: bool, known: str, limit: int = 25) -> list[str]:
+    """What the gate found, in lines for the terminal: the failures first,
+    each with where to look and what to do."""
+    lines = []
+    if gate.unexpected:
+        found = grouped(gate.unexpected)
+        lines.append(
+            f"NEW: {len(gate.unexpected)} discrepancies not in the baseline "
+            f"({known}/<runtime>.yaml), in {len(found)} group(s) (runtime, kind, op, case-file id):"
+        )
+        for (runtime, kind, op, base_id), members in found[:limit]:
+            first = members[0]
+            variants = ", ".join(sorted({m["variant"] for m in members}))
+            lines.append(f"  {runtime:12} {kind:17} {op:15} {base_id} ({len(members)}: {variants})")
+            lines.append(f"      {first.get('source', '')}: {first.get('message', '')[:160]}")
+        if len(found) > limit:
+            lines.append(f"  ... {len(found) - limit} more groups")
+        lines.append("  a runtime bug to accept for now? add an entry (README: 'The gate')")
+    for result in gate.fixed:
+        entry = result.entry
+        now = ", ".join(f"{kind} {n}" for kind, n in result.scope.most_common())
+        label = "FIXED UPSTREAM?" if not allow_fixed else "fixed upstream? (allowed)"
+        lines.append(f"{label} {entry.where}: {entry.describe()} no longer reproduces")
+        if entry.each:
+            more = " ..." if len(result.conforming_ids) > 5 else ""
+            lines.append(f"  conforming now: {', '.join(result.conforming_ids[:5])}{more}")
+        lines.append(f"  results in scope: {now}; remove or narrow the entry")
+    for result in gate.unproven:
+        entry = result.entry
+        lines.append(
+            f"not reproduced: {entry.where}: {entry.describe()} on {result.scope.total()} "
+            + (
+                "results in scope (it depends on values: never called fixed)"
+                if entry.depends_on_values
+                else f"results in scope (under {FIXED_EVIDENCE} conforming: too few to tell)"
+            )
+        )
+    if gate.unmatched:  # normal for a subset or a fuzz campaign: one line, details in gate.json
+        places = ", ".join(r.entry.where.rsplit("/", 1)[-1] for r in gate.unmatched)
+        lines.append(f"unmatched (no result in scope here, not a failure): {places}")
+    for result in gate.inapplicable:
+        entry = result.entry
+        lines.append(f"not used: {entry.where}: for {entry.runtime} {entry.versions}")
+    covered = gate.discrepancies - len(gate.unexpected)
+    verdict = "PASSED" if gate.passed(allow_fixed) else "FAILED"
+    lines.append(
+        f"gate {verdict}: {gate.discrepancies} discrepancies in {gate.results} results, "
+        f"{covered} known, {len(gate.unexpected)} new, {len(gate.fixed)} entries fixed upstream?"
+    )
+    return lines
+
+
+def diff_lines(diff: Diff, limit: int = 30) -> list[str]:
+    """The diff in lines for the terminal."""
+    lines = [f"A: {diff.a}", f"B: {diff.b}"]
+    for name, (before, after) in diff.versions.items():
+        arrow = f"{before} -> {after}" if before != after else f"{before} (both)"
+        lines.append(f"  {name}: {arrow}")
+    fixed_word = "fixed" if diff.by == "result" else "not seen again"
+    if diff.by == "result":
+        lines.append(
+            f"{diff.compared} results in both runs ({diff.only_a} only in A, {diff.only_b} only "
+            f"in B): {len(diff.new)} new, {len(diff.fixed)} fixed, {len(diff.changed)} changed "
+            f"discrepancies, {diff.same} unchanged"
+        )
+    else:
+        why = "fuzz campaigns" if diff.by == "signature" else "no result in common"
+        lines.append(
+            f"{why}: compared by discrepancy signature, "
+            f"{len(diff.new)} new, {len(diff.fixed)} not seen again, {diff.same} in both"
+        )
+    for title, changes in (("new", diff.new), (fixed_word, diff.fixed), ("changed", diff.changed)):
+        if not changes:
+            continue
+        groups = diff.grouped(changes)
+        lines.append(f"{title.upper()} ({len(changes)} in {len(groups)} groups):")
+        for (runtime, before, after, op, base_id), members in groups[:limit]:
+            arrow = f"{before or '-'} -> {after or '-'}"
+            lines.append(f"  {runtime:12} {arrow:36} {op:15} {base_id} ({len(members)})")
+        if len(groups) > limit:
+            lines.append(f"  ... {len(groups) - limit} more groups (see the HTML page)")
+    return lines
+
+
+def summary_table(summary, runtimes: list[str]) -> Table:
+    """Outcome kinds down, runtimes across: narrow enough for any terminal."""
+    table = Table(title=f"{summary.cases} cases, {summary.records} results")
+    table.add_column("outcome")
+    for runtime in runtimes:
+        table.add_column(runtime, justify="right")
+    for kind in KINDS:
+        counts = [summary.counts[rt][kind] for rt in runtimes]
+        if not any(counts):
+            continue
+        style = (
+            "green"
+            if kind in ("pass", "both_rejected")
+            else ("red" if kind in DISCREPANCIES else "yellow")
+        )
+        table.add_row(kind, *(str(n) for n in counts), style=style)
+    return table
+
+
+def discrepancy_groups(summary, results_path: Path, limit: int = 25) -> list[str]:
+    """One line per (runtime, kind, op, case-file id): what to look at first."""
+    groups = sorted(summary.groups.items())
+    lines = [
+        f"  {runtime:12} {kind:17} {op:15} {base_id} ({n})"
+        for (runtime, kind, op, base_id), n in groups[:limit]
+    ]
+    if len(groups) > limit:
+        lines.append(f"  ... {len(groups) - limit} more groups in {results_path}")
+    return lines
+
+
+def status_line(status: Status) -> str:
+    line = (
+        f"{status.elapsed_s:6.0f} s  {status.examples:7d} examples  "
+        f"{status.examples_per_s:6.1f}/s  {status.classes:4d} classes  "
+        f"{status.left_s:5.0f} s left"
+    )
+    if status.skipped:
+        line += f"  {status.skipped} skipped"
+    if status.shrinking:
+        line += f"  shrinking {status.shrinking}"
+    return line
+
+
+def fuzz_families(campaign: Campaign) -> list[str]:
+    """One line per (runtime, kind, op): classes often share a cause (one dtype
+    refused in every variant and opset), so the terminal shows families with
+    their dtypes, and findings.json every class."""
+    families: dict[tuple, list] = {}
+    for found in campaign.classes.values():
+        sig = found.signature
+        families.setdefault((sig.runtime, sig.kind, sig.op), []).append(found)
+    lines = []
+    for (runtime, kind, op), members in sorted(families.items()):
+        first = min(members, key=lambda m: m.first_found_s)
+        dtypes = sorted({m.signature.dtype for m in members})
+        shrunk = [m for m in members if m.shrunk]
+        smallest = min(
+            shrunk or members, key=lambda m: m.example.data.size + m.example.indices.size
+        )
+        hits = sum(m.hits for m in members)
+        lines.append(
+            f"  {runtime:12} {kind:17} {op:15} {len(members):4d} classes {hits:5d} "
+            f"hits, first at {first.first_found_s:.1f} s, {len(shrunk)} shrunk; "
+            f"dtypes: {' '.join(dtypes)}\n"
+            f"      smallest: {smallest.files.get('case', '')}"
+        )
+    return lines
