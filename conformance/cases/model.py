@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,21 +29,31 @@ class Expectation:
     shape: tuple[int, ...] | None = None  # expected_shape, for shape-only examples
 
 
+GENERATED = "<generated>"  # the source of an input built in code, not read from a file
+
+
 @dataclass(frozen=True, eq=False)
 class Case:
-    id: str  # concrete id: <base_id>.op<opset>.<dtype>.<indices dtype>
-    base_id: str  # the id written in the case file
+    """One input: the operator, its opset and axis, and the two tensors.
+
+    A case read from a case file says where it came from and what to expect;
+    a case built in code (a fuzz example, a test's input) takes the defaults:
+    the oracle decides, and its source is ``<generated>``.
+    """
+
     op: str
     opset: int
     axis: int | None  # None: the attribute is absent
     data: np.ndarray
     indices: np.ndarray
-    expectation: Expectation
-    description: str
-    spec: str
-    decisions: tuple[str, ...]
-    tags: tuple[str, ...]
-    source: Source
+    id: str = field(default="example", kw_only=True)  # <base_id>.op<opset>.<dtype>.<indices dtype>
+    base_id: str = field(default="example", kw_only=True)  # the id written in the case file
+    expectation: Expectation = field(default=Expectation("oracle"), kw_only=True)
+    description: str = field(default="", kw_only=True)
+    spec: str = field(default="", kw_only=True)
+    decisions: tuple[str, ...] = field(default=(), kw_only=True)
+    tags: tuple[str, ...] = field(default=("generated",), kw_only=True)
+    source: Source = field(default=Source(Path(GENERATED), 0), kw_only=True)
 
     @property
     def dtype(self) -> str:

@@ -1,7 +1,7 @@
 """Exit codes of every ``conformance`` command, defined once.
 
-The docs (docs/cli.md) and every command's ``--help`` epilog are made from
-:data:`MEANING`; a test keeps them in step.
+Every command's ``--help`` epilog is made from :data:`MEANING`; docs/cli.md
+and README.md quote it (by hand: keep them in step when it changes).
 """
 
 from __future__ import annotations

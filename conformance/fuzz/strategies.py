@@ -49,10 +49,9 @@ import inspect
 import math
 import os
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from numbers import Integral
-from pathlib import Path
 from typing import NoReturn
 
 import ml_dtypes
@@ -60,7 +59,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from conformance.cases.model import Case, Expectation, Source
+from conformance.cases.model import Case, Source
 from conformance.engine import models
 from conformance.tables import dtypes
 from conformance.tables.spec import OPSETS, OpSpec, op_spec
@@ -320,41 +319,15 @@ def _checked_by(check: Callable[..., None]):
 
 
 @dataclass(frozen=True, eq=False)
-class Example:
-    """One input to run: what a case is, plus the model variant."""
+class Example(Case):
+    """One input to run: a :class:`~conformance.cases.model.Case` (op, opset,
+    axis, data, indices) plus the model variant to run it in."""
 
-    op: str
-    opset: int
-    axis: int | None  # None: the attribute is absent
-    data: np.ndarray
-    indices: np.ndarray
     variant: str = "static"
 
-    @property
-    def dtype(self) -> str:
-        return dtypes.name_of(self.data)
-
-    @property
-    def indices_dtype(self) -> str:
-        return dtypes.name_of(self.indices)
-
-    def as_case(self, case_id: str = "example", source: Source | None = None) -> Case:
-        """The example as a :class:`Case` the run engine can take."""
-        return Case(
-            id=case_id,
-            base_id=case_id,
-            op=self.op,
-            opset=self.opset,
-            axis=self.axis,
-            data=self.data,
-            indices=self.indices,
-            expectation=Expectation("oracle"),
-            description="drawn by conformance.fuzz.strategies",
-            spec="",
-            decisions=(),
-            tags=("generated",),
-            source=source or Source(Path("<generated>"), 0),
-        )
+    def as_case(self, case_id: str = "example", source: Source | None = None) -> Example:
+        """The example under an id (and source) of its own, as the run engine records it."""
+        return replace(self, id=case_id, base_id=case_id, source=source or self.source)
 
     def _repr_pretty_(self, printer, cycle) -> None:
         # Hypothesis pretty-prints dataclasses field by field (whole tensors);

@@ -37,7 +37,7 @@ def gate_lines(gate: Gate, allow_fixed: bool, known: str, limit: int = 25) -> li
             lines.append(f"      {first.get('source', '')}: {first.get('message', '')[:160]}")
         if len(found) > limit:
             lines.append(f"  ... {len(found) - limit} more groups")
-        lines.append("  a runtime bug to accept for now? add an entry (README: 'The gate')")
+        lines.append("  a runtime bug to accept for now? add an entry (docs/gate.md)")
     for result in gate.fixed:
         entry = result.entry
         now = ", ".join(f"{kind} {n}" for kind, n in result.scope.most_common())
