@@ -220,7 +220,8 @@ def pytest_sessionfinish(session) -> None:
     from conformance.report import render
 
     known = state.known if state is not None else config.option.conformance_known
-    render.write(folders, out / "report.html", summary=out / "report.json", known=known)
+    runs = records.read_folders(folders)
+    render.write(runs, out / "report.html", summary=out / "report.json", known=known)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(f"conformance report: {out / 'report.html'}")

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 
 from rich.live import Live
 from rich.text import Text
 
 from conformance.cli import exits, options
+from conformance.engine import records
 from conformance.engine.pool import EngineError
 from conformance.engine.records import FINDINGS
 from conformance.fuzz import strategies
@@ -94,7 +94,7 @@ def command(args) -> int:
     baselines = options.load_baselines(args, runtimes, err)
     if baselines is None:
         return exits.USAGE
-    out = args.out or Path("reports") / datetime.now().strftime("fuzz-%Y%m%d-%H%M%S")
+    out = args.out or options.default_out("fuzz")
     settings = CampaignOptions(
         runtimes=runtimes,
         time_budget=args.time_budget,
@@ -143,8 +143,13 @@ def command(args) -> int:
         print("discrepancy classes by runtime, kind and op:")
         print("\n".join(terminal.fuzz_families(campaign)))
     print(f"findings: {out / FINDINGS}")
-    status = options.gate_run(out, baselines, args, err)
-    print(f"report:   {options.write_report(out)}")
+    try:
+        written = records.read_folder(out)  # once, for the gate and the report
+    except records.RecordsError as error:
+        err.print(str(error), markup=False)
+        return exits.USAGE
+    status = options.gate_run(written, baselines, args, err)
+    print(f"report:   {options.write_report(written)}")
     if status == exits.USAGE:
         return status
     return options.exit_status(

@@ -27,9 +27,8 @@ def add_parser(commands) -> None:
 
 def command(args) -> int:
     err = options.stderr()
-    folder = options.known_folder(args)
-    if args.known is not None and not folder.is_dir():
-        err.print(f"--known {folder}: no such folder", markup=False)
+    folder = options.known_folder(args, err)
+    if folder is None:
         return exits.USAGE
     try:
         runs = records.read_folders(args.paths)

@@ -7,6 +7,7 @@ import argparse
 import fnmatch
 import re
 import sys
+from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
@@ -122,45 +123,60 @@ def add_gate(parser) -> None:
     )
 
 
-def known_folder(args) -> Path:
-    return args.known if args.known is not None else baseline.default_folder()
+def known_folder(args, err: Console) -> Path | None:
+    """The baseline folder: --known (None after saying so when it does not
+    exist), else cases/known."""
+    if args.known is None:
+        return baseline.default_folder()
+    if not args.known.is_dir():
+        err.print(f"--known {args.known}: no such folder", markup=False)
+        return None
+    return args.known
 
 
 def load_baselines(args, runtimes: list[str], err: Console) -> dict | None:
     """The baselines of these runtimes, or None after printing every problem."""
+    folder = known_folder(args, err)
+    if folder is None:
+        return None
     try:
-        return verdict.load_baselines(known_folder(args), runtimes, args.known is not None)
+        return verdict.load_baselines(folder, runtimes)
     except verdict.GateError as error:
         for line in error.problems:
             err.print(line, markup=False)
         return None
 
 
-def gate_run(out: Path, baselines: dict, args, err: Console, decides: bool = True) -> int:
-    """Gate the run just written to ``out``: print the verdict (only its last
-    line when it ``decides`` nothing), write gate.json beside the results;
-    0 passed, 1 failed, 2 cannot decide."""
+def default_out(kind: str) -> Path:
+    """reports/<kind>-<time>: where a run or campaign goes without --out."""
+    return Path("reports") / datetime.now().strftime(f"{kind}-%Y%m%d-%H%M%S")
+
+
+def gate_run(run: records.RunFolder, baselines: dict, args, err: Console, decides=True) -> int:
+    """Gate the run just written: print the verdict (only its last line when
+    it ``decides`` nothing), write gate.json beside the results (and keep it
+    on ``run`` for the report); 0 passed, 1 failed, 2 cannot decide."""
     from conformance.report.terminal import gate_lines
 
+    folder = known_folder(args, err)
     try:
-        decided = verdict.decide(
-            [records.read_folder(out)], known_folder(args), args.allow_fixed, baselines
-        )
-    except (verdict.GateError, records.RecordsError) as error:
+        decided = verdict.decide([run], folder, args.allow_fixed, baselines)
+    except verdict.GateError as error:
         err.print(str(error), markup=False)
         return exits.USAGE
     lines = gate_lines(decided.gate, args.allow_fixed, str(decided.folder))
     print("\n".join(lines if decides else [f"{lines[-1]} (not deciding: no --gate)"]))
-    verdict.write(decided, out)
+    run.gate = verdict.write(decided, run.folder)
     return exits.OK if decided.passed else exits.FAILED
 
 
-def write_report(out: Path) -> Path:
+def write_report(run: records.RunFolder) -> Path:
     """The HTML report of a finished (or interrupted) run, with JUnit XML and
     the JSON summary, beside its results."""
     from conformance.report import render  # Jinja2 only when a report is written
 
-    render.write([out], out / REPORT, junit=out / JUNIT, summary=out / REPORT_JSON)
+    out = run.folder
+    render.write([run], out / REPORT, junit=out / JUNIT, summary=out / REPORT_JSON)
     return out / REPORT
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.cli import exits, options
+from conformance.engine import records
 
 
 def add_parser(commands) -> None:
@@ -38,19 +39,17 @@ def add_parser(commands) -> None:
 
 
 def command(args) -> int:
-    from conformance.report import model, render  # Jinja2 only when a report is asked for
+    from conformance.report import render  # Jinja2 only when a report is asked for
 
     err = options.stderr()
-    if args.known is not None and not args.known.is_dir():
-        err.print(f"error: --known {args.known}: no such folder", markup=False)
+    if args.known is not None and options.known_folder(args, err) is None:
         return exits.USAGE
     try:
-        written = render.write(
-            args.results, args.output, junit=args.junit, summary=args.json, known=args.known
-        )
-    except model.ReportError as error:
+        runs = records.read_folders(args.results)
+    except records.RecordsError as error:
         err.print(f"error: {error}", markup=False)
         return exits.USAGE
+    written = render.write(runs, args.output, junit=args.junit, summary=args.json, known=args.known)
     print(
         f"{args.output}: {written.total} results, {len(written.groups)} discrepancy groups"
         + (f", {len(written.findings)} fuzz classes" if written.findings else "")

@@ -6,7 +6,6 @@ oracle; results in DIR/results.jsonl, then the gate (deciding the exit code with
 from __future__ import annotations
 
 import sys
-from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
@@ -31,10 +30,6 @@ def add_parser(commands) -> None:
     )
     _add_arguments(run)
     run.set_defaults(func=command)
-
-
-def default_out() -> Path:
-    return Path("reports") / datetime.now().strftime("run-%Y%m%d-%H%M%S")
 
 
 def _add_arguments(parser) -> None:
@@ -118,7 +113,7 @@ def command(args) -> int:
         err.print(f"shard {index}/{count} has no case ({count} shards is more than cases)")
         return exits.USAGE
     variants = tuple(dict.fromkeys(args.variants or models.VARIANTS))
-    out = args.out or default_out()
+    out = args.out or options.default_out("run")
     settings = Options(
         runtimes=runtimes,
         variants=variants,
@@ -172,11 +167,16 @@ def command(args) -> int:
     print(f"results: {out / records.RESULTS}  ({summary.duration_s:.1f} s)")
     found = bool(summary.discrepancies)
     status = exits.OK
-    if baselines is not None:  # before the report, which reads gate.json
-        status = options.gate_run(out, baselines, args, err, decides=args.gate)
+    try:
+        written = records.read_folder(out)  # once, for the gate and the report
+    except records.RecordsError as error:
+        err.print(str(error), markup=False)
+        return exits.USAGE
+    if baselines is not None:  # before the report, which shows its verdict
+        status = options.gate_run(written, baselines, args, err, decides=args.gate)
         found = status == exits.FAILED if args.gate else found
         status = status if args.gate else exits.OK
-    print(f"report:  {options.write_report(out)}")
+    print(f"report:  {options.write_report(written)}")
     if status == exits.USAGE:
         return status
     return options.exit_status(summary, err, found, "the results recorded so far")

@@ -37,12 +37,9 @@ class GateError(Exception):
         self.problems = problems
 
 
-def load_baselines(folder: Path, runtimes, explicit: bool = False) -> dict:
-    """The baselines of these runtimes in ``folder`` (a missing file is an
-    empty baseline; a missing folder too, unless the user named it)."""
-    folder = Path(folder)
-    if explicit and not folder.is_dir():
-        raise GateError([f"--known {folder}: no such folder"])
+def load_baselines(folder: Path, runtimes) -> dict:
+    """The baselines of these runtimes in ``folder`` (a missing file, or
+    folder, is an empty baseline)."""
     try:
         return baseline.load(folder, runtimes)
     except CaseErrors as errors:
@@ -165,7 +162,8 @@ def decide(
     return Verdict(check(results, baselines, versions), Path(folder), allow_fixed)
 
 
-def write(verdict: Verdict, folder: Path) -> Path:
-    path = Path(folder) / records.GATE
-    files.write_json(path, verdict.to_json())
-    return path
+def write(verdict: Verdict, folder: Path) -> dict:
+    """gate.json in ``folder``; returns what was written."""
+    content = verdict.to_json()
+    files.write_json(Path(folder) / records.GATE, content)
+    return content

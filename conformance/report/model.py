@@ -4,10 +4,11 @@ A run folder is what ``conformance run`` or ``conformance fuzz`` writes:
 ``results.jsonl`` plus ``header.json`` and ``summary.json`` beside it, and
 ``findings.json`` for a fuzz campaign, ``gate.json`` (the gate's verdict on
 each discrepancy group) and ``groups.json`` (the smallest input of each
-group). ``load`` takes folders or results files (several are merged: shards,
-or runs of different runtimes) and returns a :class:`Report`, a plain data
-structure the template walks. Everything it shows comes from those folders:
-it never reads case files or follows a path found in a record.
+group). :func:`from_runs` takes run folders as
+:func:`conformance.engine.records.read_folders` reads them (several are
+merged: shards, or runs of different runtimes) and returns a :class:`Report`,
+a plain data structure the template walks. Everything it shows comes from
+those folders: it never reads case files or follows a path found in a record.
 """
 
 from __future__ import annotations
@@ -42,10 +43,6 @@ SEVERITY: tuple[str, ...] = (
 assert set(SEVERITY) == set(KINDS)
 SHOWN_ELEMENTS = 64  # tensors above this are summarised, not dumped
 SHOWN_STRING = 200  # characters of one string element shown
-
-
-class ReportError(Exception):
-    """A results path that cannot be read, said plainly."""
 
 
 @dataclass
@@ -167,18 +164,12 @@ def _tensor(content: dict) -> Tensor:
 
 
 # -- the report -----------------------------------------------------------------------
-def load(paths: list[Path], report_path: Path, known: Path | None = None) -> Report:
-    """The report of run folders (or results files). Discrepancy groups are
-    marked known or new as each run's gate decided (gate.json), or, with
-    ``known``, by holding the runs against that baseline folder now."""
-    try:
-        runs = records.read_folders(paths)
-    except records.RecordsError as error:
-        raise ReportError(str(error)) from None
-    return from_runs(runs, report_path, known)
-
-
-def from_runs(runs: list[records.RunFolder], report_path: Path, known: Path | None = None):
+def from_runs(
+    runs: list[records.RunFolder], report_path: Path, known: Path | None = None
+) -> Report:
+    """The report of these runs. Discrepancy groups are marked known or new
+    as each run's gate decided (gate.json), or, with ``known``, by holding
+    the runs against that baseline folder now."""
     findings = []
     for run in runs:
         for found in (run.findings or {}).get("classes", []):

@@ -15,7 +15,7 @@ from conformance import __version__
 from conformance.engine import files, records
 from conformance.engine.judge import KINDS
 from conformance.report import machine
-from conformance.report.model import Report, load
+from conformance.report.model import Report, from_runs
 
 # Column heads of the matrix: five variants must fit above narrow cells.
 VARIANT_SHORT = {
@@ -45,16 +45,16 @@ def render(report: Report) -> str:
 
 
 def write(
-    paths: list[Path],
+    runs: list[records.RunFolder],
     out: Path,
     junit: Path | None = None,
     summary: Path | None = None,
     known: Path | None = None,
 ) -> Report:
-    """Read the run folders (or results files), write the report to ``out``,
-    and JUnit XML and the JSON summary where asked; ``known`` is the baseline
-    folder discrepancies are marked against (see :func:`model.load`)."""
-    report = load(paths, out, known)
+    """Write the report of these runs to ``out``, and JUnit XML and the JSON
+    summary where asked; ``known`` is a baseline folder to gate the runs
+    against now instead of their own gate.json (see :func:`model.from_runs`)."""
+    report = from_runs(runs, out, known)
     files.write_text(out, render(report))
     if junit:
         machine.write_junit(report.records, junit, report.known_by)
