@@ -21,9 +21,12 @@ Known discrepancies (``cases/known/<runtime>.yaml``, see
   passes.
 
 A discrepancy no entry covers fails the item with the runtime's message and
-the case's file and line. Options: ``--runtime NAME`` (repeatable; default
-every installed runtime), ``--variants V ...``, ``--known DIR``,
-``--conformance-out DIR``, ``--conformance-timeout S``.
+the case's file and line; so does a case whose written expectation
+(``expected``, ``expect_error``, ``expected_shape``) disagrees with the oracle,
+whatever the runtime did (its result is judged against the oracle).
+Options: ``--runtime NAME`` (repeatable; default every installed runtime),
+``--variants V ...``, ``--known DIR``, ``--conformance-out DIR``,
+``--conformance-timeout S``.
 """
 
 from __future__ import annotations
@@ -50,6 +53,10 @@ class KnownDiscrepancy(AssertionError):
 
 class Discrepancy(AssertionError):
     """A discrepancy no baseline entry covers."""
+
+
+class CaseProblem(AssertionError):
+    """A case whose written expectation disagrees with the oracle."""
 
 
 def pytest_addoption(parser) -> None:
@@ -296,6 +303,14 @@ class CaseItem(pytest.Item):
         (self.record,) = got
         kind = self.record["kind"]
         self.user_properties.append(("outcome", kind))
+        problems = run.case_problems(self.case)  # checked once, when the case first ran
+        if problems:
+            case = self.case
+            raise CaseProblem(
+                "\n".join(f"{case.source}: {case.id}: {problem}" for problem in problems)
+                + f"\nthe case file disagrees with the oracle; {self.runtime}'s result, judged "
+                f"against the oracle, is {kind}"
+            )
         if kind == "harness_unsupported":  # says nothing of the runtime, either way
             pytest.skip(f"harness_unsupported: {self.record['message']}")
         if kind not in DISCREPANCIES:
@@ -336,7 +351,7 @@ class CaseItem(pytest.Item):
         return "\n".join(lines)
 
     def repr_failure(self, excinfo):
-        if isinstance(excinfo.value, (Discrepancy, KnownDiscrepancy)):
+        if isinstance(excinfo.value, (Discrepancy, KnownDiscrepancy, CaseProblem)):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 

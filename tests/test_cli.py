@@ -28,11 +28,20 @@ def test_validate_a_malformed_file_exits_2_with_file_line_field(tmp_path):
     assert "Traceback" not in result.stderr + result.stdout
 
 
-def test_validate_a_wrong_expectation_exits_1(tmp_path):
+def test_validate_a_wrong_expectation_exits_1_saying_which_side_is_which(tmp_path):
     wrong = _case_file(tmp_path / "wrong.yaml", "int32", "[5, 6]", "[6]")
     result = conformance("cases", "validate", str(wrong))
     assert result.returncode == 1
-    assert "first at [0]: got 5, expected 6" in result.stderr
+    assert f"{wrong}:2: x.op13.int32.int64: expected output differs from the oracle's: " in (
+        result.stderr
+    )
+    assert "1 of 1 elements differ; first at [0]: the file says 6, the oracle computes 5" in (
+        result.stderr
+    )
+    wrong = _case_file(tmp_path / "shape.yaml", "int32", "[5, 6]", "[[5]]")
+    result = conformance("cases", "validate", str(wrong))
+    assert result.returncode == 1
+    assert "the file says shape [1, 1], the oracle computes [1]" in result.stderr
 
 
 def test_missing_path_exits_2(tmp_path):

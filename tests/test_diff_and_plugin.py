@@ -240,3 +240,21 @@ def test_a_broken_case_file_is_a_collection_error_with_its_line(project):
     assert result.returncode != 0
     assert "cases/broken.yaml:3: cases[0].op: 'Gathr' is not one of" in result.stdout
     assert "Traceback" not in result.stdout
+
+
+def test_a_case_that_disagrees_with_the_oracle_fails_saying_which_side_is_which(project):
+    (project / "cases" / "plug.yaml").write_text(
+        "cases:\n  - id: plug-wrong\n    op: Gather\n    opset: 13\n    dtype: int32\n"
+        "    data: [5, 6]\n    indices: [0]\n    expected: [6]\n"
+        "    description: a wrongly transcribed example\n    spec: s\n"
+    )
+    result = pytest_in(project, "cases", "--runtime", "onnxruntime", "--variants", "static",
+                       "dynamic")  # fmt: skip
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "2 failed" in result.stdout
+    assert (
+        "cases/plug.yaml:2: plug-wrong.op13.int32.int64: expected output differs from the "
+        "oracle's: 1 of 1 elements differ; first at [0]: the file says 6, the oracle computes 5"
+    ) in result.stdout
+    assert "onnxruntime's result, judged against the oracle, is pass" in result.stdout
+    assert "Traceback" not in result.stdout

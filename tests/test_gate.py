@@ -11,8 +11,10 @@ import pytest
 
 from conformance import gate
 from conformance.cases.loader import CaseErrors
+from conformance.engine import records
+from conformance.engine.groups import Signature
 from conformance.gate import baseline
-from conformance.report.terminal import gate_lines
+from conformance.report.terminal import fuzz_class_places, gate_lines
 from tests.conftest import CASES, conformance
 
 KNOWN = CASES / "known"
@@ -156,6 +158,23 @@ def test_an_entry_matching_nothing_is_reported_not_failed(tmp_path):
     assert "unmatched (no result in scope here, not a failure): openvino.yaml:2" in lines
 
 
+def test_a_new_fuzz_class_is_shown_by_its_folder_and_repro(tmp_path):
+    fuzzed = record("crash", case_id="fuzz-7", source="<generated>:0", message="SIGSEGV")
+    fuzzed["features"] = ["empty_indices"]
+    signature = Signature.of(fuzzed)
+    folder = f"classes/001-{signature.slug}"
+    findings = {"classes": [{"signature": signature.to_json(), "files": {
+        "case": f"{folder}/case.yaml", "repro": f"{folder}/repro.py"}}]}  # fmt: skip
+    from_file = record("crash", case_id="gather-y.op13.float32.int64")
+    run = records.RunFolder(tmp_path / "fz", {}, [fuzzed, from_file], findings=findings)
+    places = fuzz_class_places([run])
+    assert list(places.values()) == [f"{tmp_path / 'fz' / folder}/repro.py"]
+    lines = gate_lines(gate.check(run.records, {}, {}), False, "known", places=places)
+    assert f"      {tmp_path / 'fz' / folder}/repro.py: SIGSEGV" in lines
+    assert "      cases/x.yaml:1: " in lines  # a case file's group keeps its file:line
+    assert not any("<generated>" in line for line in lines)
+
+
 def test_versions_limit_an_entry_to_some_runtime_versions(tmp_path):
     text = CASE_ENTRY + "    versions: '>=2026.4,<2027'\n"
     known = entries(tmp_path, text)
@@ -265,6 +284,13 @@ def test_a_fuzz_campaign_exits_by_the_baseline(tmp_path):
     strict = conformance(*args, "--out", str(tmp_path / "a"), "--known", str(empty))
     assert strict.returncode == 1, strict.stdout + strict.stderr
     assert "NEW:" in strict.stdout and "gate FAILED" in strict.stdout
+    # Each new group is a fuzz class: its line names the class folder and repro.py.
+    assert "<generated>" not in strict.stdout
+    assert f"      {tmp_path / 'a' / 'classes'}/001-" in strict.stdout
+    assert "/repro.py: " in strict.stdout and "(case.yaml, repro.py)" in strict.stdout
+    again = conformance("gate", str(tmp_path / "a"), "--known", str(empty))
+    assert again.returncode == 1 and "<generated>" not in again.stdout
+    assert f"{tmp_path / 'a' / 'classes'}/" in again.stdout
     known = conformance(*args, "--out", str(tmp_path / "b"))
     assert known.returncode == 0, known.stdout + known.stderr
     assert "gate PASSED" in known.stdout

@@ -8,6 +8,7 @@ import pytest
 from conformance import oracle
 from conformance.engine.judge import CONFORMING, DISCREPANCIES, KINDS, judge
 from conformance.engine.pool import Raw
+from conformance.oracle import compare
 
 DATA = np.array([[1.0, -0.0], [np.inf, 2.5]], dtype=np.float32)
 VALID = oracle.verdict("Gather", 13, DATA, np.array([1, 0], dtype=np.int64), 0)
@@ -58,6 +59,29 @@ def test_dtype_and_shape_mismatches_keep_what_came_back():
     assert outcome.kind == "dtype_mismatch" and outcome.details["actual"]["dtype"] == "float64"
     outcome = judge(VALID, ok(VALID.output.reshape(4)))
     assert outcome.kind == "shape_mismatch" and outcome.details["actual"]["shape"] == [4]
+
+
+def test_mismatch_messages_say_which_side_is_which():
+    actual = VALID.output.copy()  # [[inf, 2.5], [1.0, -0.0]]
+    actual[1, 0] = 7.0
+    assert judge(VALID, ok(actual)).message == (
+        "1 of 4 elements differ; first at [1, 0]: "
+        "the runtime returned 7.0 (0x40e00000), the oracle computes 1.0 (0x3f800000)"
+    )
+    outcome = judge(VALID, ok(VALID.output.astype(np.float64)))
+    assert outcome.message == "the runtime returned dtype float64, the oracle computes float32"
+    outcome = judge(VALID, ok(VALID.output.reshape(4)))
+    assert outcome.message == "the runtime returned shape [4], the oracle computes [2, 2]"
+
+
+def test_a_difference_names_its_sides_as_told():
+    diff = compare.difference(np.array([1, 2], np.int64), np.array([1, 2], np.int32))
+    assert diff.told("the file says", "the oracle computes") == (
+        "the file says dtype int32, the oracle computes int64"
+    )
+    diff = compare.difference(np.array([1, 2], np.int64), np.array([1, 3], np.int64))
+    assert diff.message == "1 of 2 elements differ; first at [1]: got 3, expected 2"
+    assert (diff.expected, diff.actual, diff.count, diff.positions) == ("2", "3", 1, ((1,),))
 
 
 def test_refusals_of_valid_and_invalid_inputs():

@@ -64,8 +64,9 @@ def test_run_writes_a_self_contained_report(hostile_run):
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
     assert "<link" not in html
     assert html.count("<script") == 1  # the report's own filter script, nothing else
-    for section in ("Conformance matrix", "Discrepancies", "Spec decisions"):
+    for section in ("Discrepancy families", "Discrepancy groups", "Conformance matrix"):
         assert section in html
+    assert "Spec decisions" in html
     assert "onnxruntime 1.31" in html or "onnxruntime 1." in html  # the run header
 
 
@@ -82,9 +83,45 @@ def test_the_matrix_counts_every_result(hostile_run):
     html = (hostile_run / "report.html").read_text(encoding="utf-8")
     records = (hostile_run / "results.jsonl").read_text().splitlines()
     assert f"{len(records)} results from 1 run(s)" in html
+    # A cell shows its discrepancies and its results; hovering gives every count.
     assert re.search(
-        r'class="k-value_mismatch"[^>]*title="onnxruntime static: 1 value_mismatch"', html
+        r'class="cell k-value_mismatch"[^>]*title="onnxruntime static: 1 value_mismatch">'
+        r"<b>1</b>/1<",
+        html,
     )
+    assert re.search(r'class="cell k-pass"[^>]*title="onnxruntime static: 1 pass">1<', html)
+
+
+def test_the_first_screen_is_the_verdict_then_the_families(hostile_run):
+    html = (hostile_run / "report.html").read_text(encoding="utf-8")
+    order = [html.index(f'id="{name}"') for name in ("verdict", "families", "discrepancies")]
+    assert order == sorted(order)
+    assert html.index('id="discrepancies"') < html.index('id="matrix"') < html.index('id="runs"')
+    verdict = html[order[0] : order[1]]
+    # ORT's string Gather is known (cases/known/onnxruntime.yaml): the gate passed.
+    assert "Gate PASSED" in verdict and "<strong>0 new</strong>" in verdict
+    families = html[order[1] : order[2]]
+    row = re.search(r'<tr class="family"[^>]*data-family="f1">(.*?)</tr>', families, re.S)
+    assert row, families
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)
+    assert cells[:4] == ["onnxruntime", "value_mismatch", "Gather", "2"]
+    assert "known" in cells[4] and "string" in cells[4]  # the baseline entry's reason
+    assert '<a href="#family=f1">1 group</a>' in cells[5]
+    # The matrix is collapsed until asked for.
+    assert '<details id="matrix-section">' in html
+
+
+def test_a_value_mismatch_shows_its_smallest_reproducer(hostile_run):
+    """ORT returns '' for the second string of a row: the run cuts the 2x2
+    case to the one index that shows it, and confirms it on ORT."""
+    groups = json.loads((hostile_run / "groups.json").read_text())["groups"]
+    (held,) = [g for g in groups if g["group"] == "hostile-strings"]
+    cut = held["reproducer"]
+    assert held["indices"]["shape"] == [2] and cut["indices"]["shape"] == [1]
+    assert cut["data"]["shape"] == [2, 2]  # Gather keeps the axis whole
+    assert cut["actual_values"] == ["''"] and cut["runs"] >= 1
+    html = (hostile_run / "report.html").read_text(encoding="utf-8")
+    assert "<strong>Smallest reproducer</strong>: data [2, 2] → [2, 2], indices [2] → [1]" in html
 
 
 def test_report_merges_runs_and_says_what_it_cannot_read(hostile_run, tmp_path):
@@ -115,7 +152,8 @@ def test_fuzz_classes_link_their_files(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr  # all of them known ones
     html = (out / "report.html").read_text(encoding="utf-8")
     findings = json.loads((out / "findings.json").read_text())
-    assert f"Fuzz classes ({len(findings['classes'])})" in html
+    count = len(findings["classes"])
+    assert f'Fuzz classes (<span class="count" data-count="fuzz">{count}</span>)' in html
     assert 'class="known-badge"' in html and "Known (cases/known/openvino.yaml:" in html
     first = findings["classes"][0]
     assert f'href="{first["files"]["repro"]}"' in html
@@ -160,6 +198,15 @@ def test_in_a_browser_the_page_loads_filters_work_and_no_injected_script_runs(ho
     assert "cases/known/onnxruntime.yaml:" in known and "known-badge" in known
     new = _browse(url + "#baseline=new", "--dump-dom").stdout
     assert 'id="shown">0 discrepancy groups shown<' in new
+    # Headings count what is shown; the matrix keeps only rows with the outcome.
+    assert 'data-count="group">0 of 1 shown<' in new
+    mismatch = _browse(url + "#kind=value_mismatch", "--dump-dom").stdout
+    assert '<tr class="row hidden" data-op="Gather" data-dtype="int32">' in mismatch
+    assert '<tr class="row" data-op="Gather" data-dtype="string">' in mismatch
+    assert 'data-count="row">1 of 2 shown<' in mismatch
+    # A family's link is a filter: its groups only.
+    family = _browse(url + "#family=f1", "--dump-dom").stdout
+    assert 'id="shown">1 discrepancy groups shown<' in family
 
 
 @needs_chromium
@@ -212,10 +259,10 @@ def test_junit_shows_control_characters_xml_cannot_hold(tmp_path):
 
     from conformance.report import machine
 
-    entry = {"runtime": "rt", "op": "Gather", "case_id": "c", "variant": "static",
+    record = {"runtime": "rt", "op": "Gather", "case_id": "c", "variant": "static",
              "kind": "value_mismatch", "message": "got '\x1b[31m\x00'", "load_ms": 1.0,
              "run_ms": None}  # fmt: skip
-    machine.write_junit([entry], tmp_path / "j.xml")
+    machine.write_junit([record], tmp_path / "j.xml")
     failure = ElementTree.parse(tmp_path / "j.xml").getroot().find("./testsuite/testcase/failure")
     assert failure.text == "got '\\x1b[31m\\x00'"
 

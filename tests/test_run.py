@@ -94,6 +94,40 @@ def test_the_memory_guard_refuses_a_huge_declared_output_before_allocating(tmp_p
     assert "memory guard" in records[0]["message"] and records[0]["expected"] is None
 
 
+def test_a_case_file_that_disagrees_with_the_oracle_is_warned_and_exits_2(tmp_path):
+    cases = tmp_path / "wrong.yaml"
+    cases.write_text(
+        "cases:\n  - id: right\n    op: Gather\n    opset: 13\n    dtype: int32\n"
+        "    data: [5, 6]\n    indices: [1]\n    expected: [6]\n    description: d\n    spec: s\n"
+        "  - id: wrong\n    op: Gather\n    opset: 13\n    dtype: int32\n"
+        "    data: [5, 6]\n    indices: [0]\n    expected: [6]\n    description: d\n    spec: s\n"
+    )
+    out = tmp_path / "o"
+    args = ["--runtime", "onnxruntime", "--variants", "static", "dynamic", "--out", str(out)]
+    result = conformance("run", "--cases", str(cases), *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    problem = (
+        "expected output differs from the oracle's: 1 of 1 elements differ; first at [0]: "
+        "the file says 6, the oracle computes 5"
+    )
+    warning = f"warning: {cases}:11: wrong.op13.int32.int64: {problem}"
+    assert result.stderr.count(warning) == 1  # once per case, not per variant
+    assert "right.op13" not in result.stderr
+    assert "1 case problem(s)" in result.stderr and "Traceback" not in result.stderr
+    # The results are still judged against the oracle: ORT computes 5, and passes.
+    assert {r["kind"] for r in read_results(out)} == {"pass"} and len(read_results(out)) == 4
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["case_problems"] == [
+        {"case_id": "wrong.op13.int32.int64", "source": f"{cases}:11", "problem": problem}
+    ]
+    gated = conformance("gate", str(out))
+    assert gated.returncode == 2
+    assert f"cannot gate: {out}: 1 case problem(s)" in gated.stderr
+    assert "see case_problems in summary.json" in gated.stderr
+    # With --gate the run's own exit is 2 as well, whatever the gate decides.
+    assert conformance("run", "--gate", "--cases", str(cases), *args).returncode == 2
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -34,6 +34,7 @@ def show(args) -> int:
         print(f"{d.id}  ({d.kind}, {', '.join(d.ops)}){flag}\n  {d.title}")
         if args.id or args.verbose:
             for clause in d.clauses:
-                print(f'  - {clause.document}: "{clause.quote}"')
+                title = decisions.TITLES.get(clause.document, clause.document)
+                print(f'  - {title} ({clause.document}): "{clause.quote}"')
             print(f"  oracle: {d.oracle}\n  why: {d.why}")
     return exits.OK

@@ -1,7 +1,7 @@
 """Exit codes of every ``conformance`` command, defined once.
 
 Every command's ``--help`` epilog is made from :data:`MEANING`; docs/cli.md
-and README.md quote it (by hand: keep them in step when it changes).
+and README.md quote it word for word (tests/test_docs.py holds them to it).
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ MEANING: dict[int, str] = {
     OK: "success: every outcome conforms, or with the gate every discrepancy is a known "
     "one that still reproduces; `diff`: nothing changed",
     FAILED: "a check failed: a discrepancy (with the gate: a new one, or a known one fixed "
-    "upstream? unless --allow-fixed), a case file that disagrees with the oracle, "
+    "upstream? unless `--allow-fixed`), a case file that disagrees with the oracle; "
     "`diff`: something changed",
     USAGE: "usage error or bad input: malformed case or baseline file, unknown runtime or "
     "case id, an unreadable or unfinished run folder, a runtime that does not start, "
-    "a harness error during the run",
+    "a harness error during the run, a case whose expectation disagrees with the oracle "
+    "(`run`)",
     INTERRUPTED: "interrupted (Ctrl-C): every result recorded so far is kept",
 }
 

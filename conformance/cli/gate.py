@@ -7,7 +7,7 @@ from pathlib import Path
 from conformance.cli import exits, options
 from conformance.engine import records
 from conformance.gate import verdict
-from conformance.report.terminal import gate_lines
+from conformance.report.terminal import fuzz_class_places, gate_lines
 
 
 def add_parser(commands) -> None:
@@ -36,7 +36,8 @@ def command(args) -> int:
     except (records.RecordsError, verdict.GateError) as error:
         err.print(str(error), markup=False)
         return exits.USAGE
-    print("\n".join(gate_lines(decided.gate, args.allow_fixed, str(folder))))
+    places = fuzz_class_places(runs)
+    print("\n".join(gate_lines(decided.gate, args.allow_fixed, str(folder), places=places)))
     if args.out is not None:
         verdict.write(decided, args.out)
     return exits.OK if decided.passed else exits.FAILED

@@ -156,7 +156,7 @@ def gate_run(run: records.RunFolder, baselines: dict, args, err: Console, decide
     """Gate the run just written: print the verdict (only its last line when
     it ``decides`` nothing), write gate.json beside the results (and keep it
     on ``run`` for the report); 0 passed, 1 failed, 2 cannot decide."""
-    from conformance.report.terminal import gate_lines
+    from conformance.report.terminal import fuzz_class_places, gate_lines
 
     folder = known_folder(args, err)
     try:
@@ -164,7 +164,8 @@ def gate_run(run: records.RunFolder, baselines: dict, args, err: Console, decide
     except verdict.GateError as error:
         err.print(str(error), markup=False)
         return exits.USAGE
-    lines = gate_lines(decided.gate, args.allow_fixed, str(decided.folder))
+    places = fuzz_class_places([run])
+    lines = gate_lines(decided.gate, args.allow_fixed, str(decided.folder), places=places)
     print("\n".join(lines if decides else [f"{lines[-1]} (not deciding: no --gate)"]))
     run.gate = verdict.write(decided, run.folder)
     return exits.OK if decided.passed else exits.FAILED
@@ -181,11 +182,19 @@ def write_report(run: records.RunFolder) -> Path:
 
 
 def exit_status(summary, err: Console, found: bool, kept: str) -> int:
-    """The exit code of run and fuzz, once everything is written."""
+    """The exit code of run and fuzz, once everything is written: a harness
+    error or a case file that disagrees with the oracle outranks the verdict."""
     if summary.interrupted:
         err.print(f"interrupted: {kept} are kept")
         return exits.INTERRUPTED
     if summary.harness_errors:
         err.print(f"{summary.harness_errors} harness error(s): see 'harness_error' records")
+        return exits.USAGE
+    if summary.case_problems:
+        err.print(
+            f"{len(summary.case_problems)} case problem(s): a case file's expectation disagrees "
+            "with the oracle (the warnings above; `conformance cases validate` checks case files)",
+            markup=False,
+        )
         return exits.USAGE
     return exits.FAILED if found else exits.OK

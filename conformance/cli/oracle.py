@@ -51,6 +51,8 @@ def show_verdict(args) -> int:
         axis = "absent (0)" if case.axis is None else case.axis
         print(f"{case.id}  ({case.source})")
         print(f"  {case.op}-{case.opset}, axis {axis}: {case.description}")
+        if case.spec:
+            print(f"  spec: {decisions.titled(case.spec)}")
         print(f"  data    {case.dtype} {list(case.data.shape)}:")
         print(_indented(case.data))
         print(f"  indices {case.indices_dtype} {list(case.indices.shape)}:")

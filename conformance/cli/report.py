@@ -21,7 +21,14 @@ def add_parser(commands) -> None:
     report.add_argument(
         "results", nargs="+", type=Path, metavar="RESULTS", help="run folders or results.jsonl"
     )
-    report.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.html")
+    report.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="FILE.html",
+        help="the HTML report to write",
+    )
     report.add_argument(
         "--junit", type=Path, metavar="FILE.xml", help="also JUnit XML: a test case per result"
     )

@@ -72,7 +72,8 @@ def _add_arguments(parser) -> None:
         type=options.size,
         default="4GiB",
         metavar="SIZE",
-        help="heap limit of each worker process (default 4GiB)",
+        help="resident memory a worker may reach before it is killed and its case "
+        "recorded as a crash (default 4GiB)",
     )
     options.add_shard(parser, "every N-th case, in the order the case files give")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -158,6 +159,8 @@ def command(args) -> int:
     except EngineError as error:
         err.print(f"harness error: {error}", markup=False)
         return exits.USAGE
+    for line in terminal.case_problem_lines(summary.case_problems):
+        err.print(line, markup=False)
     console = Console()
     console.print(terminal.summary_table(summary, list(summary.counts)))
     groups = terminal.discrepancy_groups(summary, out / records.RESULTS)

@@ -77,6 +77,16 @@ class Signature:
         content["features"] = list(self.features)
         return content
 
+    @classmethod
+    def from_json(cls, content: dict) -> Signature:
+        """A signature as :meth:`to_json` wrote it (findings.json)."""
+        return cls(**{**content, "features": tuple(content.get("features") or ())})
+
+    @property
+    def key(self) -> GroupKey:
+        """The discrepancy group of the results with this signature: a fuzz class is one."""
+        return GroupKey(self.runtime, self.kind, self.op, "generated: " + self.input_text)
+
 
 class GroupKey(NamedTuple):
     runtime: str
@@ -88,7 +98,7 @@ class GroupKey(NamedTuple):
 def group_of(record: dict) -> str:
     """The case-file id; for a generated input, its signature's input text."""
     if is_generated(record):
-        return "generated: " + Signature.of(record).input_text
+        return Signature.of(record).key.group
     return record.get("base_id", "")
 
 

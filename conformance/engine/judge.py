@@ -88,11 +88,12 @@ def judge(verdict: Verdict, raw: Raw) -> Outcome:
     diff = compare.difference(verdict.output, actual)
     if diff is None:
         return Outcome("pass", "")
+    message = diff.told("the runtime returned", "the oracle computes")
     if diff.kind == "value":
         expected = verdict.output
         return Outcome(
             "value_mismatch",
-            diff.message,
+            message,
             {
                 "differing": diff.count,
                 "elements": int(expected.size),
@@ -101,4 +102,4 @@ def judge(verdict: Verdict, raw: Raw) -> Outcome:
                 "actual_values": [compare.format_element(actual[p]) for p in diff.positions],
             },
         )
-    return Outcome(f"{diff.kind}_mismatch", diff.message, {"actual": summarize(actual)})
+    return Outcome(f"{diff.kind}_mismatch", message, {"actual": summarize(actual)})

@@ -82,7 +82,7 @@ def record(
     case: Case, variant: str, runtime: str, verdict: Verdict | None, outcome: Outcome, raw: Raw
 ) -> dict:
     described = about(case, verdict)
-    entry = {
+    content = {
         "case_id": described.pop("case_id"),
         "op": described.pop("op"),
         "opset": described.pop("opset"),
@@ -97,8 +97,8 @@ def record(
         **outcome.details,
     }
     if raw.note:
-        entry["note"] = raw.note
-    return entry
+        content["note"] = raw.note
+    return content
 
 
 class ResultsWriter:
@@ -108,8 +108,8 @@ class ResultsWriter:
         self.path = path
         self._file = path.open("a", encoding="utf-8")
 
-    def write(self, entry: dict) -> None:
-        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    def write(self, record: dict) -> None:
+        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
 
     def flush(self) -> None:
         self._file.flush()
@@ -181,18 +181,18 @@ def locate(path: Path) -> tuple[Path, Path]:
 
 
 def read_records(results: Path) -> list[dict]:
-    entries = []
+    found = []
     lines = results.read_text(encoding="utf-8").split("\n")
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            entries.append(json.loads(line))
+            found.append(json.loads(line))
         except json.JSONDecodeError as error:
             if number == len(lines):  # no newline after it: a run killed mid-write
                 break
             raise RecordsError(f"{results}:{number}: not a JSON record ({error.msg})") from None
-    return entries
+    return found
 
 
 def read_json(path: Path) -> dict | None:
@@ -224,7 +224,8 @@ class RunFolder:
 
     def unfinished(self) -> str | None:
         """Why this run cannot stand for a whole run, or None: a gate must not
-        pass on a run that was killed, interrupted or broken."""
+        pass on a run that was killed, interrupted or broken, nor on one whose
+        case files disagree with the oracle."""
         summary, folder = self.summary, self.folder
         if summary is None:
             return f"{folder}: no {SUMMARY}: the run did not finish (killed?)"
@@ -232,6 +233,14 @@ class RunFolder:
             return f"{folder}: the run was interrupted (Ctrl-C): its results are partial"
         if summary.get("harness_errors"):
             return f"{folder}: {summary['harness_errors']} harness error(s) in the run"
+        if summary.get("case_problems"):
+            problems = summary["case_problems"]
+            first = problems[0]
+            return (
+                f"{folder}: {len(problems)} case problem(s): a case file's expectation "
+                f"disagrees with the oracle (first: {first['source']}: {first['case_id']}: "
+                f"{first['problem']}); see case_problems in {SUMMARY}"
+            )
         if summary.get("error"):
             return f"{folder}: the run stopped on an error: {summary['error']}"
         if not summary.get("records"):

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from conformance.cases.check import verdict_of
+from conformance.cases.check import disagreements, literal, verdict_of
 from conformance.cases.model import Case
-from conformance.engine import files, models, records, tensors
-from conformance.engine.groups import GroupKey, group_key
+from conformance.engine import files, models, records, reproduce, tensors
+from conformance.engine.groups import GroupKey, group_key, is_generated
 from conformance.engine.judge import DISCREPANCIES, Outcome, judge
 from conformance.engine.pool import (
     DEFAULT_BATCH,
@@ -60,6 +60,10 @@ class Summary:
     events: list[str] = field(default_factory=list)
     # GroupKey (runtime, kind, op, case-file id or signature) -> results
     groups: Counter = field(default_factory=Counter)
+    # {"case_id", "source", "problem"}: a case whose written expectation
+    # (expected, expect_error, expected_shape) disagrees with the oracle; its
+    # results are judged against the oracle all the same
+    case_problems: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         content = asdict(self)
@@ -127,6 +131,7 @@ def run_cases(
     """
     with Run(out_dir, options, command, extra_header) as run:
         run.drive(((case, options.variants) for case in cases), progress)
+        run.cut_reproducers()
     return run.summary
 
 
@@ -135,11 +140,14 @@ class SmallestInputs:
 
     Saved as groups.json beside the results whenever it changes, so the
     report shows every group's inputs from the run folder alone, without
-    reading case files (which may have moved or changed since).
+    reading case files (which may have moved or changed since). A value
+    mismatch of a corpus case also gets its smallest reproducer
+    (:mod:`conformance.engine.reproduce`) when the run ends.
     """
 
     def __init__(self) -> None:
         self._by_group: dict[GroupKey, tuple[int, dict, Case]] = {}
+        self._reproducers: dict[GroupKey, dict] = {}
         self._changed = False
 
     def offer(self, record: dict, case: Case) -> None:
@@ -149,6 +157,32 @@ class SmallestInputs:
         if held is None or size < held[0]:
             self._by_group[key] = (size, record, case)
             self._changed = True
+
+    def to_cut(self) -> list[tuple[GroupKey, dict, Case]]:
+        """The value mismatches of corpus cases that may be cut smaller."""
+        return [
+            (key, record, case)
+            for key, (_, record, case) in sorted(self._by_group.items())
+            if key.kind == "value_mismatch"
+            and not is_generated(record)
+            and record.get("positions")
+            and case.data.size + case.indices.size > 2
+        ]
+
+    def reproduced(self, key: GroupKey, found: reproduce.Reproducer, outcome: Outcome) -> None:
+        case = found.case
+        self._reproducers[key] = {
+            "axis": case.axis,
+            "data": tensors.to_json(case.data),
+            "indices": tensors.to_json(case.indices),
+            "runs": found.tried,
+            "message": outcome.message,
+            **{
+                name: outcome.details[name]
+                for name in ("positions", "expected_values", "actual_values")
+            },
+        }
+        self._changed = True
 
     def save(self, path: Path) -> None:
         if not self._changed:
@@ -164,6 +198,7 @@ class SmallestInputs:
                     "axis": case.axis,
                     "data": tensors.to_json(case.data),
                     "indices": tensors.to_json(case.indices),
+                    **({"reproducer": self._reproducers[key]} if key in self._reproducers else {}),
                 }
             )
         files.write_json(path, {"format": records.FORMAT, "groups": groups})
@@ -204,6 +239,7 @@ class Run:
         )
         self.models = _Models()
         self.smallest = SmallestInputs()
+        self._checked: dict[tuple[str, str], list[str]] = {}  # (case id, source) -> problems
         self._started = 0.0
         self._writer: records.ResultsWriter | None = None
 
@@ -269,18 +305,18 @@ class Run:
         first = summary.cases
 
         def emit(case, variant, runtime, verdict, outcome, raw) -> None:
-            entry = records.record(case, variant, runtime, verdict, outcome, raw)
-            writer.write(entry)
+            record = records.record(case, variant, runtime, verdict, outcome, raw)
+            writer.write(record)
             if outcome.kind in DISCREPANCIES:
-                self.smallest.offer(entry, case)
+                self.smallest.offer(record, case)
             summary.records += 1
             summary.counts.setdefault(runtime, Counter())[outcome.kind] += 1
             if outcome.kind in DISCREPANCIES:
                 summary.discrepancies += 1
-                summary.groups[group_key(entry)] += 1
-            summary.harness_errors += bool(entry.get("harness_error"))
+                summary.groups[group_key(record)] += 1
+            summary.harness_errors += bool(record.get("harness_error"))
             if recorded:
-                recorded(case, variant, runtime, verdict, outcome, raw, entry)
+                recorded(case, variant, runtime, verdict, outcome, raw, record)
 
         def jobs() -> Iterator[Job]:
             for index, (case, variants, *only) in enumerate(items, start=first):
@@ -302,7 +338,9 @@ class Run:
                     continue
                 if not chosen:
                     continue
-                pending[index] = _Pending(case, verdict_of(case), len(variants) * len(chosen))
+                verdict = verdict_of(case)
+                self.case_problems(case, verdict)
+                pending[index] = _Pending(case, verdict, len(variants) * len(chosen))
                 for variant in variants:
                     yield self._job(case, variant, (index, variant), only[0] if only else None)
 
@@ -314,10 +352,11 @@ class Run:
             drain_refused()
             for job, runtime, raw in results:
                 index, variant = job.tag
-                entry = pending[index]
-                emit(entry.case, variant, runtime, entry.verdict, judge(entry.verdict, raw), raw)
-                entry.remaining -= 1
-                if not entry.remaining:
+                waiting = pending[index]
+                outcome = judge(waiting.verdict, raw)
+                emit(waiting.case, variant, runtime, waiting.verdict, outcome, raw)
+                waiting.remaining -= 1
+                if not waiting.remaining:
                     del pending[index]
             writer.flush()
             self.smallest.save(self.out_dir / records.GROUPS)
@@ -329,10 +368,45 @@ class Run:
         if progress:
             progress(summary.records, summary)
 
+    def case_problems(self, case: Case, verdict: Verdict | None = None) -> list[str]:
+        """Where the case's literal expectation disagrees with the oracle (empty
+        for a case that leaves it to the oracle, as generated ones do). Checked
+        once per case: the first time, each problem also goes to the summary's
+        ``case_problems``. ``drive`` checks every case it runs."""
+        if not literal(case):
+            return []
+        key = (case.id, str(case.source))
+        if key not in self._checked:
+            found = disagreements(case, verdict if verdict is not None else verdict_of(case))
+            self._checked[key] = found
+            self.summary.case_problems += [
+                {"case_id": case.id, "source": str(case.source), "problem": problem}
+                for problem in found
+            ]
+        return self._checked[key]
+
     def _job(self, case: Case, variant: str, tag, runtimes: Sequence[str] | None = None) -> Job:
         """The one way a case in a variant becomes a job for the workers."""
         key, model = self.models.get(case, variant)
         return Job(key, model, models.feeds(case.data, case.indices, variant), tag, runtimes)
+
+    def cut_reproducers(self) -> None:
+        """Cut each value mismatch of a corpus case down to its smallest
+        reproducer, confirming every cut on the runtime; groups.json keeps it."""
+        for key, record, case in self.smallest.to_cut():
+            variant, runtime = record["variant"], key.runtime
+            last: list[Outcome] = []  # the outcome of the last cut confirmed: the one kept
+
+            def still_differs(cut: Case, variant=variant, runtime=runtime, last=last) -> bool:
+                outcome = self.run_one(cut, variant, [runtime])[runtime]
+                if outcome.kind == "value_mismatch":
+                    last[:] = [outcome]
+                return outcome.kind == "value_mismatch"
+
+            found = reproduce.smallest(case, tuple(record["positions"][0]), still_differs)
+            if found is not None:
+                self.smallest.reproduced(key, found, last[0])
+        self.smallest.save(self.out_dir / records.GROUPS)
 
     def run_one(
         self,

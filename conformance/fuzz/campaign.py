@@ -241,7 +241,7 @@ class Campaign:
         total = sum(kinds.values())
         return total >= 2 and sum(kinds[k] for k in EXPENSIVE) == total
 
-    def _recorded(self, case, variant, runtime, verdict, outcome, raw, entry) -> None:
+    def _recorded(self, case, variant, runtime, verdict, outcome, raw, record) -> None:
         if verdict is None:  # refused by the memory guard: nothing ran
             return
         example = self._round[case.id]

@@ -147,8 +147,8 @@ def decide(
 ) -> Verdict:
     """Hold the runs' results against the baselines in ``folder`` (those
     given in ``baselines`` are used as they are). With ``finished_only``, a
-    run that was killed, interrupted, broken or empty is refused: a gate must
-    not pass on part of a run."""
+    run that was killed, interrupted, broken or empty, or one whose case files
+    disagree with the oracle, is refused: a gate must not pass on part of a run."""
     if finished_only:
         problems = [f"cannot gate: {why}" for run in runs if (why := run.unfinished())]
         if problems:

@@ -18,12 +18,37 @@ MAX_POSITIONS = 10  # how many differing positions a Difference keeps
 
 @dataclass(frozen=True)
 class Difference:
-    """Why two tensors are not the same; ``kind`` is 'dtype', 'shape' or 'value'."""
+    """Why two tensors are not the same; ``kind`` is 'dtype', 'shape' or 'value'.
+
+    ``expected`` and ``actual`` are what each side has where they first
+    differ (a dtype name, a shape such as ``[2, 3]``, or an element as
+    :func:`format_element` writes it); :meth:`told` names the two sides in a
+    message.
+    """
 
     kind: str
-    message: str
+    expected: str
+    actual: str
     count: int = 0  # differing elements (kind 'value')
+    elements: int = 0  # elements of each side (kind 'value')
     positions: tuple[tuple[int, ...], ...] = ()  # the first differing positions
+
+    def told(self, actual: str, expected: str) -> str:
+        """The difference with each side named, the actual side first:
+        ``told("the runtime returned", "the oracle computes")`` gives e.g.
+        ``1 of 4 elements differ; first at [2]: the runtime returned 8, the oracle computes 9``."""
+        if self.kind != "value":  # "the file says dtype int32, the oracle computes int64"
+            return f"{actual} {self.kind} {self.actual}, {expected} {self.expected}"
+        first = list(self.positions[0])
+        return (
+            f"{self.count} of {self.elements} elements differ; first at {first}: "
+            f"{actual} {self.actual}, {expected} {self.expected}"
+        )
+
+    @property
+    def message(self) -> str:
+        """The difference as ``got <actual>, expected <expected>``."""
+        return self.told("got", "expected")
 
 
 def differing_mask(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
@@ -46,12 +71,9 @@ def differing_mask(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
 def difference(expected: np.ndarray, actual: np.ndarray) -> Difference | None:
     """None when actual is exactly expected; else what differs first."""
     if expected.dtype != actual.dtype:
-        return Difference(
-            "dtype",
-            f"dtype {dtypes.name_of(actual)}, expected {dtypes.name_of(expected)}",
-        )
+        return Difference("dtype", dtypes.name_of(expected), dtypes.name_of(actual))
     if expected.shape != actual.shape:
-        return Difference("shape", f"shape {list(actual.shape)}, expected {list(expected.shape)}")
+        return Difference("shape", str(list(expected.shape)), str(list(actual.shape)))
     mask = differing_mask(expected, actual)
     count = int(np.count_nonzero(mask))
     if count == 0:
@@ -60,9 +82,10 @@ def difference(expected: np.ndarray, actual: np.ndarray) -> Difference | None:
     first = positions[0]
     return Difference(
         "value",
-        f"{count} of {expected.size} elements differ; first at {list(first)}: "
-        f"got {format_element(actual[first])}, expected {format_element(expected[first])}",
+        format_element(expected[first]),
+        format_element(actual[first]),
         count=count,
+        elements=int(expected.size),
         positions=positions,
     )
 

@@ -82,14 +82,14 @@ def write_summary(report: Report, path: Path) -> None:
     files.write_json(path, summary(report))
 
 
-def junit(entries: list[dict], known: dict | None = None) -> ElementTree.ElementTree:
+def junit(results: list[dict], known: dict | None = None) -> ElementTree.ElementTree:
     """``known`` maps id(record) -> the baseline entry covering it: such a
     discrepancy is ``<skipped>`` ("known: ..."), as pytest reports an xfail,
     so CI annotations show what is new, not every known bug."""
     known = known or {}
     by_runtime: dict[str, list[dict]] = defaultdict(list)
-    for entry in entries:
-        by_runtime[entry["runtime"]].append(entry)
+    for record in results:
+        by_runtime[record["runtime"]].append(record)
     root = ElementTree.Element("testsuites", name="onnx-gather-conformance")
     for runtime, mine in sorted(by_runtime.items()):
         failures = sum(e["kind"] in DISCREPANCIES and id(e) not in known for e in mine)
@@ -103,26 +103,26 @@ def junit(entries: list[dict], known: dict | None = None) -> ElementTree.Element
             errors="0",
             skipped=str(skipped),
         )
-        for entry in mine:
-            seconds = ((entry.get("load_ms") or 0) + (entry.get("run_ms") or 0)) / 1000
+        for record in mine:
+            seconds = ((record.get("load_ms") or 0) + (record.get("run_ms") or 0)) / 1000
             case = ElementTree.SubElement(
                 suite,
                 "testcase",
-                name=f"{entry['case_id']}[{entry['variant']}]",
-                classname=f"{runtime}.{entry['op']}",
+                name=f"{record['case_id']}[{record['variant']}]",
+                classname=f"{runtime}.{record['op']}",
                 time=f"{seconds:.6f}",
             )
-            if id(entry) in known:
-                cover = known[id(entry)]
-                why = f"known {entry['kind']} ({cover['where']}): {cover['reason']}"
+            if id(record) in known:
+                cover = known[id(record)]
+                why = f"known {record['kind']} ({cover['where']}): {cover['reason']}"
                 ElementTree.SubElement(case, "skipped", message=_clean(why)[:500])
-            elif entry["kind"] in DISCREPANCIES:
+            elif record["kind"] in DISCREPANCIES:
                 failure = ElementTree.SubElement(
-                    case, "failure", type=entry["kind"], message=_clean(entry["message"])[:500]
+                    case, "failure", type=record["kind"], message=_clean(record["message"])[:500]
                 )
-                failure.text = _clean(entry["message"])
-            elif entry["kind"] == "harness_unsupported":
-                ElementTree.SubElement(case, "skipped", message=_clean(entry["message"])[:500])
+                failure.text = _clean(record["message"])
+            elif record["kind"] == "harness_unsupported":
+                ElementTree.SubElement(case, "skipped", message=_clean(record["message"])[:500])
     return ElementTree.ElementTree(root)
 
 
@@ -134,8 +134,8 @@ def _clean(text: str) -> str:
     )
 
 
-def write_junit(entries: list[dict], path: Path, known: dict | None = None) -> None:
-    tree = junit(entries, known)
+def write_junit(results: list[dict], path: Path, known: dict | None = None) -> None:
+    tree = junit(results, known)
     ElementTree.indent(tree)
     text = ElementTree.tostring(tree.getroot(), encoding="unicode", xml_declaration=True)
     files.write_text(path, text + "\n")

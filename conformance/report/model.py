@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from conformance.engine import models, records
-from conformance.engine.groups import GroupKey, group_key
+from conformance.engine.groups import GroupKey, Signature, group_key
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.gate import verdict
 from conformance.tables import decisions
@@ -58,6 +58,10 @@ class Cell:
         return sum(self.counts.values())
 
     @property
+    def discrepancies(self) -> int:
+        return sum(n for kind, n in self.counts.items() if kind in DISCREPANCIES)
+
+    @property
     def title(self) -> str:
         return ", ".join(f"{n} {kind}" for kind, n in sorted(self.counts.items(), key=_by_severity))
 
@@ -91,6 +95,9 @@ class Group:
     records: list[dict] = field(default_factory=list, repr=False)
     new: int = 0  # results no baseline entry covers
     known: dict = field(default_factory=dict)  # "file:line" -> the baseline entry covering some
+    reproducer: Reproducer | None = None  # a value mismatch cut down (engine.reproduce)
+    fuzz_class: dict | None = None  # the fuzz class of a generated group, with its links
+    families: list[str] = field(default_factory=list)  # ids of the families it belongs to
 
     @property
     def key(self) -> GroupKey:
@@ -100,6 +107,37 @@ class Group:
     def baseline(self) -> str:
         """'new' when any result is outside the baseline, else 'known'."""
         return "new" if self.new else "known"
+
+
+@dataclass
+class Reproducer:
+    """The smallest input that still shows a group's value mismatch, as the run confirmed it."""
+
+    data: Tensor
+    indices: Tensor
+    axis: int | None
+    runs: int  # runs it took to confirm the cuts
+    differing: list[dict]  # position, expected, actual
+
+
+@dataclass
+class Family:
+    """Discrepancies one mechanism explains, on one runtime and kind: the
+    results a baseline entry covers (its reason is the mechanism), or the new
+    results (nothing explains them yet; the mechanism is the first message)."""
+
+    id: str  # "f1", "f2"...: the report's filter value, in the order shown
+    runtime: str
+    kind: str
+    op: str  # the ops, comma-separated
+    mechanism: str  # one line
+    where: str | None  # the baseline entry (file:line) of a known family
+    count: int = 0  # results
+    groups: int = 0
+
+    @property
+    def new(self) -> bool:
+        return self.where is None
 
 
 @dataclass
@@ -125,6 +163,11 @@ class Report:
     records: list[dict] = field(default_factory=list, repr=False)  # the results themselves
     baseline: str | None = None  # the baseline folder(s) groups were held against
     baseline_error: str | None = None  # why no baseline could be used
+    verdicts: list[dict] = field(default_factory=list)  # each run's gate.json (or the --known one)
+    unfinished: list[str] = field(default_factory=list)  # why some run cannot stand for a whole run
+    harness_errors: int = 0
+    case_problems: list[dict] = field(default_factory=list)  # case files the oracle contradicts
+    families: list[Family] = field(default_factory=list)
     # id(record) -> the baseline entry covering it: {"where", "reason", "clause", "upstream"}
     known_by: dict = field(default_factory=dict, repr=False)
 
@@ -190,22 +233,97 @@ def from_runs(
         for run in runs
         for g in (run.groups or {}).get("groups", [])
     }
+    classes = {_class_key(found): found for found in findings}
     for group in report.groups:
         held = inputs.get(group.key)
         if held and held.get("case_id") == group.example.get("case_id"):
             group.data, group.indices = _tensor(held["data"]), _tensor(held["indices"])
+            if "reproducer" in held:
+                group.reproducer = _reproducer(held["reproducer"])
+        group.fuzz_class = classes.get(group.key)
+    report.unfinished = [why for run in runs if (why := run.unfinished())]
+    report.harness_errors = sum((run.summary or {}).get("harness_errors", 0) for run in runs)
+    report.case_problems = [p for run in runs for p in (run.summary or {}).get("case_problems", [])]
     if known is not None:
         try:
             decided = verdict.decide(runs, known)
         except verdict.GateError as error:
             report.baseline_error = f"the baseline in {known} does not load: {error.problems[-1]}"
+            report.families = _families(report)
             return report
+        report.verdicts = [decided.to_json()]
         _mark(report, decided.groups(), str(known))
     elif any(run.gate for run in runs):
+        report.verdicts = [run.gate for run in runs if run.gate]
         marks = [g for run in runs for g in (run.gate or {}).get("groups", [])]
         folders = sorted({str(run.gate.get("baseline")) for run in runs if run.gate})
         _mark(report, marks, ", ".join(folders))
+    report.families = _families(report)
     return report
+
+
+def _class_key(found: dict) -> GroupKey:
+    """The discrepancy group a fuzz class's results fall in."""
+    return Signature.from_json(found["signature"]).key
+
+
+def _reproducer(held: dict) -> Reproducer:
+    return Reproducer(
+        data=_tensor(held["data"]),
+        indices=_tensor(held["indices"]),
+        axis=held.get("axis"),
+        runs=held.get("runs", 0),
+        differing=[
+            {"position": p, "expected": e, "actual": a}
+            for p, e, a in zip(
+                held.get("positions", []),
+                held.get("expected_values", []),
+                held.get("actual_values", []),
+                strict=False,
+            )
+        ],
+    )
+
+
+def _families(report: Report) -> list[Family]:
+    """The groups' results by mechanism: per runtime and kind, one family per
+    covering baseline entry and one of the new results (across ops). Without
+    a gate verdict, one family per runtime, kind and op."""
+    found: dict[tuple, tuple[Family, list[Group]]] = {}
+
+    def add(group: Group, where: str | None, mechanism: str, count: int) -> None:
+        key = (group.runtime, group.kind, where, None if report.baseline else group.op)
+        if key not in found:
+            found[key] = (Family("", group.runtime, group.kind, "", mechanism, where), [])
+        family, members = found[key]
+        family.count += count
+        family.groups += 1
+        if group.op not in family.op.split(", "):
+            family.op = ", ".join(sorted(filter(None, [*family.op.split(", "), group.op])))
+        members.append(group)
+
+    for group in report.groups:
+        message = _first_line(group.example.get("message", ""))
+        if not report.baseline:
+            add(group, None, message, group.count)
+            continue
+        if group.new:
+            add(group, None, message, group.new)
+        if group.new < group.count:
+            where, entry = next(iter(group.known.items()))
+            add(group, where, _first_line(entry.get("reason") or ""), group.count - group.new)
+    # New first, then by runtime and size: what a reader must act on leads.
+    ordered = sorted(found.values(), key=lambda f: (not f[0].new, f[0].runtime, -f[0].count))
+    for number, (family, members) in enumerate(ordered, start=1):
+        family.id = f"f{number}"
+        for group in members:
+            group.families.append(family.id)
+    return [family for family, _ in ordered]
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _mark(report: Report, marks: list[dict], baseline: str) -> None:
@@ -247,36 +365,36 @@ def _relative(target: Path, start: Path) -> str:
     return os.path.relpath(target.resolve(), start.resolve())
 
 
-def build(headers: list[dict], entries: list[dict], findings: list[dict]) -> Report:
+def build(headers: list[dict], results: list[dict], findings: list[dict]) -> Report:
     """The report of these records (inputs and gate marks are added by :func:`from_runs`)."""
-    runtimes = sorted({e["runtime"] for e in entries})
-    present_variants = {e["variant"] for e in entries}
+    runtimes = sorted({e["runtime"] for e in results})
+    present_variants = {e["variant"] for e in results}
     variants = [v for v in models.VARIANTS if v in present_variants]
     totals: dict[str, Counter] = {rt: Counter() for rt in runtimes}
     cells: dict[tuple, dict[tuple, Cell]] = defaultdict(lambda: defaultdict(Cell))
     groups: dict[tuple, Group] = {}
-    for entry in entries:
-        runtime, kind = entry["runtime"], entry["kind"]
+    for record in results:
+        runtime, kind = record["runtime"], record["kind"]
         totals[runtime][kind] += 1
-        row = (entry["op"], entry["opset"], entry["dtype"])
-        cells[row][runtime, entry["variant"]].counts[kind] += 1
+        row = (record["op"], record["opset"], record["dtype"])
+        cells[row][runtime, record["variant"]].counts[kind] += 1
         if kind not in DISCREPANCIES:
             continue
-        key = group_key(entry)
+        key = group_key(record)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = Group(runtime, kind, entry["op"], key.group, 0, entry)
+            group = groups[key] = Group(runtime, kind, record["op"], key.group, 0, record)
         group.count += 1
-        group.records.append(entry)
-        group.dtypes.add(entry["dtype"])
-        group.variants.add(entry["variant"])
-        if _size(entry) < _size(group.example):
-            group.example = entry
+        group.records.append(record)
+        group.dtypes.add(record["dtype"])
+        group.variants.add(record["variant"])
+        if _size(record) < _size(group.example):
+            group.example = record
     ordered = sorted(groups.values(), key=lambda g: (SEVERITY.index(g.kind), -g.count, g.name))
     for group in ordered:
         _fill(group)
-    ops = sorted({e["op"] for e in entries})
-    dtypes_seen = sorted({e["dtype"] for e in entries})
+    ops = sorted({e["op"] for e in results})
+    dtypes_seen = sorted({e["dtype"] for e in results})
     kinds = [k for k in SEVERITY if any(totals[rt][k] for rt in runtimes)]
     matrix = [(row, cells[row]) for row in sorted(cells)]
     return Report(
@@ -289,15 +407,15 @@ def build(headers: list[dict], entries: list[dict], findings: list[dict]) -> Rep
         totals=totals,
         matrix=matrix,
         groups=ordered,
-        decision_rows=_decision_rows(entries, runtimes),
+        decision_rows=_decision_rows(results, runtimes),
         findings=findings,
-        total=len(entries),
-        records=entries,
+        total=len(results),
+        records=results,
     )
 
 
-def _size(entry: dict) -> int:
-    return math.prod(entry["data_shape"]) + math.prod(entry["indices_shape"])
+def _size(record: dict) -> int:
+    return math.prod(record["data_shape"]) + math.prod(record["indices_shape"])
 
 
 def _fill(group: Group) -> None:
@@ -314,17 +432,17 @@ def _fill(group: Group) -> None:
     ]
 
 
-def _decision_rows(entries: list[dict], runtimes: list[str]) -> list[DecisionRow]:
+def _decision_rows(results: list[dict], runtimes: list[str]) -> list[DecisionRow]:
     """Each decision with what each runtime did on inputs it governs: inputs
     that break its clause (refused or not), and inputs under it when disputed."""
     seen: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-    for entry in entries:
-        expected = entry.get("expected") or {}
-        ids = set(entry.get("disputed") or ())
+    for record in results:
+        expected = record.get("expected") or {}
+        ids = set(record.get("disputed") or ())
         if "violation" in expected:
             ids.add(expected["violation"])
         for decision_id in ids:
-            seen[decision_id][entry["runtime"]][entry["kind"]] += 1
+            seen[decision_id][record["runtime"]][record["kind"]] += 1
     rows = []
     for decision in decisions.DECISIONS:
         observed = {}

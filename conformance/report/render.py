@@ -16,6 +16,7 @@ from conformance.engine import files, records
 from conformance.engine.judge import KINDS
 from conformance.report import machine
 from conformance.report.model import Report, from_runs
+from conformance.tables import decisions
 
 # Column heads of the matrix: five variants must fit above narrow cells.
 VARIANT_SHORT = {
@@ -40,7 +41,11 @@ def _environment() -> jinja2.Environment:
 def render(report: Report) -> str:
     template = _environment().get_template("report.html.j2")
     return template.render(
-        report=report, version=__version__, generated=records.now(), variant_short=VARIANT_SHORT
+        report=report,
+        version=__version__,
+        generated=records.now(),
+        variant_short=VARIANT_SHORT,
+        titles=decisions.TITLES,
     )
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from conformance.engine.groups import grouped
+from conformance.engine.groups import GroupKey, Signature, grouped
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.gate.check import FIXED_EVIDENCE, Gate
 from conformance.report.diff import Diff
@@ -20,9 +20,17 @@ if TYPE_CHECKING:  # the fuzz package (and Hypothesis) only when fuzzing
     from conformance.fuzz.campaign import Campaign, Status
 
 
-def gate_lines(gate: Gate, allow_fixed: bool, known: str, limit: int = 25) -> list[str]:
+def gate_lines(
+    gate: Gate,
+    allow_fixed: bool,
+    known: str,
+    limit: int = 25,
+    places: dict[GroupKey, str] | None = None,
+) -> list[str]:
     """What the gate found, in lines for the terminal: the failures first,
-    each with where to look and what to do."""
+    each with where to look and what to do. ``places`` says where a group's
+    input is when it is not a case file's line (:func:`fuzz_class_places`)."""
+    places = places or {}
     lines = []
     if gate.unexpected:
         found = grouped(gate.unexpected)
@@ -30,11 +38,13 @@ def gate_lines(gate: Gate, allow_fixed: bool, known: str, limit: int = 25) -> li
             f"NEW: {len(gate.unexpected)} discrepancies not in the baseline "
             f"({known}/<runtime>.yaml), in {len(found)} group(s) (runtime, kind, op, case-file id):"
         )
-        for (runtime, kind, op, base_id), members in found[:limit]:
+        for key, members in found[:limit]:
+            runtime, kind, op, base_id = key
             first = members[0]
             variants = ", ".join(sorted({m["variant"] for m in members}))
+            where = places.get(key) or first.get("source", "")
             lines.append(f"  {runtime:12} {kind:17} {op:15} {base_id} ({len(members)}: {variants})")
-            lines.append(f"      {first.get('source', '')}: {first.get('message', '')[:160]}")
+            lines.append(f"      {where}: {first.get('message', '')[:160]}")
         if len(found) > limit:
             lines.append(f"  ... {len(found) - limit} more groups")
         lines.append("  a runtime bug to accept for now? add an entry (docs/gate.md)")
@@ -70,6 +80,41 @@ def gate_lines(gate: Gate, allow_fixed: bool, known: str, limit: int = 25) -> li
         f"{covered} known, {len(gate.unexpected)} new, {len(gate.fixed)} entries fixed upstream?"
     )
     return lines
+
+
+def shown(path: Path) -> str:
+    """A path as typed at this terminal: relative to the working folder when below it."""
+    path = Path(path)
+    if path.is_absolute() and path.is_relative_to(Path.cwd()):
+        return str(path.relative_to(Path.cwd()))
+    return str(path)
+
+
+def fuzz_class_places(runs) -> dict[GroupKey, str]:
+    """Where the fuzz class of each discrepancy group of these runs (run
+    folders) lives: its ``repro.py`` in ``<run folder>/classes/NNN-<slug>/``,
+    as findings.json says. The group of a fuzz class is its signature; shards
+    number their classes apart, so the first run that has the class names it."""
+    places: dict[GroupKey, str] = {}
+    for run in runs:
+        for found in (run.findings or {}).get("classes") or ():
+            repro = (found.get("files") or {}).get("repro")
+            try:
+                key = Signature.from_json(found["signature"]).key
+            except (KeyError, TypeError):  # not a class as this version writes them
+                continue
+            if repro:
+                places.setdefault(key, shown(run.folder / repro))
+    return places
+
+
+def case_problem_lines(problems: list[dict]) -> list[str]:
+    """A warning per case whose written expectation disagrees with the oracle
+    (a run's ``case_problems``): ``warning: <source>: <case id>: <problem>``."""
+    return [
+        f"warning: {problem['source']}: {problem['case_id']}: {problem['problem']}"
+        for problem in problems
+    ]
 
 
 def diff_lines(diff: Diff, limit: int = 30) -> list[str]:
@@ -165,10 +210,11 @@ def fuzz_families(campaign: Campaign) -> list[str]:
             shrunk or members, key=lambda m: m.example.data.size + m.example.indices.size
         )
         hits = sum(m.hits for m in members)
+        folder = Path(smallest.files.get("repro", "")).parent
         lines.append(
             f"  {runtime:12} {kind:17} {op:15} {len(members):4d} classes {hits:5d} "
             f"hits, first at {first.first_found_s:.1f} s, {len(shrunk)} shrunk; "
             f"dtypes: {' '.join(dtypes)}\n"
-            f"      smallest: {smallest.files.get('case', '')}"
+            f"      smallest: {shown(campaign.options.out_dir / folder)}/ (case.yaml, repro.py)"
         )
     return lines

@@ -35,6 +35,24 @@ S003 = "003_e9807c24fc4f5749.txt"
 S004 = "004_d4766443270c2fb5.txt"
 ONNX_DEFS_GATHER_1 = "onnx.defs.get_schema('Gather', 1) (the ONNX schema text of Gather-1)"
 
+# What a person calls each document: the files are named by hash.
+TITLES = {
+    S000: "ONNX GatherElements",
+    S001: "OpenVINO GatherElements-6",
+    S002: "ONNX GatherElements (reference page)",
+    S003: "OpenVINO GatherElements-6 (later rendering)",
+    S004: "ONNX Gather",
+    ONNX_DEFS_GATHER_1: "ONNX Gather-1 schema (onnx.defs)",
+}
+
+
+def titled(text: str) -> str:
+    """``text`` with every document file name replaced by its title, for a
+    person ("000_2a6c56bbed5bfbf5.txt: ..." reads "ONNX GatherElements: ...")."""
+    for document, title in TITLES.items():
+        text = text.replace(document, title)
+    return text
+
 
 @dataclass(frozen=True)
 class Clause:

@@ -1,0 +1,122 @@
+"""The smallest reproducer of a value mismatch: the case cut down to one
+differing element, each cut confirmed on the runtime.
+
+A corpus case is written to test a clause, not to be small: a 2x300 tensor
+where two elements differ tells a runtime engineer little. A wrong output
+element of Gather or GatherElements depends on one index value and the data
+it addresses, so the case can be cut, dimension by dimension, to the slice
+holding the first differing element: the index tensor shrinks to that one
+index, the data to the slice it reads from (whole along ``axis``, so every
+index keeps its meaning and the case stays valid). Each cut is kept only if
+the runtime still returns a wrong value (``still_differs``): a discrepancy
+that needs the whole input (a stride, a thread split, a size threshold)
+keeps what it needs.
+
+Cuts keep ranks and the axis attribute, and cut data and indices alike on
+the dimensions they share (GatherElements), so the cut case never becomes
+one of the shape cases the documents disagree on (``smaller_off_axis``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from conformance.cases.model import Case
+
+
+@dataclass(frozen=True)
+class Cut:
+    """One dimension of one tensor cut to a single slice."""
+
+    tensor: str  # "data" or "indices"
+    dim: int
+    at: int  # the index kept on that dimension
+
+
+@dataclass(frozen=True)
+class Reproducer:
+    case: Case  # the cut case, confirmed on the runtime
+    tried: int  # runs spent confirming cuts
+
+
+def _axis(case: Case) -> int:
+    return (case.axis or 0) % case.data.ndim
+
+
+def _cuts(case: Case, position: tuple[int, ...]) -> list[Cut]:
+    """Every cut that keeps the output element at ``position`` (an index into
+    the output), outermost first; cuts of a GatherElements dimension shared by
+    data and indices come as a pair (the same step)."""
+    axis = _axis(case)
+    found: list[Cut] = []
+    if case.op == "GatherElements":
+        for dim, at in enumerate(position):
+            if dim != axis:
+                found += [Cut("data", dim, at), Cut("indices", dim, at)]
+        found.append(Cut("indices", axis, position[axis]))
+        return found
+    # Gather: output = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
+    rank_q = case.indices.ndim
+    for dim in range(case.data.ndim):
+        if dim < axis:
+            found.append(Cut("data", dim, position[dim]))
+        elif dim > axis:
+            found.append(Cut("data", dim, position[dim - 1 + rank_q]))
+    found += [Cut("indices", dim, position[axis + dim]) for dim in range(rank_q)]
+    return found
+
+
+def _steps(case: Case, position: tuple[int, ...]) -> list[tuple[Cut, ...]]:
+    """The cuts grouped into steps: a GatherElements dimension shared by data
+    and indices is cut in both at once (cutting only one would make the
+    shapes differ off the axis)."""
+    steps: dict[tuple, list[Cut]] = {}
+    shared = case.op == "GatherElements"
+    for cut in _cuts(case, position):
+        key = ("both", cut.dim) if shared and cut.dim != _axis(case) else (cut.tensor, cut.dim)
+        steps.setdefault(key, []).append(cut)
+    return [tuple(step) for step in steps.values()]
+
+
+def _apply(case: Case, cuts: tuple[Cut, ...]) -> Case:
+    arrays = {"data": case.data, "indices": case.indices}
+    for cut in cuts:
+        array = arrays[cut.tensor]
+        if array.shape[cut.dim] > 1:
+            taken = np.take(array, [cut.at], axis=cut.dim)
+            arrays[cut.tensor] = np.ascontiguousarray(taken)
+    return replace(case, data=arrays["data"], indices=arrays["indices"])
+
+
+def smallest(
+    case: Case, position: tuple[int, ...], still_differs: Callable[[Case], bool]
+) -> Reproducer | None:
+    """The case cut down around the differing output element at ``position``.
+
+    First the whole cut (one element) is tried, then one step at a time,
+    keeping each step the runtime confirms. None when no cut reproduces (the
+    discrepancy needs the whole input, or did not recur).
+    """
+    steps = _steps(case, position)
+    everything = tuple(cut for step in steps for cut in step)
+    tried = 1
+    if still_differs(whole := _apply(case, everything)):
+        return Reproducer(whole, tried)
+    # A cut keeps one slice of one dimension and leaves the coordinates of
+    # every other dimension as they were: the steps need no remapping.
+    current, kept = case, False
+    for step in steps:
+        candidate = _apply(current, step)
+        if candidate.data.shape == current.data.shape and (
+            candidate.indices.shape == current.indices.shape
+        ):
+            continue  # already one slice there
+        tried += 1
+        if still_differs(candidate):
+            current, kept = candidate, True
+    if not kept:
+        return None
+    return Reproducer(current, tried)

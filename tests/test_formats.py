@@ -1,0 +1,341 @@
+"""The files of a run folder, held to their JSON Schemas (docs/schemas/): real
+outputs of the real CLI (a small `conformance run` and a short `conformance
+fuzz`), every record of results.jsonl included, and the schemas themselves."""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from conformance.engine import models
+from conformance.engine.judge import KINDS
+from conformance.tables import dtypes, spec
+from conformance.tables.features import FEATURES
+from tests.conftest import REPO, conformance
+
+SCHEMAS = REPO / "docs" / "schemas"
+NAMES = ("result", "header", "summary", "groups", "gate", "report", "findings")
+FILES = {  # file of a run folder -> its schema
+    "header.json": "header",
+    "summary.json": "summary",
+    "groups.json": "groups",
+    "gate.json": "gate",
+    "report.json": "report",
+}
+# The tables the schemas' enums copy: each enum holding one of these names must be all of them.
+ENUMS = {
+    "kind": list(KINDS),
+    "dtype": list(dtypes.NAMES),
+    "variant": list(models.VARIANTS),
+    "feature": list(FEATURES),
+    "op": list(spec.OPS),
+}
+
+# A case of each outcome the run should show (on ONNX Runtime 1.2x-1.3x and
+# OpenVINO 2025-2026, in the static and indices_initializer variants).
+CASES = """
+defaults:
+  op: Gather
+  opset: 13
+  spec: "004_d4766443270c2fb5.txt: gather entries of the axis dimension of data"
+cases:
+  - id: fmt-pass
+    dtype: int32
+    data: [1, 2, 3]
+    indices: [2, 0]
+    expected: [3, 1]
+    description: every runtime passes (the baseline below calls its entry fixed)
+  - id: fmt-elements
+    op: GatherElements
+    dtype: float32
+    attributes: {axis: 1}
+    data: [[1, 2], [3, 4]]
+    indices: [[0, 0], [1, 0]]
+    expected: oracle
+    description: every runtime passes
+  - id: fmt-uint64-extremes
+    dtype: uint64
+    data: [18446744073709551615, 0, 9223372036854775808]
+    indices: [2, 0]
+    expected: oracle
+    description: value_mismatch on OpenVINO (64-bit integers in 32 bits), cut to a reproducer
+  - id: fmt-float16-nan
+    dtype: float16
+    data: {bits: [0x7e01, 0xfd55, 0x7c00, 0x8000, 0x0001]}
+    indices: [4, 3, 2, 1, 0]
+    expected: oracle
+    description: value_mismatch on OpenVINO (quiet NaN); NaN and inf as strings in groups.json
+  - id: fmt-complex
+    dtype: complex64
+    data: ["1-2j", "3+4j"]
+    indices: [1]
+    expected: oracle
+    description: rejected by both runtimes; complex pairs in groups.json
+  - id: fmt-strings
+    dtype: string
+    data: [["a", "b"], ["c", "d"]]
+    indices: [1, 0]
+    expected: oracle
+    description: value_mismatch on ONNX Runtime (string blocks)
+  - id: fmt-out-of-range
+    dtype: int32
+    data: [1, 2, 3]
+    indices: [3]
+    expect_error: index-out-of-range
+    description: accepted_invalid on OpenVINO, both_rejected on ONNX Runtime
+  - id: fmt-empty-indices
+    dtype: float32
+    data: {arange: {shape: [3, 4]}}
+    indices: {full: {shape: [0], value: 0}}
+    expected: oracle
+    description: OpenVINO crashes (static) or drops the indices' shape (indices_initializer)
+  - id: fmt-large
+    dtype: uint64
+    data: {random: {shape: [10001], seed: 1}}
+    indices: {arange: {shape: [10001]}}
+    expected: oracle
+    description: more elements than groups.json writes out (values left out)
+  - id: fmt-too-big
+    dtype: float32
+    data: {full: {shape: [300000], value: 1}}
+    indices: [0]
+    expected: oracle
+    description: over --case-memory 1MiB, harness_unsupported with expected null
+  - id: fmt-wrong-expected
+    dtype: int32
+    data: [1, 2, 3]
+    indices: [0]
+    expected: [2]
+    description: a literal expectation the oracle disagrees with (case_problems)
+"""
+
+# A baseline that makes every list of gate.json non-empty.
+KNOWN_OPENVINO = """
+entries:
+  - case: fmt-uint64-extremes
+    signature: {variant: static}
+    outcome: value_mismatch
+    reason: only the static result is known, so the group is part new
+    clause: bitwise-exact
+  - case: fmt-pass
+    outcome: value_mismatch
+    reason: conforms now (fixed upstream?)
+    clause: bitwise-exact
+  - case: fmt-never-run
+    outcome: crash
+    reason: no result in scope
+    clause: bitwise-exact
+  - signature: {dtype: complex64}
+    outcome: rejected
+    reason: no complex types
+    clause: data-dtype
+    upstream: https://example.invalid/issues/1
+    versions: ">=2000"
+  - signature: {op: GatherElements}
+    outcome: crash
+    reason: too few results in scope to tell
+    clause: bitwise-exact
+  - case: fmt-strings
+    outcome: rejected
+    reason: for other versions
+    clause: data-dtype
+    versions: "<1"
+"""
+
+
+@cache
+def schema(name: str) -> dict:
+    return json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+@cache
+def validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(schema(name), format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def problems(name: str, content, where: str) -> list[str]:
+    """Every way ``content`` breaks its schema, and every top-level field the
+    schema does not list (allowed for readers, but a writer must document it)."""
+    found = [
+        f"{where}: {error.json_path}: {error.message[:300]}"
+        for error in validator(name).iter_errors(content)
+    ]
+    if isinstance(content, dict):
+        extra = sorted(set(content) - set(schema(name)["properties"]))
+        if extra:
+            found.append(f"{where}: fields not in {name}.schema.json: {extra}")
+    return found
+
+
+def folder_problems(folder: Path, files) -> list[str]:
+    found = []
+    lines = (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert lines, f"{folder}: no results"
+    for number, line in enumerate(lines, 1):
+        found += problems("result", json.loads(line), f"results.jsonl:{number}")
+    for file in files:
+        path = folder / file
+        assert path.exists(), f"{folder}: no {file}"
+        found += problems(FILES.get(file, "findings"), json.loads(path.read_text()), file)
+    return found
+
+
+def say(found: list[str], most: int = 40) -> str:
+    more = f"\n... and {len(found) - most} more" if len(found) > most else ""
+    return "\n".join(found[:most]) + more
+
+
+def read(folder: Path, file: str):
+    if file.endswith(".jsonl"):
+        return [json.loads(line) for line in (folder / file).read_text().splitlines()]
+    return json.loads((folder / file).read_text(encoding="utf-8"))
+
+
+# The two real runs are single tests, not fixtures shared by several, so that
+# pytest-xdist runs them on two workers at once and each runs once.
+def test_a_run_folder_matches_the_schemas(tmp_path):
+    (tmp_path / "cases.yaml").write_text(CASES)
+    (tmp_path / "known").mkdir()
+    (tmp_path / "known" / "openvino.yaml").write_text(KNOWN_OPENVINO)
+    done = conformance(
+        "run", "--runtime", "onnxruntime", "openvino", "--cases", "cases.yaml",
+        "--variants", "static", "indices_initializer", "--case-memory", "1MiB",
+        "--gate", "--known", "known", "--out", "run", "--no-progress", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode in (1, 2), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    out = tmp_path / "run"
+    found = folder_problems(out, FILES)
+    assert not found, say(found)
+
+    # What the run must have exercised for the check to mean something.
+    kinds = {record["kind"] for record in read(out, "results.jsonl")}
+    wanted = set(KINDS) - {"dtype_mismatch", "timeout"}
+    assert kinds >= wanted, f"the run showed no {sorted(wanted - kinds)}: pick other cases"
+    groups = read(out, "groups.json")["groups"]
+    assert any("reproducer" in group for group in groups)
+    assert any("npz" not in group["data"] and "values" not in group["data"] for group in groups)
+    assert read(out, "summary.json")["case_problems"]
+    gate = read(out, "gate.json")
+    empty = [
+        name
+        for name in ("new", "fixed", "unmatched", "not_reproduced", "not_used")
+        if not gate[name]
+    ]
+    assert not empty, f"gate.json: empty {empty}"
+    assert any(group["new_results"] and group["known"] for group in gate["groups"])
+
+
+def test_the_schemas_are_valid_draft_2020_12():
+    assert {path.name for path in SCHEMAS.glob("*.json")} == {f"{n}.schema.json" for n in NAMES}
+    for name in NAMES:
+        Draft202012Validator.check_schema(schema(name))
+        assert schema(name)["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_a_fuzz_campaign_matches_the_schemas(tmp_path):
+    out = tmp_path / "fuzz"
+    done = conformance(
+        "fuzz", "--time-budget", "3", "--seed", "1", "--runtime", "onnxruntime", "openvino",
+        "--max-elements", "8", "--out", str(out), "--no-progress",
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    found = folder_problems(out, [*FILES, "findings.json"])
+    assert not found, say(found)
+    findings = read(out, "findings.json")
+    assert findings["classes"], "the campaign found no class: nothing of findings.json checked"
+    assert "campaign" in read(out, "header.json")
+    assert all(r["source"].startswith("<generated>") for r in read(out, "results.jsonl"))
+
+
+def enums(node):
+    """Every enum list of a schema but those of conditions (``if``: which kinds...)."""
+    if isinstance(node, dict):
+        if "enum" in node:
+            yield node["enum"]
+        for key, value in node.items():
+            if key != "if":
+                yield from enums(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from enums(value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_kind_enum_and_the_other_tables_are_the_code_s(name):
+    document = schema(name)
+    if name != "header":  # the one file without outcome kinds
+        assert document["$defs"]["kind"] == {"enum": list(KINDS)}
+    for values in enums(document):
+        for table, names in ENUMS.items():
+            if set(values) & set(names):
+                assert values == names, f"{name}: an enum of {table} is not {names}"
+
+
+def test_definitions_of_the_same_name_are_the_same_everywhere():
+    seen: dict[str, tuple[str, dict]] = {}
+    for name in NAMES:
+        for definition, content in schema(name).get("$defs", {}).items():
+            first = seen.setdefault(definition, (name, content))
+            assert content == first[1], f"$defs/{definition}: {name} differs from {first[0]}"
+
+
+def record(**changes) -> dict:
+    base = {
+        "case_id": "x.op13.int32.int64", "base_id": "x", "op": "Gather", "opset": 13,
+        "runtime": "openvino", "variant": "static", "kind": "rejected", "message": "no",
+        "dtype": "int32", "indices_dtype": "int64", "axis": None, "data_shape": [3],
+        "indices_shape": [1], "source": "cases/x.yaml:3",
+        "expected": {"dtype": "int32", "shape": [1]}, "disputed": [], "features": [],
+        "load_ms": 0.2, "run_ms": None, "cached": False, "stage": "load",
+    }  # fmt: skip
+    base.update(changes)
+    return {k: v for k, v in base.items() if v is not ...}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"kind": "refused"},  # not a kind
+        {"stage": ...},  # rejected without its stage
+        {"kind": "pass", "stage": ...},  # fine...
+        {"kind": "pass"},  # ...but a pass has no stage
+        {"kind": "crash", "stage": ...},  # a crash needs its signal
+        {"kind": "both_rejected"},  # refusing a valid input is not conforming
+        {"expected": {"dtype": "int32", "shape": [1], "values": [2]}},
+        {"dtype": "float8"},
+        {"axis": "0"},
+        {"harness_error": True},  # only on harness_unsupported
+        {"case_id": ...},
+    ],
+)
+def test_the_result_schema_is_exact(changes):
+    broken = record(**changes)
+    valid = changes == {"kind": "pass", "stage": ...}
+    assert validator("result").is_valid(broken) == valid, problems("result", broken, "record")
+    assert validator("result").is_valid(record())
+
+
+def test_a_tensor_is_exact():
+    tensor = {
+        "dtype": "complex64",
+        "shape": [2],
+        "values": [[1.0, -2.0], [3.0, "nan (0x7fc00001)"]],
+    }
+    group = {
+        "runtime": "openvino", "kind": "rejected", "op": "Gather", "group": "x",
+        "case_id": "x.op13.complex64.int64", "variant": "static", "source": "x.yaml:1",
+        "axis": None, "data": tensor, "indices": {"dtype": "int64", "shape": [], "values": 1},
+    }  # fmt: skip
+    assert validator("groups").is_valid({"format": 1, "groups": [group]})
+    wrong = copy.deepcopy(group)
+    wrong["data"]["values"] = [{"re": 1}]
+    assert not validator("groups").is_valid({"format": 1, "groups": [wrong]})
+    wrong = copy.deepcopy(group)
+    wrong["data"]["elements"] = 2
+    assert not validator("groups").is_valid({"format": 1, "groups": [wrong]})
