@@ -86,12 +86,18 @@ class Adapter:
     name: str = "?"
     cache_size = 256  # sessions kept per worker, least recently used dropped
 
-    def __init__(self) -> None:
+    def __init__(self, properties: dict | None = None) -> None:
         self._sessions: OrderedDict[bytes, object] = OrderedDict()
+        # The runtime's own configuration names and values (a profile of
+        # conformance.tables.profiles); empty: the runtime's defaults.
+        self.properties = dict(properties or {})
 
     # -- hooks -------------------------------------------------------------
     def info(self) -> dict:
-        """version, device and anything else worth recording in the run header."""
+        """``name`` (what results call the runtime unless the target names it),
+        ``version``, ``device``, ``effective`` (the configuration the runtime
+        reports it runs with, read back from a compiled model or session) and
+        anything else worth recording in the run header."""
         raise NotImplementedError
 
     def load(self, model: bytes):
@@ -120,6 +126,26 @@ class Adapter:
         outputs = self.execute(session, feeds)
         done = time.perf_counter()
         return Timed(outputs, 0.0 if cached else loaded - start, done - loaded, cached)
+
+
+def probe_model() -> bytes:
+    """A one-node float32 Gather model: compiled once by an adapter's ``info``
+    to read back the configuration the runtime really runs with."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["data", "indices"], ["output"], axis=0)],
+        "probe",
+        [
+            helper.make_tensor_value_info("data", TensorProto.FLOAT, [4]),
+            helper.make_tensor_value_info("indices", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8  # readable by every runtime version this project supports
+    return onnx.ModelProto.SerializeToString(model)
 
 
 def registered() -> dict[str, str]:
@@ -154,6 +180,7 @@ def resolve(name: str) -> str:
     return known[name]
 
 
-def instantiate(target: str) -> Adapter:
+def instantiate(target: str, properties: dict | None = None) -> Adapter:
     module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute)()
+    cls = getattr(importlib.import_module(module), attribute)
+    return cls(properties) if properties else cls()

@@ -16,7 +16,7 @@ import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto
 
-from conformance.adapters import Adapter, LoadError, RunError
+from conformance.adapters import Adapter, LoadError, RunError, probe_model
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -31,8 +31,15 @@ def _to_ort_value(array: np.ndarray) -> ort.OrtValue:
 
 
 def _bfloat16_from(value: ort.OrtValue) -> np.ndarray:
+    """A bfloat16 output, bit for bit (NaN payloads included), as an ml_dtypes array.
+
+    ``value.numpy()`` refuses bfloat16 ("No corresponding Numpy type"), so the
+    bits are copied from ``data_ptr()``: a dense CPU tensor of shape x 2 bytes.
+    The size is computed, not asked: ``OrtValue.tensor_size_in_bytes`` does not
+    exist in onnxruntime 1.20 (the oldest pyproject allows).
+    """
     shape = tuple(value.shape())
-    size = value.tensor_size_in_bytes()
+    size = int(np.prod(shape, dtype=np.int64)) * _BFLOAT16.itemsize
     raw = ctypes.string_at(value.data_ptr(), size) if size else b""
     return np.frombuffer(raw, dtype=np.uint16).view(_BFLOAT16).reshape(shape).copy()
 
@@ -41,25 +48,40 @@ class OnnxRuntimeAdapter(Adapter):
     name = "onnxruntime"
     provider = "CPUExecutionProvider"
 
-    def __init__(self) -> None:
-        super().__init__()
+    # SessionOptions read back from a session (0 threads: ORT's own choice).
+    EFFECTIVE = (
+        "graph_optimization_level",
+        "intra_op_num_threads",
+        "inter_op_num_threads",
+        "execution_mode",
+    )
+
+    def __init__(self, properties: dict | None = None) -> None:
+        super().__init__(properties)
         # Warnings such as "only guarantees support for opset 7 or above" for
         # Gather-1 models, and every refused input logged as an error, would flood
         # the log; the refusal reaches us as an exception with the same text.
         ort.set_default_logger_severity(4)
         self._options = ort.SessionOptions()
-        # Cases are small and parallelism comes from worker processes.
-        self._options.intra_op_num_threads = 1
-        self._options.inter_op_num_threads = 1
+        for name, value in self.properties.items():
+            if name == "graph_optimization_level":
+                value = ort.GraphOptimizationLevel.__members__[str(value)]
+            elif name == "execution_mode":
+                value = ort.ExecutionMode.__members__[str(value)]
+            setattr(self._options, name, value)
 
     def info(self) -> dict:
+        session = ort.InferenceSession(probe_model(), self._options, providers=[self.provider])
+        options = session.get_session_options()
         return {
             "name": self.name,
             "version": ort.__version__,
             "device": "CPU",
             "provider": self.provider,
             "available_providers": ort.get_available_providers(),
-            "threads": 1,
+            "effective": {
+                name: str(getattr(options, name)).rpartition(".")[2] for name in self.EFFECTIVE
+            },
         }
 
     def load(self, model: bytes):

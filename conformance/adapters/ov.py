@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 import openvino as ov
 
-from conformance.adapters import Adapter, HarnessUnsupported, LoadError, RunError
+from conformance.adapters import Adapter, HarnessUnsupported, LoadError, RunError, probe_model
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -96,6 +96,13 @@ def _refuse_trailing_nul_initializers(model: bytes) -> None:
             )
 
 
+def _text(value) -> str:
+    """A property value as its name: ``bf16`` (not ``<Type: 'bfloat16'>``), ``ACCURACY``."""
+    if isinstance(value, ov.Type):
+        return value.get_type_name()
+    return str(value).rpartition(".")[2]
+
+
 class OpenVinoAdapter(Adapter):
     name = "openvino"
     device = "CPU"
@@ -103,33 +110,42 @@ class OpenVinoAdapter(Adapter):
     # costs ~0.2 MB resident (plus two idle threads), so 512 of them are cheap.
     cache_size = 512
 
-    def __init__(self) -> None:
-        super().__init__()
+    # Read back from a compiled model: what decides verdicts (precision, threads, mode).
+    EFFECTIVE = (
+        "INFERENCE_PRECISION_HINT",
+        "INFERENCE_NUM_THREADS",
+        "EXECUTION_MODE_HINT",
+        "PERFORMANCE_HINT",
+        "NUM_STREAMS",
+    )
+
+    def __init__(self, properties: dict | None = None) -> None:
+        super().__init__(properties)
         self._core = ov.Core()
-        # Cases are small and parallelism comes from worker processes.
-        self._config = {"INFERENCE_NUM_THREADS": 1}
 
     def info(self) -> dict:
-        properties = {}
-        for name in ("INFERENCE_PRECISION_HINT", "PERFORMANCE_HINT", "EXECUTION_MODE_HINT"):
+        compiled = self._core.compile_model(
+            self._core.read_model(probe_model(), b""), self.device, self.properties
+        )
+        effective = {}
+        for name in self.EFFECTIVE:
             try:
-                properties[name] = str(self._core.get_property(self.device, name))
+                effective[name] = _text(compiled.get_property(name))
             except RuntimeError:
-                properties[name] = None
+                effective[name] = None
         return {
             "name": self.name,
             "version": ov.get_version(),
             "device": self.device,
             "device_name": self._core.get_property(self.device, "FULL_DEVICE_NAME"),
-            "properties": properties,
-            "threads": 1,
+            "effective": effective,
         }
 
     def load(self, model: bytes):
         _refuse_trailing_nul_initializers(model)
         try:
             compiled = self._core.compile_model(
-                self._core.read_model(model, b""), self.device, self._config
+                self._core.read_model(model, b""), self.device, self.properties
             )
             request = compiled.create_infer_request()
         except Exception as error:

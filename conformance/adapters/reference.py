@@ -22,6 +22,7 @@ class ReferenceAdapter(Adapter):
             "version": onnx.__version__,
             "device": "CPU",
             "implementation": "onnx.reference.ReferenceEvaluator",
+            "effective": {},  # nothing to configure
         }
 
     def load(self, model: bytes):

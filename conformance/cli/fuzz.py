@@ -117,7 +117,8 @@ def command(args) -> int:
             err.print(terminal.status_line(status), markup=False)
 
     err.print(
-        f"fuzzing {', '.join(runtimes)} for {args.time_budget:g} s, seed {args.seed}, "
+        f"fuzzing {', '.join(t.name or t.adapter for t in runtimes)} "
+        f"for {args.time_budget:g} s, seed {args.seed}, "
         f"at most {max_elements} elements per tensor -> {out}/",
         markup=False,
     )

@@ -15,8 +15,10 @@ from rich.console import Console
 from conformance import adapters
 from conformance.cases import CaseErrors, default_case_paths, load
 from conformance.cli import exits
-from conformance.engine import records
+from conformance.engine import records, targets
+from conformance.engine.targets import Target
 from conformance.gate import baseline, verdict
+from conformance.tables.profiles import PROFILES
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 REPORT, JUNIT, REPORT_JSON = "report.html", "junit.xml", "report.json"
@@ -62,24 +64,43 @@ def add_runtime(parser) -> None:
         dest="runtimes",
         nargs="+",
         action="extend",
-        metavar="NAME",
-        help="runtimes to run (default: every installed one: "
+        metavar="NAME[:PROFILE]",
+        help="targets to run (default: every installed runtime: "
         + ", ".join(adapters.installed())
-        + "); a module:Class target works too",
+        + "), each in its default profile unless one is named: "
+        + "; ".join(f"{name}: {', '.join(known)}" for name, known in PROFILES.items())
+        + "; a module:Class adapter works too",
+    )
+    parser.add_argument(
+        "--targets",
+        type=Path,
+        metavar="FILE",
+        help="a YAML file of named targets (adapter, profile or properties, python: "
+        "another environment's interpreter), run beside those of --runtime",
     )
 
 
-def chosen_runtimes(args, err: Console) -> list[str] | None:
-    """The runtimes asked for (default: every installed one), or None after
-    saying which name is unknown."""
-    runtimes = args.runtimes or adapters.installed()
+def chosen_runtimes(args, err: Console) -> list[Target] | None:
+    """The targets asked for (default: every installed runtime, default
+    profile), or None after saying what is wrong."""
+    specs = args.runtimes or ([] if args.targets else adapters.installed())
     try:
-        for name in runtimes:
-            adapters.resolve(name)
-    except adapters.UnknownRuntime as error:
+        chosen = targets.parse_all(specs)
+        if args.targets:
+            chosen += targets.load_file(args.targets)
+    except targets.TargetError as error:
         err.print(str(error), markup=False)
         return None
-    return runtimes
+    except CaseErrors as errors:
+        for problem in errors.errors:
+            err.print(str(problem), markup=False)
+        return None
+    names = [t.name for t in chosen if t.name]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        err.print(f"target named twice: {', '.join(repeated)}", markup=False)
+        return None
+    return chosen
 
 
 def shard(text: str) -> tuple[int, int]:
@@ -134,13 +155,14 @@ def known_folder(args, err: Console) -> Path | None:
     return args.known
 
 
-def load_baselines(args, runtimes: list[str], err: Console) -> dict | None:
-    """The baselines of these runtimes, or None after printing every problem."""
+def load_baselines(args, runtimes: list[Target], err: Console) -> dict | None:
+    """The baselines of these targets (their adapters' files), or None after
+    printing every problem."""
     folder = known_folder(args, err)
     if folder is None:
         return None
     try:
-        return verdict.load_baselines(folder, runtimes)
+        return verdict.load_baselines(folder, {t.name or t.adapter: t.adapter for t in runtimes})
     except verdict.GateError as error:
         for line in error.problems:
             err.print(line, markup=False)

@@ -143,7 +143,7 @@ def command(args) -> int:
 
     err.print(
         f"{len(cases)} cases x {len(variants)} variants x {len(runtimes)} runtimes "
-        f"({', '.join(runtimes)}) -> {out}/",
+        f"({', '.join(t.name or t.adapter for t in runtimes)}) -> {out}/",
         markup=False,
     )
     try:

@@ -41,7 +41,8 @@ from multiprocessing.connection import wait
 
 import numpy as np
 
-from conformance import adapters
+from conformance.engine import targets
+from conformance.engine.targets import Target
 from conformance.engine.worker import PROGRESS
 
 # Seconds per job (load + run). The slowest legitimate job of the corpus takes
@@ -119,7 +120,7 @@ def _death(returncode: int) -> str:
 class Worker:
     """One worker process and the batch it is running."""
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: Target) -> None:
         self.target = target
         self.proc: subprocess.Popen | None = None
         self._spawn()
@@ -132,12 +133,12 @@ class Worker:
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the worker
         self.proc = subprocess.Popen(
             [
-                sys.executable,
+                self.target.python or sys.executable,
                 "-m",
                 "conformance.engine.worker",
-                self.target,
                 str(child.fileno()),
                 str(progress_fd),
+                *self.target.worker_arguments(),
             ],
             pass_fds=(child.fileno(), progress_fd),
             stdin=subprocess.DEVNULL,
@@ -231,14 +232,17 @@ class _Lane:
 class WorkerPool:
     """Workers for a set of runtimes. Use as a context manager.
 
-    ``runtimes`` are names (``onnxruntime``) or ``module:Class`` targets.
-    After start, ``info`` maps each adapter's own name (which results carry)
-    to what its worker reported: version, device, settings.
+    ``runtimes`` are :class:`~conformance.engine.targets.Target` s, or what
+    ``--runtime`` takes (``onnxruntime``, ``openvino:1thread``, ``module:Class``).
+    After start, ``info`` maps each target's name (which results carry; a
+    ``module:Class`` target takes its adapter's own name) to what its worker
+    reported: adapter, profile, version, device, requested and effective
+    properties, interpreter.
     """
 
     def __init__(
         self,
-        runtimes: Sequence[str],
+        runtimes: Sequence[str | Target],
         workers: int = 1,
         batch_size: int = DEFAULT_BATCH,
         timeout: float = DEFAULT_TIMEOUT,
@@ -246,7 +250,9 @@ class WorkerPool:
     ) -> None:
         if workers < 1 or batch_size < 1 or timeout <= 0:
             raise ValueError("workers and batch_size must be >= 1 and timeout > 0")
-        self.targets = {spec: adapters.resolve(spec) for spec in runtimes}
+        self.targets = [
+            spec if isinstance(spec, Target) else targets.parse(spec) for spec in runtimes
+        ]
         self.workers_per_runtime = workers
         self.batch_size = batch_size
         self.timeout = timeout
@@ -268,20 +274,20 @@ class WorkerPool:
         self.close()
 
     def start(self) -> None:
-        pending = []
-        for spec, target in self.targets.items():
+        started = []
+        for target in self.targets:
             workers = [Worker(target) for _ in range(self.workers_per_runtime)]
-            pending.append((spec, workers))
-            self.lanes[spec] = _Lane(spec, workers)
-        for spec, workers in pending:
-            for worker in workers:
+            started.append((target, _Lane(target.name, workers)))
+            self.lanes[str(len(self.lanes))] = started[-1][1]  # closed on failure below
+        for target, lane in started:
+            for worker in lane.workers:
                 self._await_hello(worker)
-            name = workers[0].info["name"]
+            name = target.name or lane.workers[0].info["name"]
             if name in self.info:
                 raise EngineError(f"two runtimes are both named {name!r}")
-            self.info[name] = workers[0].info
-            self.lanes[spec].name = name
-        self.lanes = {lane.name: lane for lane in self.lanes.values()}
+            self.info[name] = {**target.describe(), **lane.workers[0].info}
+            lane.name = name
+        self.lanes = {lane.name: lane for _, lane in started}
 
     def _await_hello(self, worker: Worker) -> None:
         """Block until the worker is ready; EngineError if it cannot start."""
@@ -299,7 +305,8 @@ class WorkerPool:
             why = f"no answer in {STARTUP_TIMEOUT:.0f} s"
         tail = worker.stderr_tail()
         raise EngineError(
-            f"the {worker.target} worker did not start: {why}" + (f"\n{tail}" if tail else "")
+            f"the {worker.target.name or worker.target.adapter} worker did not start: {why}"
+            + (f"\n{tail}" if tail else "")
         )
 
     def close(self) -> None:

@@ -136,6 +136,42 @@ def _cpu() -> str:
     return platform.processor() or platform.machine()
 
 
+# ISA extensions that change what a runtime computes or how (OpenVINO's CPU
+# plugin picks bf16 inference where avx512_bf16 or AMX is present, f16 with
+# avx512_fp16 or AMX-FP16): recorded so that a verdict names what it depends on.
+CPU_FLAGS = (
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "avx512f",
+    "avx512bw",
+    "avx512vl",
+    "avx512_vnni",
+    "avx512_bf16",
+    "avx512_fp16",
+    "avx_vnni",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+    "amx_fp16",
+)
+
+
+def cpu_flags() -> list[str]:
+    """The CPU's flags among :data:`CPU_FLAGS` (Linux: /proc/cpuinfo; else empty)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    present = set(line.split(":", 1)[1].split())
+                    return [flag for flag in CPU_FLAGS if flag in present]
+    except OSError:
+        pass
+    return []
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -151,6 +187,8 @@ def header(runtimes: dict[str, dict], options: dict, command: list[str] | None) 
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpu": _cpu(),
+        "cpu_flags": cpu_flags(),
+        "os": f"{platform.system()} {platform.release()}",
         "cores": os.cpu_count(),
         "packages": {
             name: _package_version(name)
@@ -264,6 +302,17 @@ def read_folder(path: Path) -> RunFolder:
 
 def read_folders(paths) -> list[RunFolder]:
     return [read_folder(Path(path)) for path in paths]
+
+
+def runtime_adapters(headers: list[dict]) -> dict[str, str]:
+    """target name -> its adapter (``openvino`` for ``openvino:1thread``), as
+    the runs' headers recorded them; runs from before targets had none."""
+    return {
+        name: about["adapter"]
+        for header in headers
+        for name, about in (header.get("runtimes") or {}).items()
+        if (about or {}).get("adapter")
+    }
 
 
 def runtime_versions(headers: list[dict]) -> dict[str, str | None]:

@@ -29,6 +29,7 @@ from conformance.engine.pool import (
     Raw,
     WorkerPool,
 )
+from conformance.engine.targets import Target
 from conformance.oracle import Verdict
 
 DEFAULT_CASE_MEMORY = 1 << 30  # bytes a case may declare (inputs + output)
@@ -38,7 +39,7 @@ MODEL_CACHE = 4096  # serialized models kept by signature
 
 @dataclass
 class Options:
-    runtimes: Sequence[str]
+    runtimes: Sequence[str | Target]  # what --runtime takes, or targets
     variants: Sequence[str] = models.VARIANTS
     workers: int = 1
     batch_size: int = DEFAULT_BATCH

@@ -1,7 +1,10 @@
 """The worker process: one runtime, one adapter, a loop over batches.
 
 Started by :mod:`conformance.engine.pool` as
-``python -m conformance.engine.worker TARGET CONN_FD PROGRESS_FD``.
+``python -m conformance.engine.worker CONN_FD PROGRESS_FD ADAPTER [PROPERTIES_JSON]``,
+with the interpreter of the target's environment (which may be another
+Python with other runtime versions: this module needs only the adapter's
+runtime, numpy, ml_dtypes and onnx there).
 It talks over an inherited pipe (never stdout, which a runtime may print
 to), and before each job it bumps a counter in shared memory, so that when
 this process dies or hangs the parent knows exactly which job was running.
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import mmap
 import os
 import pickle
@@ -67,15 +71,20 @@ def run_job(adapter, job) -> tuple:
 
 
 def main(argv: list[str]) -> None:
-    target, conn_fd, progress_fd = argv
+    conn_fd, progress_fd, target, *rest = argv
+    properties = json.loads(rest[0]) if rest else {}
     _die_with_parent()
     # Ctrl-C is for the parent, which decides what to keep and stops us.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     conn = Connection(int(conn_fd))
     progress = mmap.mmap(int(progress_fd), PROGRESS.size)
     try:
-        adapter = instantiate(target)
-        info = adapter.info()
+        adapter = instantiate(target, properties)
+        info = {
+            **adapter.info(),
+            "python": sys.executable,
+            "python_version": sys.version.split()[0],
+        }
     except Exception as error:
         conn.send(("failed", f"{type(error).__name__}: {error}"))
         return

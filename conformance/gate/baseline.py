@@ -274,19 +274,31 @@ def load_file(path: Path) -> list[Entry]:
     return _FileReader(Path(path)).read_or_raise()
 
 
-def load(folder: Path, runtimes: Iterable[str]) -> dict[str, list[Entry]]:
-    """The baseline of each runtime (an absent file is an empty baseline), or
-    CaseErrors naming every problem in every file."""
-    baselines, errors = {}, []
-    for runtime in runtimes:
-        path = Path(folder) / f"{runtime}.yaml"
+def adapter_of(runtime: str) -> str:
+    """The adapter of a target named on the command line (``openvino:1thread``
+    is OpenVINO); a targets file's names are mapped by the run header."""
+    return runtime.partition(":")[0] if ":" in runtime and "." not in runtime else runtime
+
+
+def load(folder: Path, runtimes: Iterable[str] | dict[str, str]) -> dict[str, list[Entry]]:
+    """The baseline of each runtime: ``<adapter>.yaml`` in ``folder`` (an
+    absent file is an empty baseline), or CaseErrors naming every problem in
+    every file. ``runtimes`` maps target names to adapters, or is names."""
+    if not isinstance(runtimes, dict):
+        runtimes = {name: adapter_of(name) for name in runtimes}
+    baselines, errors, read = {}, [], {}
+    for runtime, adapter in runtimes.items():
+        path = Path(folder) / f"{adapter}.yaml"
         if not path.exists():
             baselines[runtime] = []
             continue
-        try:
-            baselines[runtime] = load_file(path)
-        except CaseErrors as exc:
-            errors.extend(exc.errors)
+        if adapter not in read:
+            try:
+                read[adapter] = load_file(path)
+            except CaseErrors as exc:
+                errors.extend(exc.errors)
+                read[adapter] = []
+        baselines[runtime] = read[adapter]
     if errors:
         raise CaseErrors(errors)
     return baselines

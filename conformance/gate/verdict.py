@@ -39,7 +39,8 @@ class GateError(Exception):
 
 def load_baselines(folder: Path, runtimes) -> dict:
     """The baselines of these runtimes in ``folder`` (a missing file, or
-    folder, is an empty baseline)."""
+    folder, is an empty baseline); ``runtimes`` are names, or a mapping of
+    target names to their adapters."""
     try:
         return baseline.load(folder, runtimes)
     except CaseErrors as errors:
@@ -157,7 +158,10 @@ def decide(
     baselines = dict(baselines or {})
     missing = sorted({r.get("runtime") for r in results} - set(baselines))
     if missing:  # `conformance gate` learns the runtimes from the records
-        baselines.update(load_baselines(folder, missing))
+        adapters = records.runtime_adapters([run.header for run in runs])
+        baselines.update(
+            load_baselines(folder, {name: adapters.get(name) or name for name in missing})
+        )
     versions = records.runtime_versions([run.header for run in runs])
     return Verdict(check(results, baselines, versions), Path(folder), allow_fixed)
 

@@ -4,6 +4,7 @@
 - :mod:`.spec`: operators, opsets and their type constraints, read from ``onnx.defs``
 - :mod:`.decisions`: every clause the oracle enforces and every point where the
   documents disagree or are silent, with the project's decision
+- :mod:`.profiles`: the named configurations of each runtime (``openvino:1thread``)
 - :mod:`.features`: input features (negative indices, empty tensors...) that
   records carry and baselines and fuzz signatures match on
 """
