@@ -37,7 +37,17 @@ def command(args) -> int:
         err.print(str(error), markup=False)
         return exits.USAGE
     places = fuzz_class_places(runs)
-    print("\n".join(gate_lines(decided.gate, args.allow_fixed, str(folder), places=places)))
+    print(
+        "\n".join(
+            gate_lines(
+                decided.gate,
+                args.allow_fixed,
+                str(folder),
+                places=places,
+                unobserved=decided.unobserved,
+            )
+        )
+    )
     if args.out is not None:
         verdict.write(decided, args.out)
     return exits.OK if decided.passed else exits.FAILED

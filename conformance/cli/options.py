@@ -187,7 +187,13 @@ def gate_run(run: records.RunFolder, baselines: dict, args, err: Console, decide
         err.print(str(error), markup=False)
         return exits.USAGE
     places = fuzz_class_places([run])
-    lines = gate_lines(decided.gate, args.allow_fixed, str(decided.folder), places=places)
+    lines = gate_lines(
+        decided.gate,
+        args.allow_fixed,
+        str(decided.folder),
+        places=places,
+        unobserved=decided.unobserved,
+    )
     print("\n".join(lines if decides else [f"{lines[-1]} (not deciding: no --gate)"]))
     run.gate = verdict.write(decided, run.folder)
     return exits.OK if decided.passed else exits.FAILED

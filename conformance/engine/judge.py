@@ -100,6 +100,8 @@ def judge(verdict: Verdict, raw: Raw) -> Outcome:
                 "positions": [list(p) for p in diff.positions],
                 "expected_values": [compare.format_element(expected[p]) for p in diff.positions],
                 "actual_values": [compare.format_element(actual[p]) for p in diff.positions],
+                # the known mechanisms that produce exactly this output (baselines match on it)
+                "explained_by": compare.explained_by(expected, actual),
             },
         )
     return Outcome(f"{diff.kind}_mismatch", message, {"actual": summarize(actual)})

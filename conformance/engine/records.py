@@ -315,6 +315,22 @@ def runtime_adapters(headers: list[dict]) -> dict[str, str]:
     }
 
 
+def runtime_targets(headers: list[dict]) -> dict[str, dict]:
+    """target name -> {version, profile, cpu_flags} as the runs' headers
+    recorded them (profile and cpu_flags None where a header predates them)."""
+    found = {}
+    for header in headers:
+        flags = header.get("cpu_flags")
+        for name, about in (header.get("runtimes") or {}).items():
+            about = about or {}
+            found[name] = {
+                "version": about.get("version"),
+                "profile": about.get("profile"),
+                "cpu_flags": None if flags is None else frozenset(flags),
+            }
+    return found
+
+
 def runtime_versions(headers: list[dict]) -> dict[str, str | None]:
     """runtime name -> version, as the runs' headers recorded them."""
     return {

@@ -39,11 +39,27 @@ Gather goes wrong only when the strings of a block differ) says
 ``depends_on_values: true``: inputs in its scope that pass prove nothing,
 so the gate never calls it fixed; case entries pin such bugs in the corpus.
 
+A value-mismatch family names its **bug model** (``model: int64-low32``, or
+a list; :mod:`conformance.tables.bug_models`): a result is covered only when
+the runtime's output is exactly the oracle's output as the model transforms
+it (the judge records the models that explain it, ``explained_by``). A new
+mechanism, garbage from a regression, is not covered: it is NEW.
+
 ``clause`` is an id of the decisions table, ``upstream`` a link to the
 runtime's issue; an entry gives at least one, and always a ``reason``.
-``versions`` is a version specifier (PEP 440: ``">=2026.4,<2027"``) matched
-against the runtime's version as the run recorded it; an entry for other
-versions is not used (and said so).
+
+Where an entry holds, when that depends on the target: ``versions`` is a
+version specifier (PEP 440: ``">=2026.4,<2027"``) matched against the
+runtime's version as the run recorded it; ``profile`` the target profiles it
+holds for (``[default, accuracy]``; a targets file's properties count as no
+profile); ``cpu`` ``{has: [flags], lacks: [flags]}`` against the CPU flags
+the run recorded (``conformance.engine.records.CPU_FLAGS``). An entry that
+does not apply to a target is "not used" for it, never "fixed upstream?".
+
+A baseline says what it was observed on (``observed``, a list of
+``{version, profile, cpu_flags}``): a target that matches none of them is
+named first by the gate, with the difference, so that a verdict on another
+machine or version is read as what it is.
 """
 
 from __future__ import annotations
@@ -51,7 +67,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -61,8 +77,10 @@ from conformance.cases import yaml_lines
 from conformance.cases.loader import CaseErrors, YamlFileReader
 from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, KINDS
-from conformance.tables import decisions, dtypes, spec
+from conformance.engine.records import CPU_FLAGS
+from conformance.tables import bug_models, decisions, dtypes, spec
 from conformance.tables.features import FEATURES
+from conformance.tables.profiles import PROFILES
 
 FOLDER = "known"  # below the cases folder; never read as case files
 SIGNATURE_FIELDS: dict[str, tuple] = {
@@ -77,7 +95,45 @@ SIGNATURE_FIELDS: dict[str, tuple] = {
 }
 ENTRY_FIELDS = (
     "case", "signature", "outcome", "reason", "clause", "upstream", "versions", "depends_on_values",
+    "model", "profile", "cpu",
 )  # fmt: skip
+OBSERVED_FIELDS = ("version", "profile", "cpu_flags")
+
+
+@dataclass(frozen=True)
+class Where:
+    """What a target is, as the gate matches entries on it (from the run header)."""
+
+    version: str | None = None
+    profile: str | None = "default"
+    cpu_flags: frozenset[str] | None = None  # None: not recorded
+
+    def describe(self) -> str:
+        flags = "?" if self.cpu_flags is None else " ".join(sorted(self.cpu_flags)) or "none"
+        profile = self.profile or "(properties)"
+        return f"version {self.version or '?'}, profile {profile}, CPU flags {flags}"
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One configuration a baseline file was written on."""
+
+    version: str
+    profile: str
+    cpu_flags: frozenset[str]
+
+    def differences(self, target: Where) -> list[str]:
+        found = []
+        if release(target.version) != release(self.version):
+            found.append(f"version {target.version} (observed {self.version})")
+        if (target.profile or "") != self.profile:
+            found.append(f"profile {target.profile or '(properties)'} (observed {self.profile})")
+        if target.cpu_flags is not None and target.cpu_flags != self.cpu_flags:
+            extra = sorted(target.cpu_flags - self.cpu_flags)
+            missing = sorted(self.cpu_flags - target.cpu_flags)
+            said = [f"+{f}" for f in extra] + [f"-{f}" for f in missing]
+            found.append(f"CPU flags {' '.join(said)}")
+        return found
 
 
 @dataclass(frozen=True)
@@ -95,6 +151,10 @@ class Entry:
     upstream: str | None = None
     versions: str | None = None
     depends_on_values: bool = False  # a family no run of passing inputs can call fixed
+    model: tuple[str, ...] = ()  # bug models (tables.bug_models) one of which must explain it
+    profile: tuple[str, ...] = ()  # the target profiles it holds for; empty: any
+    cpu_has: frozenset[str] = frozenset()
+    cpu_lacks: frozenset[str] = frozenset()
 
     @property
     def where(self) -> str:
@@ -139,15 +199,42 @@ class Entry:
 
     def covers(self, record: dict) -> bool:
         """Whether the record shows this entry's discrepancy (the one rule the
-        gate, the report and the pytest plugin use; versions are the gate's)."""
-        return record.get("kind") in self.outcome and self.in_scope(record)
+        gate, the report and the pytest plugin use; where it holds is
+        :meth:`applies_to`). With a bug model, a value mismatch is covered
+        only when one of the models explains its output exactly."""
+        if record.get("kind") not in self.outcome or not self.in_scope(record):
+            return False
+        if self.model and record.get("kind") == "value_mismatch":
+            return bool(set(self.model) & set(record.get("explained_by") or ()))
+        return True
 
-    def applies_to(self, version: str | None) -> bool:
-        """Whether the entry is for this runtime version (always, without ``versions``)."""
-        if self.versions is None:
-            return True
-        parsed = release(version)
-        return parsed is not None and SpecifierSet(self.versions).contains(parsed, prereleases=True)
+    def applies_to(self, target: Where | str | None) -> bool:
+        """Whether the entry holds for this target: its version, profile and
+        CPU flags (each condition absent: always). A version string alone is
+        a target of the default profile on an unrecorded CPU."""
+        if not isinstance(target, Where):
+            target = Where(version=target)
+        if self.versions is not None:
+            parsed = release(target.version)
+            if parsed is None or not SpecifierSet(self.versions).contains(parsed, prereleases=True):
+                return False
+        if self.profile and target.profile not in self.profile:
+            return False
+        flags = target.cpu_flags
+        recorded = flags is not None and (self.cpu_has or self.cpu_lacks)
+        return not (recorded and (not self.cpu_has <= flags or self.cpu_lacks & flags))
+
+    def conditions(self) -> str:
+        """Where the entry holds, for a person: ``versions >=2026.4, profile
+        1thread, CPU lacks amx_bf16``."""
+        said = [f"versions {self.versions}"] if self.versions else []
+        if self.profile:
+            said.append(f"profile {'|'.join(self.profile)}")
+        if self.cpu_has:
+            said.append(f"CPU has {' '.join(sorted(self.cpu_has))}")
+        if self.cpu_lacks:
+            said.append(f"CPU lacks {' '.join(sorted(self.cpu_lacks))}")
+        return ", ".join(said) or "everywhere"
 
 
 def release(version: str | None) -> Version | None:
@@ -164,13 +251,15 @@ class _FileReader(YamlFileReader):
     """Turns one baseline file into entries."""
 
     def read(self) -> list[Entry]:
+        self.observed: list[Observed] = []
         if not self.load_yaml():
             return []
         if self.root is None:
             return []  # an empty file: no known discrepancy
-        if not isinstance(self.root, dict) or set(self.root) - {"entries"}:
-            self.error((), "a baseline file is a mapping with one key, 'entries' (a list)")
+        if not isinstance(self.root, dict) or set(self.root) - {"entries", "observed"}:
+            self.error((), "a baseline file is a mapping of 'observed' and 'entries' (a list)")
             return []
+        self.observed = self._observed(self.root.get("observed"))
         raw_entries = self.root.get("entries") or []
         if not isinstance(raw_entries, list):
             self.error(("entries",), "must be a list of entries")
@@ -218,6 +307,26 @@ class _FileReader(YamlFileReader):
                 SpecifierSet(versions)
             except InvalidSpecifier:
                 self.error((*at, "versions"), f"{versions!r} is not a version specifier (>=2026.4)")
+        model = self._strings(raw, at, "model")
+        for name in model:
+            if name not in bug_models.BY_NAME:
+                self.error(
+                    (*at, "model"), f"{name!r} is not a bug model ({', '.join(bug_models.BY_NAME)})"
+                )
+        if values and "value_mismatch" in outcome and not model:
+            self.error(
+                (*at, "model"),
+                "a value-dependent value_mismatch family names its bug model "
+                f"({', '.join(bug_models.BY_NAME)}): only outputs it explains are covered",
+            )
+        profile = self._strings(raw, at, "profile")
+        known = {p for profiles in PROFILES.values() for p in profiles}
+        for name in profile:
+            if name not in known:
+                self.error(
+                    (*at, "profile"), f"{name!r} is not a profile ({', '.join(sorted(known))})"
+                )
+        has, lacks = self._cpu(raw.get("cpu"), at) if "cpu" in raw else (frozenset(), frozenset())
         if len(self.errors) > before:
             return None
         return Entry(
@@ -232,7 +341,46 @@ class _FileReader(YamlFileReader):
             upstream=raw.get("upstream"),
             versions=versions,
             depends_on_values=values,
+            model=tuple(model),
+            profile=tuple(profile),
+            cpu_has=has,
+            cpu_lacks=lacks,
         )
+
+    def _cpu(self, raw, at: tuple) -> tuple[frozenset[str], frozenset[str]]:
+        at = (*at, "cpu")
+        if not isinstance(raw, dict) or not raw or set(raw) - {"has", "lacks"}:
+            self.error(at, "a mapping of has and/or lacks: lists of CPU flags (avx512_bf16...)")
+            return frozenset(), frozenset()
+        found = []
+        for key in ("has", "lacks"):
+            flags = self._strings(raw, at, key)
+            for flag in flags:
+                if flag not in CPU_FLAGS:
+                    self.error(
+                        (*at, key), f"{flag!r} is not a recorded CPU flag ({', '.join(CPU_FLAGS)})"
+                    )
+            found.append(frozenset(flags))
+        return found[0], found[1]
+
+    def _observed(self, raw) -> list[Observed]:
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            self.error(("observed",), "a list of {version, profile, cpu_flags}")
+            return []
+        found = []
+        for index, item in enumerate(raw):
+            at = ("observed", index)
+            if not isinstance(item, dict) or set(item) != set(OBSERVED_FIELDS):
+                self.error(at, "give exactly version, profile and cpu_flags (a list)")
+                continue
+            flags = item["cpu_flags"]
+            if not isinstance(flags, list) or any(f not in CPU_FLAGS for f in flags):
+                self.error((*at, "cpu_flags"), f"a list of CPU flags among {', '.join(CPU_FLAGS)}")
+                continue
+            found.append(Observed(str(item["version"]), str(item["profile"]), frozenset(flags)))
+        return found
 
     def _strings(self, raw: dict, at: tuple, key: str) -> list[str]:
         if key not in raw:
@@ -274,6 +422,13 @@ def load_file(path: Path) -> list[Entry]:
     return _FileReader(Path(path)).read_or_raise()
 
 
+def observed(path: Path) -> list[Observed]:
+    """What a baseline file says it was written on (empty: it does not say)."""
+    reader = _FileReader(Path(path))
+    reader.read_or_raise()
+    return reader.observed
+
+
 def adapter_of(runtime: str) -> str:
     """The adapter of a target named on the command line (``openvino:1thread``
     is OpenVINO); a targets file's names are mapped by the run header."""
@@ -298,7 +453,9 @@ def load(folder: Path, runtimes: Iterable[str] | dict[str, str]) -> dict[str, li
             except CaseErrors as exc:
                 errors.extend(exc.errors)
                 read[adapter] = []
-        baselines[runtime] = read[adapter]
+        # Each target of the adapter holds the file's entries as its own
+        # (openvino:1thread's are judged, reported and scoped apart).
+        baselines[runtime] = [replace(entry, runtime=runtime) for entry in read[adapter]]
     if errors:
         raise CaseErrors(errors)
     return baselines

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
-from conformance.gate.baseline import Entry
+from conformance.gate.baseline import Entry, Where
 
 FIXED_EVIDENCE = 20  # in-scope results without the discrepancy that call a family fixed
 
@@ -34,7 +34,7 @@ FIXED_EVIDENCE = 20  # in-scope results without the discrepancy that call a fami
 @dataclass
 class EntryResult:
     entry: Entry
-    applies: bool = True  # False: the entry is for other runtime versions
+    applies: bool = True  # False: the entry is for other versions, profiles or CPUs
     scope: Counter = field(default_factory=Counter)  # outcome kind -> results in scope
     covered: int = 0
     conforming_ids: list[str] = field(default_factory=list)  # in scope but conforming now
@@ -99,12 +99,15 @@ class Gate:
 
 
 def check(
-    records: Iterable[dict], baselines: dict[str, list[Entry]], versions: dict[str, str | None]
+    records: Iterable[dict],
+    baselines: dict[str, list[Entry]],
+    targets: dict[str, Where | str | None],
 ) -> Gate:
     """Hold records against the baselines of the runtimes they come from.
-    ``versions`` maps runtime name -> version string, from the run header."""
+    ``targets`` maps runtime name -> what it is (:class:`Where`: version,
+    profile, CPU flags, from the run header), or just its version string."""
     results = [
-        EntryResult(entry, applies=entry.applies_to(versions.get(runtime)))
+        EntryResult(entry, applies=entry.applies_to(targets.get(runtime)))
         for runtime, entries in baselines.items()
         for entry in entries
     ]

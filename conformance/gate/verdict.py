@@ -16,7 +16,7 @@ that cover the rest, which the report shows without running the gate again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.cases.loader import CaseErrors
@@ -57,6 +57,8 @@ class Verdict:
     gate: Gate
     folder: Path  # the baseline folder
     allow_fixed: bool
+    # targets no baseline file says it was observed on, each with the difference
+    unobserved: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -70,6 +72,7 @@ class Verdict:
             "passed": self.passed,
             "allow_fixed": self.allow_fixed,
             "baseline": str(self.folder),
+            "unobserved": self.unobserved,
             "results": result.results,
             "discrepancies": result.discrepancies,
             "new": [
@@ -162,8 +165,39 @@ def decide(
         baselines.update(
             load_baselines(folder, {name: adapters.get(name) or name for name in missing})
         )
-    versions = records.runtime_versions([run.header for run in runs])
-    return Verdict(check(results, baselines, versions), Path(folder), allow_fixed)
+    headers = [run.header for run in runs]
+    targets = {
+        name: baseline.Where(**about) for name, about in records.runtime_targets(headers).items()
+    }
+    adapters = records.runtime_adapters(headers)
+    unobserved = _unobserved(Path(folder), targets, adapters, {r.get("runtime") for r in results})
+    return Verdict(check(results, baselines, targets), Path(folder), allow_fixed, unobserved)
+
+
+def _unobserved(folder: Path, targets: dict, adapters: dict, runtimes: set) -> list[str]:
+    """A line for each target its baseline was not observed on: what differs
+    from the closest configuration the file names."""
+    lines = []
+    for name in sorted(filter(None, runtimes)):
+        where = targets.get(name)
+        path = folder / f"{adapters.get(name) or baseline.adapter_of(name)}.yaml"
+        if where is None or not path.exists():
+            continue
+        try:
+            observed = baseline.observed(path)
+        except CaseErrors:
+            continue  # reported by loading the entries
+        if not observed:
+            continue
+        differences = min((o.differences(where) for o in observed), key=len)
+        if differences:
+            lines.append(
+                f"{name} ({where.describe()}) was never observed by {path}: "
+                f"{'; '.join(differences)}. Its verdict may differ for reasons the baseline "
+                "does not know: scope the entries that depend on it (versions, profile, cpu), "
+                "do not remove them"
+            )
+    return lines
 
 
 def write(verdict: Verdict, folder: Path) -> dict:

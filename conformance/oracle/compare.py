@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.tables import dtypes
+from conformance.tables import bug_models, dtypes
 
 MAX_POSITIONS = 10  # how many differing positions a Difference keeps
 
@@ -99,3 +99,22 @@ def format_element(value) -> str:
         bits = array.view(f"uint{array.dtype.itemsize * 8}")
         return f"{array.item()!r} (0x{int(bits):0{array.dtype.itemsize * 2}x})"
     return repr(array.item())
+
+
+def explained_by(expected: np.ndarray, actual: np.ndarray) -> list[str]:
+    """The bug models (:mod:`conformance.tables.bug_models`) that explain
+    ``actual`` exactly: every element is the oracle's, or what the model makes
+    of it, bit for bit. Both arrays have one dtype and shape."""
+    name = dtypes.name_of(expected)
+    same = ~differing_mask(expected, actual)
+    found = []
+    for model in bug_models.MODELS:
+        if name not in model.dtypes:
+            continue
+        if model.transform is not None:
+            allowed = ~differing_mask(model.transform(expected), actual)
+        else:
+            allowed = model.allowed(expected, actual)
+        if bool((same | allowed).all()):
+            found.append(model.name)
+    return found

@@ -14,7 +14,7 @@ from rich.table import Table
 from conformance.engine.groups import GroupKey, Signature, grouped
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.gate.check import FIXED_EVIDENCE, Gate
-from conformance.report.diff import Diff
+from conformance.report.diff import Diff, comparable
 
 if TYPE_CHECKING:  # the fuzz package (and Hypothesis) only when fuzzing
     from conformance.fuzz.campaign import Campaign, Status
@@ -26,12 +26,15 @@ def gate_lines(
     known: str,
     limit: int = 25,
     places: dict[GroupKey, str] | None = None,
+    unobserved: list[str] | None = None,
 ) -> list[str]:
-    """What the gate found, in lines for the terminal: the failures first,
-    each with where to look and what to do. ``places`` says where a group's
-    input is when it is not a case file's line (:func:`fuzz_class_places`)."""
+    """What the gate found, in lines for the terminal: targets the baseline
+    was never observed on first (the verdict may mean something else there),
+    then the failures, each with where to look and what to do. ``places``
+    says where a group's input is when it is not a case file's line
+    (:func:`fuzz_class_places`)."""
     places = places or {}
-    lines = []
+    lines = [f"NOT OBSERVED: {line}" for line in unobserved or ()]
     if gate.unexpected:
         found = grouped(gate.unexpected)
         lines.append(
@@ -44,7 +47,8 @@ def gate_lines(
             variants = ", ".join(sorted({m["variant"] for m in members}))
             where = places.get(key) or first.get("source", "")
             lines.append(f"  {runtime:12} {kind:17} {op:15} {base_id} ({len(members)}: {variants})")
-            lines.append(f"      {where}: {first.get('message', '')[:160]}")
+            message = (first.get("message") or "").strip().splitlines()
+            lines.append(f"      {where}: {' '.join(message[:2])[:160]}")
         if len(found) > limit:
             lines.append(f"  ... {len(found) - limit} more groups")
         lines.append("  a runtime bug to accept for now? add an entry (docs/gate.md)")
@@ -52,15 +56,21 @@ def gate_lines(
         entry = result.entry
         now = ", ".join(f"{kind} {n}" for kind, n in result.scope.most_common())
         label = "FIXED UPSTREAM?" if not allow_fixed else "fixed upstream? (allowed)"
-        lines.append(f"{label} {entry.where}: {entry.describe()} no longer reproduces")
+        lines.append(
+            f"{label} {entry.where} ({entry.runtime}): {entry.describe()} no longer reproduces"
+        )
         if entry.each:
             more = " ..." if len(result.conforming_ids) > 5 else ""
             lines.append(f"  conforming now: {', '.join(result.conforming_ids[:5])}{more}")
-        lines.append(f"  results in scope: {now}; remove or narrow the entry")
+        lines.append(
+            f"  results in scope: {now}; narrow the entry (versions, profile, cpu) to where it "
+            "still holds, or remove it"
+        )
     for result in gate.unproven:
         entry = result.entry
         lines.append(
-            f"not reproduced: {entry.where}: {entry.describe()} on {result.scope.total()} "
+            f"not reproduced: {entry.where} ({entry.runtime}): {entry.describe()} on "
+            f"{result.scope.total()} "
             + (
                 "results in scope (it depends on values: never called fixed)"
                 if entry.depends_on_values
@@ -72,9 +82,14 @@ def gate_lines(
         lines.append(f"unmatched (no result in scope here, not a failure): {places}")
     for result in gate.inapplicable:
         entry = result.entry
-        lines.append(f"not used: {entry.where}: for {entry.runtime} {entry.versions}")
+        lines.append(f"not used: {entry.where} ({entry.runtime}): holds for {entry.conditions()}")
     covered = gate.discrepancies - len(gate.unexpected)
     verdict = "PASSED" if gate.passed(allow_fixed) else "FAILED"
+    if gate.fixed and not gate.unexpected and not allow_fixed:
+        lines.append(
+            "only entries fixed upstream? fail the gate: to accept that for now, "
+            "run again with --allow-fixed"
+        )
     lines.append(
         f"gate {verdict}: {gate.discrepancies} discrepancies in {gate.results} results, "
         f"{covered} known, {len(gate.unexpected)} new, {len(gate.fixed)} entries fixed upstream?"
@@ -117,18 +132,33 @@ def case_problem_lines(problems: list[dict]) -> list[str]:
     ]
 
 
+DIFF_WIDTH = 150  # characters of a detail line under a group of changes
+NOISE_SHOWN = "source lines, addresses, ids, type lists"  # what diff.NOISE takes out
+
+
 def diff_lines(diff: Diff, limit: int = 30) -> list[str]:
-    """The diff in lines for the terminal."""
+    """The diff in lines for the terminal: each group of changes with its
+    inputs (dtypes and shapes; the values when a run kept one of its cases),
+    and for a changed group what A and B said where they part."""
     lines = [f"A: {diff.a}", f"B: {diff.b}"]
+    if diff.cross:
+        lines.append(f"cross-runtime: {diff.cross[0]} (A) held against {diff.cross[1]} (B)")
     for name, (before, after) in diff.versions.items():
-        arrow = f"{before} -> {after}" if before != after else f"{before} (both)"
+        if before is None or after is None:
+            arrow = f"{before} (A only)" if after is None else f"{after} (B only)"
+        else:
+            arrow = f"{before} -> {after}" if before != after else f"{before} (both)"
         lines.append(f"  {name}: {arrow}")
     fixed_word = "fixed" if diff.by == "result" else "not seen again"
     if diff.by == "result":
+        noise = ""
+        if diff.noise:
+            noise = f" ({diff.noise} of them differ only in noise: {NOISE_SHOWN})"
         lines.append(
             f"{diff.compared} results in both runs ({diff.only_a} only in A, {diff.only_b} only "
             f"in B): {len(diff.new)} new, {len(diff.fixed)} fixed, {len(diff.changed)} changed "
-            f"discrepancies, {diff.same} unchanged"
+            f"discrepancies, {diff.same} unchanged{noise}; {len(diff.unsupported)} between "
+            f"conforming and harness_unsupported"
         )
     else:
         why = "fuzz campaigns" if diff.by == "signature" else "no result in common"
@@ -136,17 +166,76 @@ def diff_lines(diff: Diff, limit: int = 30) -> list[str]:
             f"{why}: compared by discrepancy signature, "
             f"{len(diff.new)} new, {len(diff.fixed)} not seen again, {diff.same} in both"
         )
-    for title, changes in (("new", diff.new), (fixed_word, diff.fixed), ("changed", diff.changed)):
+    coverage = "; conforming <-> harness_unsupported: says nothing of the runtime"
+    sections = (
+        ("NEW", diff.new, ""),
+        (fixed_word.upper(), diff.fixed, ""),
+        ("CHANGED", diff.changed, ""),
+        ("HARNESS COVERAGE", diff.unsupported, coverage),
+    )
+    for title, changes, note in sections:
         if not changes:
             continue
         groups = diff.grouped(changes)
-        lines.append(f"{title.upper()} ({len(changes)} in {len(groups)} groups):")
-        for (runtime, before, after, op, base_id), members in groups[:limit]:
+        lines.append(f"{title} ({len(changes)} in {len(groups)} groups{note}):")
+        for group, members in groups[:limit]:
+            runtime, before, after, op, base_id = group
             arrow = f"{before or '-'} -> {after or '-'}"
             lines.append(f"  {runtime:12} {arrow:36} {op:15} {base_id} ({len(members)})")
+            lines.extend(_diff_group_lines(diff, group, members, changes is diff.changed))
         if len(groups) > limit:
             lines.append(f"  ... {len(groups) - limit} more groups (see the HTML page)")
     return lines
+
+
+def _diff_group_lines(diff: Diff, group: tuple, members: list, said: bool) -> list[str]:
+    """A group's inputs, its kept example and (changed groups) what each run said."""
+    indent = "      "
+    inputs = diff.inputs(members)
+    shown: list[str] = []
+    for text, count in inputs:  # as many as the line holds, the most frequent first
+        item = text + (f" ({count})" if len(inputs) > 1 else "")
+        if shown and len(indent) + 24 + len("; ".join([*shown, item])) > DIFF_WIDTH:
+            break
+        shown.append(item)
+    more = f"; +{len(inputs) - len(shown)} more" if len(inputs) > len(shown) else ""
+    lines = [_cut(f"{indent}inputs: {'; '.join(shown)}{more}")] if inputs else []
+    example = diff.examples.get(group)
+    if example is not None:
+        room = max(20, (DIFF_WIDTH - len(indent) - len(example.case_id) - 38) // 2)
+        lines.append(
+            _cut(
+                f"{indent}example {example.case_id} ({example.run}): data "
+                f"{example.values(example.data, room)} indices "
+                f"{example.values(example.indices, room)}"
+            )
+        )
+    if said:  # of the same kind: where the messages part once the noise is out
+        first = members[0]
+        before, after = first.before_message, first.after_message
+        if first.before == first.after:
+            before, after = comparable(first.before, before), comparable(first.after, after)
+        before, after = _parting(before, after)
+        lines.append(_cut(f"{indent}A said: {before}"))
+        lines.append(_cut(f"{indent}B said: {after}"))
+    return lines
+
+
+def _cut(line: str, width: int = DIFF_WIDTH) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _parting(a: str, b: str, context: int = 30) -> tuple[str, str]:
+    """Two messages, on one line each, from a little before where they differ."""
+    a, b = " ".join(a.split()), " ".join(b.split())
+    common = 0
+    for left, right in zip(a, b, strict=False):
+        if left != right:
+            break
+        common += 1
+    start = a.rfind(" ", 0, max(0, common - context)) + 1 if common > context else 0
+    mark = "…" if start else ""
+    return (mark + a[start:]) or "(no message)", (mark + b[start:]) or "(no message)"
 
 
 def summary_table(summary, runtimes: list[str]) -> Table:

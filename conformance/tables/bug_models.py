@@ -1,0 +1,162 @@
+"""Bug models: the mechanisms by which a runtime's wrong values are known to
+come about, each as an exact function of the oracle's output.
+
+A baseline family whose discrepancy depends on values (a value_mismatch that
+shows only on some inputs) names its model (``model: int64-low32``); a result
+is covered only when the runtime's output is exactly what the model makes of
+the oracle's output, element by element, bit for bit: each element is either
+the oracle's or the model's transform of it. Anything else (garbage from a
+new regression, another mechanism) is not explained and is NEW.
+
+The judge records which models explain each value mismatch (``explained_by``
+in results.jsonl), so the gate, the report and a reader of the records all
+see the same answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+_INT32 = np.iinfo(np.int32)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+_BFLOAT16_MAX = float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+
+
+@dataclass(frozen=True)
+class BugModel:
+    name: str
+    dtypes: tuple[str, ...]  # data dtypes it can apply to
+    description: str
+    # expected -> what the model makes of it (same dtype and shape); None for
+    # a model that is a relation, not a function (``allowed`` decides)
+    transform: Callable[[np.ndarray], np.ndarray] | None = None
+    # (expected, actual) -> elementwise "the model allows this actual value"
+    allowed: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+
+
+def _low32(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.int32).astype(x.dtype)  # wraps, then sign-extends
+
+
+def _saturate_int32(x: np.ndarray) -> np.ndarray:
+    low = _INT32.min if np.issubdtype(x.dtype, np.signedinteger) else 0
+    return np.clip(x, low, _INT32.max).astype(x.dtype)
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    return x.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize])
+
+
+def _plus_zero(x: np.ndarray) -> np.ndarray:
+    """Elementwise: the value is +0.0 (all bits clear)."""
+    return _bits(x) == 0
+
+
+def _narrowed(x: np.ndarray, limit: float) -> np.ndarray:
+    """float64 -> float32 (beyond ``limit`` clamped to it) -> float64."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        finite = np.isfinite(x)
+        return np.where(finite, np.clip(x, -limit, limit), x).astype(np.float32).astype(x.dtype)
+
+
+def _float32_clamped(limit: float) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda x: _narrowed(x, limit)
+
+
+def _constant_narrowed(limit: float) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """Narrowed as :func:`_narrowed`, and where the float32 result is zero or
+    subnormal it may come back +0.0 (flush-to-zero: GatherElements' constants
+    do, Gather's keep the sign of a zero)."""
+
+    def allowed(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+        narrowed = _narrowed(expected, limit)
+        tiny = np.abs(narrowed) < np.finfo(np.float32).tiny
+        return (_bits(narrowed) == _bits(actual)) | (tiny & _plus_zero(actual))
+
+    return allowed
+
+
+def _flushed(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """Subnormals and -0.0 may come back +0.0 (denormals-are-zero)."""
+    wide = expected.astype(np.float64)
+    tiny = {
+        np.dtype(np.float16): np.finfo(np.float16).tiny,
+        np.dtype(np.float32): np.finfo(np.float32).tiny,
+        np.dtype(np.float64): np.finfo(np.float64).tiny,
+        _BFLOAT16: ml_dtypes.finfo(ml_dtypes.bfloat16).tiny,
+    }[expected.dtype]
+    return (np.abs(wide) < float(tiny)) & _plus_zero(actual)
+
+
+def _quiet_nans(x: np.ndarray) -> np.ndarray:
+    quiet_bit = {2: 0x0200, 4: 0x0040_0000, 8: 0x0008_0000_0000_0000}[x.dtype.itemsize]
+    if x.dtype == _BFLOAT16:
+        quiet_bit = 0x0040
+    bits = _bits(x)
+    nan = np.isnan(x.astype(np.float64))
+    return np.where(nan, bits | quiet_bit, bits).astype(bits.dtype).view(x.dtype)
+
+
+def _emptied(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    del expected  # any element may come back empty
+    return np.fromiter((a == "" for a in actual.ravel()), bool, actual.size).reshape(actual.shape)
+
+
+MODELS: tuple[BugModel, ...] = (
+    BugModel(
+        "int64-low32",
+        ("int64", "uint64"),
+        "64-bit integers keep their low 32 bits (sign-extended): computed in int32",
+        transform=_low32,
+    ),
+    BugModel(
+        "saturate-int32",
+        ("int64", "uint64", "uint32"),
+        "integers beyond int32 saturate to its range (a constant narrowed to int32)",
+        transform=_saturate_int32,
+    ),
+    BugModel(
+        "float64-as-float32",
+        ("float64",),
+        "float64 narrowed to float32, out-of-range values clamped to ±FLT_MAX",
+        transform=_float32_clamped(_FLOAT32_MAX),
+    ),
+    BugModel(
+        "float64-constant-as-float32",
+        ("float64",),
+        "a float64 constant narrowed to float32, out-of-range values clamped to ±FLT_MAX, "
+        "zero or subnormal results possibly +0.0 (flush-to-zero)",
+        allowed=_constant_narrowed(_FLOAT32_MAX),
+    ),
+    BugModel(
+        "float64-constant-as-float32-bf16-clamp",
+        ("float64",),
+        "a float64 constant narrowed to float32, out-of-range values clamped to ±bfloat16's "
+        "max (where the inference precision is bf16), zero or subnormal results possibly +0.0",
+        allowed=_constant_narrowed(_BFLOAT16_MAX),
+    ),
+    BugModel(
+        "subnormals-flushed",
+        ("float16", "bfloat16", "float32", "float64"),
+        "subnormal values and -0.0 come back +0.0 (denormals-are-zero)",
+        allowed=_flushed,
+    ),
+    BugModel(
+        "nan-quieted",
+        ("float16", "bfloat16", "float32", "float64"),
+        "signalling NaNs come back quiet (the quiet bit set, payload kept)",
+        transform=_quiet_nans,
+    ),
+    BugModel(
+        "strings-emptied",
+        ("string",),
+        "some string elements come back empty",
+        allowed=_emptied,
+    ),
+)
+BY_NAME: dict[str, BugModel] = {model.name: model for model in MODELS}
