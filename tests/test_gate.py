@@ -243,7 +243,8 @@ def test_an_entry_that_no_longer_reproduces_fails_unless_allowed(tmp_path):
     args = ["run", "--gate", "--runtime", "onnxruntime", "-k", "gather-example-axis0*", "--out"]
     result = conformance(*args, str(out), "--known", str(known))
     assert result.returncode == 1, result.stdout + result.stderr
-    assert f"FIXED UPSTREAM? {known / 'onnxruntime.yaml'}:2:" in result.stdout
+    assert f"FIXED UPSTREAM? {known / 'onnxruntime.yaml'}:2 (onnxruntime):" in result.stdout
+    assert "run again with --allow-fixed" in result.stdout  # the option that accepts it
     assert "conforming now: gather-example-axis0.op1.float32.int32 [static]" in result.stdout
     allowed = conformance(*args, str(out), "--known", str(known), "--allow-fixed")
     assert allowed.returncode == 0, allowed.stdout
@@ -318,7 +319,7 @@ def test_only_conforming_results_are_evidence_that_a_family_is_fixed(tmp_path):
 
 
 def test_a_family_that_depends_on_values_is_never_called_fixed(tmp_path):
-    known = entries(tmp_path, FAMILY + "    depends_on_values: true\n")
+    known = entries(tmp_path, FAMILY + "    depends_on_values: true\n    model: nan-quieted\n")
     passes = [record("pass", case_id=f"p-{i}") for i in range(100)]
     result = gate.check(passes, known, {})
     assert result.passed() and len(result.unproven) == 1
@@ -368,3 +369,116 @@ def test_conformance_gate_refuses_runs_that_did_not_finish(tmp_path):
 def test_known_and_allow_fixed_need_the_gate(tmp_path):
     done = conformance("run", "--runtime", "onnxruntime", "--allow-fixed", "--out", str(tmp_path))
     assert done.returncode == 2 and "add --gate" in done.stderr
+
+
+# -- where entries hold: versions, profiles, CPUs -----------------------------------------
+AVX512_BF16 = frozenset({"avx2", "avx512f", "avx512_bf16"})
+NO_BF16 = frozenset({"avx2"})
+
+
+def test_an_entry_scoped_to_a_profile_or_cpu_is_not_used_elsewhere_never_fixed(tmp_path):
+    known = entries(
+        tmp_path,
+        CASE_ENTRY.replace("    outcome", "    profile: 1thread\n    outcome")
+        + CASE_ENTRY.replace("gather-x", "gather-y").replace(
+            "    outcome", "    cpu: {lacks: [avx512_bf16]}\n    outcome"
+        ),
+    )
+    results = [record("pass"), record("pass", case_id="gather-y.op13.float32.int64")]
+    on_bf16 = baseline.Where("2026.4.1", "default", AVX512_BF16)
+    decided = gate.check(results, known, {"openvino": on_bf16})
+    assert decided.passed() and not decided.fixed and len(decided.inapplicable) == 2
+    lines = gate_lines(decided, False, "k")
+    assert any("holds for profile 1thread" in line for line in lines)
+    assert any("holds for CPU lacks avx512_bf16" in line for line in lines)
+    # Where they hold, they are judged: conforming results there mean fixed upstream?
+    one_thread = baseline.Where("2026.4.1", "1thread", NO_BF16)
+    decided = gate.check(results, known, {"openvino": one_thread})
+    assert len(decided.fixed) == 2 and not decided.passed()
+    # A CPU the run did not record: the condition cannot be checked, the entry is used.
+    assert known["openvino"][1].applies_to(baseline.Where("2026.4.1", "default", None))
+
+
+def test_bad_scopes_are_errors_with_their_line(tmp_path):
+    found = problems(
+        tmp_path,
+        "entries:\n"
+        "  - case: x\n    outcome: crash\n    reason: r\n    clause: bitwise-exact\n"
+        "    profile: turbo\n    cpu: {lacks: [avx1024]}\n"
+        "  - signature: {dtype: int64}\n    depends_on_values: true\n    outcome: value_mismatch\n"
+        "    reason: r\n    clause: bitwise-exact\n    model: garbage\n",
+    )
+    where = tmp_path / "openvino.yaml"
+    assert any(
+        line.startswith(f"{where}:6: entries[0].profile: 'turbo' is not a profile")
+        for line in found
+    )
+    assert any(line.startswith(f"{where}:7: entries[0].cpu.lacks: 'avx1024'") for line in found)
+    assert any(
+        line.startswith(f"{where}:13: entries[1].model: 'garbage' is not a bug model")
+        for line in found
+    )
+
+
+def test_a_target_the_baseline_never_observed_is_named_first(tmp_path):
+    write(
+        tmp_path,
+        "openvino",
+        "observed:\n"
+        "  - {version: 2026.4.1, profile: default, cpu_flags: [avx2, avx512f, avx512_bf16]}\n"
+        "entries:\n" + CASE_ENTRY,
+    )
+    from conformance.gate.verdict import _unobserved
+
+    seen = baseline.Where("2026.4.1-22982-e213a147257", "default", AVX512_BF16)
+    assert _unobserved(tmp_path, {"openvino": seen}, {}, {"openvino"}) == []
+    amx = baseline.Where("2026.4.1", "default", AVX512_BF16 | {"amx_bf16", "amx_tile"})
+    older = baseline.Where("2025.0.0", "1thread", AVX512_BF16)
+    (line,) = _unobserved(
+        tmp_path, {"openvino:amx": amx}, {"openvino:amx": "openvino"}, {"openvino:amx"}
+    )
+    assert "openvino:amx" in line and "CPU flags +amx_bf16 +amx_tile" in line
+    assert "scope the entries" in line and "do not remove them" in line
+    (line,) = _unobserved(tmp_path, {"openvino": older}, {}, {"openvino"})
+    assert (
+        "version 2025.0.0 (observed 2026.4.1)" in line
+        and "profile 1thread (observed default)" in line
+    )
+    gated = gate_lines(
+        gate.check([], entries(tmp_path, CASE_ENTRY), {}), False, "k", unobserved=[line]
+    )
+    assert gated[0] == f"NOT OBSERVED: {line}"
+
+
+def test_junit_fails_the_gate_suite_for_each_kind_of_gate_failure():
+    from conformance.report import machine
+
+    trace = "Traceback (most recent call last):\n  ...\nAttributeError: no size"
+    broken = record("harness_unsupported", harness_error=True, message=trace)
+    verdict = {
+        "allow_fixed": False,
+        "new": [{"runtime": "openvino", "kind": "crash", "op": "Gather", "group": "gather-x",
+                 "count": 2, "source": "cases/x.yaml:1", "message": "SIGSEGV"}],
+        "fixed": [{"where": "cases/known/openvino.yaml:9", "runtime": "openvino", "reason": "r",
+                   "conforming_now": ["gather-y.op13.float32.int64 [static]"]}],
+    }  # fmt: skip
+    tree = machine.junit([broken], {}, [verdict], ["run/: the run was interrupted (Ctrl-C)"])
+    suite = tree.getroot().find("./testsuite[@name='gate']")
+    names = [case.get("name") for case in suite.findall("testcase")]
+    assert names == [
+        "run did not finish",
+        "harness errors (1)",
+        "new: openvino crash Gather gather-x",
+        "fixed upstream?: cases/known/openvino.yaml:9 (openvino)",
+    ]
+    assert suite.get("failures") == "4"
+    harness = suite.find("./testcase[@name='harness errors (1)']/failure")
+    assert harness.get("message").endswith("AttributeError: no size")
+    # the harness error itself is an <error>, not a skip
+    runtime = tree.getroot().find("./testsuite[@name='openvino']")
+    assert runtime.get("errors") == "1" and runtime.find("./testcase/error") is not None
+    verdict["allow_fixed"] = True
+    allowed = machine.junit([], {}, [{**verdict, "new": []}], [])
+    assert [
+        c.get("name") for c in allowed.getroot().findall("./testsuite[@name='gate']/testcase")
+    ] == ["verdict"]

@@ -13,7 +13,10 @@ def add_parser(commands) -> None:
         help="what changed between two runs: new, fixed and changed discrepancies",
         description="Pair the results of two runs by (runtime, case id, variant) and list "
         "the discrepancies that are new in B, fixed in B, or changed (another kind or another "
-        "message); fuzz campaigns, which share no result, are compared by discrepancy "
+        "message; runtime messages compared without source lines, addresses, ids and type "
+        "lists), and "
+        "the results that went between conforming and harness_unsupported; each group with "
+        "its inputs. Fuzz campaigns, which share no result, are compared by discrepancy "
         "signature. Prints the changes and writes an HTML page.",
         epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE),
     )
@@ -25,6 +28,12 @@ def add_parser(commands) -> None:
         "-o", "--output", type=Path, metavar="FILE.html",
         help="the HTML page (default RUN_B/diff.html)",
     )  # fmt: skip
+    diff.add_argument(
+        "--cross-runtime", action="store_true",
+        help="hold the one runtime of A against the one runtime of B (another name, e.g. "
+        "another profile), pairing results by (case id, variant); without it, runs that "
+        "share no runtime are refused",
+    )  # fmt: skip
     diff.set_defaults(func=command)
 
 
@@ -33,8 +42,8 @@ def command(args) -> int:
     from conformance.report import diff, render, terminal
 
     try:
-        found = diff.compare([args.run_a], [args.run_b])
-    except RecordsError as error:
+        found = diff.compare([args.run_a], [args.run_b], cross_runtime=args.cross_runtime)
+    except (RecordsError, diff.DiffError) as error:
         options.stderr().print(f"error: {error}", markup=False)
         return exits.USAGE
     print("\n".join(terminal.diff_lines(found)))

@@ -21,7 +21,7 @@ MEANING: dict[int, str] = {
     USAGE: "usage error or bad input: malformed case or baseline file, unknown runtime or "
     "case id, an unreadable or unfinished run folder, a runtime that does not start, "
     "a harness error during the run, a case whose expectation disagrees with the oracle "
-    "(`run`)",
+    "(`run`), two runs that share no runtime (`diff`, without --cross-runtime)",
     INTERRUPTED: "interrupted (Ctrl-C): every result recorded so far is kept",
 }
 

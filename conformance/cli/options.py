@@ -216,7 +216,17 @@ def exit_status(summary, err: Console, found: bool, kept: str) -> int:
         err.print(f"interrupted: {kept} are kept")
         return exits.INTERRUPTED
     if summary.harness_errors:
-        err.print(f"{summary.harness_errors} harness error(s): see 'harness_error' records")
+        err.print(
+            f"{summary.harness_errors} harness error(s) (bugs of the harness, not verdicts "
+            "on the runtime; 'harness_error' records in results.jsonl):",
+            markup=False,
+        )
+        for example in summary.harness_error_examples:
+            err.print(
+                f"  {example['runtime']}: {example['case_id']} [{example['variant']}]: "
+                f"{example['error']}",
+                markup=False,
+            )
         return exits.USAGE
     if summary.case_problems:
         err.print(

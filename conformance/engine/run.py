@@ -34,6 +34,7 @@ from conformance.oracle import Verdict
 
 DEFAULT_CASE_MEMORY = 1 << 30  # bytes a case may declare (inputs + output)
 STRING_ELEMENT_BYTES = 64  # a guess for an object-array string: pointer, header, text
+HARNESS_ERRORS_KEPT = 5  # examples of harness errors the summary names
 MODEL_CACHE = 4096  # serialized models kept by signature
 
 
@@ -55,6 +56,8 @@ class Summary:
     counts: dict[str, Counter] = field(default_factory=dict)  # runtime -> kind -> n
     discrepancies: int = 0
     harness_errors: int = 0
+    # the first harness errors: runtime, case_id, variant, error (the exception's last line)
+    harness_error_examples: list[dict] = field(default_factory=list)
     interrupted: bool = False
     error: str | None = None
     duration_s: float = 0.0
@@ -315,7 +318,18 @@ class Run:
             if outcome.kind in DISCREPANCIES:
                 summary.discrepancies += 1
                 summary.groups[group_key(record)] += 1
-            summary.harness_errors += bool(record.get("harness_error"))
+            if record.get("harness_error"):
+                summary.harness_errors += 1
+                if len(summary.harness_error_examples) < HARNESS_ERRORS_KEPT:
+                    lines = [x for x in (outcome.message or "").strip().splitlines() if x.strip()]
+                    summary.harness_error_examples.append(
+                        {
+                            "runtime": runtime,
+                            "case_id": case.id,
+                            "variant": variant,
+                            "error": lines[-1].strip() if lines else "",
+                        }
+                    )
             if recorded:
                 recorded(case, variant, runtime, verdict, outcome, raw, record)
 

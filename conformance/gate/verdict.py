@@ -136,6 +136,7 @@ def _entry(item: EntryResult) -> dict:
         "clause": e.clause,
         "upstream": e.upstream,
         "versions": e.versions,
+        "holds": e.conditions(),
         "covered": item.covered,
         "in_scope": dict(item.scope),
         "conforming_now": item.conforming_ids,

@@ -2,8 +2,13 @@
 
 JUnit: one ``<testsuite>`` per runtime, one ``<testcase>`` per (case,
 runtime, variant) named ``<case id>[<variant>]`` with classname
-``<runtime>.<op>``; a discrepancy is a ``<failure>`` (type = outcome kind), a
-``harness_unsupported`` result is ``<skipped>``, conforming results pass.
+``<runtime>.<op>``; a discrepancy is a ``<failure>`` (type = outcome kind)
+unless a baseline entry covers it (``<skipped>``, as an xfail), a harness
+error is an ``<error>``, another ``harness_unsupported`` result is
+``<skipped>``, conforming results pass. When the runs were gated, a
+``gate`` suite says the verdict as CI reads it: a failing test case for each
+new group, each entry fixed upstream? (unless allowed), each run that did not
+finish, and one for the harness errors; a passing ``gate.verdict`` otherwise.
 
 JSON summary (``SUMMARY_SCHEMA``, a contract; the version goes up when a
 field changes meaning or goes away)::
@@ -82,10 +87,17 @@ def write_summary(report: Report, path: Path) -> None:
     files.write_json(path, summary(report))
 
 
-def junit(results: list[dict], known: dict | None = None) -> ElementTree.ElementTree:
+def junit(
+    results: list[dict],
+    known: dict | None = None,
+    verdicts: list[dict] | None = None,
+    unfinished: list[str] | None = None,
+) -> ElementTree.ElementTree:
     """``known`` maps id(record) -> the baseline entry covering it: such a
     discrepancy is ``<skipped>`` ("known: ..."), as pytest reports an xfail,
-    so CI annotations show what is new, not every known bug."""
+    so CI annotations show what is new, not every known bug. ``verdicts``
+    (gate.json contents) and ``unfinished`` (why a run cannot stand for a
+    whole one) make the ``gate`` suite."""
     known = known or {}
     by_runtime: dict[str, list[dict]] = defaultdict(list)
     for record in results:
@@ -93,14 +105,18 @@ def junit(results: list[dict], known: dict | None = None) -> ElementTree.Element
     root = ElementTree.Element("testsuites", name="onnx-gather-conformance")
     for runtime, mine in sorted(by_runtime.items()):
         failures = sum(e["kind"] in DISCREPANCIES and id(e) not in known for e in mine)
-        skipped = sum(e["kind"] == "harness_unsupported" or id(e) in known for e in mine)
+        errors = sum(bool(e.get("harness_error")) for e in mine)
+        skipped = sum(
+            (e["kind"] == "harness_unsupported" and not e.get("harness_error")) or id(e) in known
+            for e in mine
+        )
         suite = ElementTree.SubElement(
             root,
             "testsuite",
             name=runtime,
             tests=str(len(mine)),
             failures=str(failures),
-            errors="0",
+            errors=str(errors),
             skipped=str(skipped),
         )
         for record in mine:
@@ -121,9 +137,64 @@ def junit(results: list[dict], known: dict | None = None) -> ElementTree.Element
                     case, "failure", type=record["kind"], message=_clean(record["message"])[:500]
                 )
                 failure.text = _clean(record["message"])
+            elif record.get("harness_error"):
+                error = ElementTree.SubElement(
+                    case, "error", type="harness_error", message=_clean(record["message"])[:500]
+                )
+                error.text = _clean(record["message"])
             elif record["kind"] == "harness_unsupported":
                 ElementTree.SubElement(case, "skipped", message=_clean(record["message"])[:500])
+    if verdicts or unfinished:
+        _gate_suite(root, results, verdicts or [], unfinished or [])
     return ElementTree.ElementTree(root)
+
+
+def last_line(text: str | None) -> str:
+    """The last non-empty line of a message: an exception's type and text."""
+    lines = [line for line in (text or "").strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def _gate_suite(root, results: list[dict], verdicts: list[dict], unfinished: list[str]) -> None:
+    """The gate's verdict as test cases: what a CI summary shows first."""
+    failing: list[tuple[str, str, str]] = []  # (name, type, message)
+    for why in unfinished:
+        failing.append(("run did not finish", "unfinished", why))
+    harness = [r for r in results if r.get("harness_error")]
+    if harness:
+        first = harness[0]
+        failing.append((
+            f"harness errors ({len(harness)})",
+            "harness_error",
+            f"{first['runtime']} {first['case_id']} [{first['variant']}]: "
+            f"{last_line(first.get('message'))}",
+        ))  # fmt: skip
+    for verdict in verdicts:
+        for item in verdict.get("new", []):
+            failing.append((
+                f"new: {item['runtime']} {item['kind']} {item['op']} {item['group']}",
+                item["kind"],
+                f"{item['count']} result(s) outside the baseline ({item.get('source')}): "
+                f"{item.get('message') or ''}",
+            ))  # fmt: skip
+        if not verdict.get("allow_fixed"):
+            for item in verdict.get("fixed", []):
+                failing.append((
+                    f"fixed upstream?: {item['where']} ({item['runtime']})",
+                    "fixed_upstream",
+                    f"{item['reason']} -- conforming now: {', '.join(item['conforming_now'][:5])}; "
+                    "narrow or remove the entry, or accept with --allow-fixed",
+                ))  # fmt: skip
+    suite = ElementTree.SubElement(
+        root, "testsuite", name="gate", tests=str(max(1, len(failing))),
+        failures=str(len(failing)), errors="0", skipped="0",
+    )  # fmt: skip
+    if not failing:
+        ElementTree.SubElement(suite, "testcase", name="verdict", classname="gate", time="0")
+    for name, kind, message in failing:
+        case = ElementTree.SubElement(suite, "testcase", name=name, classname="gate", time="0")
+        failure = ElementTree.SubElement(case, "failure", type=kind, message=_clean(message)[:500])
+        failure.text = _clean(message)
 
 
 def _clean(text: str) -> str:
@@ -134,8 +205,14 @@ def _clean(text: str) -> str:
     )
 
 
-def write_junit(results: list[dict], path: Path, known: dict | None = None) -> None:
-    tree = junit(results, known)
+def write_junit(
+    results: list[dict],
+    path: Path,
+    known: dict | None = None,
+    verdicts: list[dict] | None = None,
+    unfinished: list[str] | None = None,
+) -> None:
+    tree = junit(results, known, verdicts, unfinished)
     ElementTree.indent(tree)
     text = ElementTree.tostring(tree.getroot(), encoding="unicode", xml_declaration=True)
     files.write_text(path, text + "\n")

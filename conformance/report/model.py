@@ -98,6 +98,7 @@ class Group:
     reproducer: Reproducer | None = None  # a value mismatch cut down (engine.reproduce)
     fuzz_class: dict | None = None  # the fuzz class of a generated group, with its links
     families: list[str] = field(default_factory=list)  # ids of the families it belongs to
+    anchor: str = ""  # its id in the page ("group-3")
 
     @property
     def key(self) -> GroupKey:
@@ -168,6 +169,11 @@ class Report:
     harness_errors: int = 0
     case_problems: list[dict] = field(default_factory=list)  # case files the oracle contradicts
     families: list[Family] = field(default_factory=list)
+
+    def anchor_of(self, runtime: str, kind: str, op: str, group: str) -> str | None:
+        """The page anchor of a group named by its key (gate.json names groups so)."""
+        key = GroupKey(runtime, kind, op, group)
+        return next((g.anchor for g in self.groups if g.key == key), None)
     # id(record) -> the baseline entry covering it: {"where", "reason", "clause", "upstream"}
     known_by: dict = field(default_factory=dict, repr=False)
 
@@ -391,7 +397,8 @@ def build(headers: list[dict], results: list[dict], findings: list[dict]) -> Rep
         if _size(record) < _size(group.example):
             group.example = record
     ordered = sorted(groups.values(), key=lambda g: (SEVERITY.index(g.kind), -g.count, g.name))
-    for group in ordered:
+    for number, group in enumerate(ordered, start=1):
+        group.anchor = f"group-{number}"
         _fill(group)
     ops = sorted({e["op"] for e in results})
     dtypes_seen = sorted({e["dtype"] for e in results})

@@ -62,7 +62,9 @@ def write(
     report = from_runs(runs, out, known)
     files.write_text(out, render(report))
     if junit:
-        machine.write_junit(report.records, junit, report.known_by)
+        machine.write_junit(
+            report.records, junit, report.known_by, report.verdicts, report.unfinished
+        )
     if summary:
         machine.write_summary(report, summary)
     return report
