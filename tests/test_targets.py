@@ -119,6 +119,12 @@ def test_a_targets_file_runs_beside_runtime_targets_in_another_interpreter(tmp_p
     assert "cpu_flags" in header and isinstance(header["cpu_flags"], list)
     runtimes = {r["runtime"] for r in records.read_records(out / records.RESULTS)}
     assert runtimes == {"onnxruntime:1thread", "ort-plain"}
+    # The report shows one column per target with what it asked for and got.
+    html = (out / "report.html").read_text(encoding="utf-8")
+    judged = html[html.index('id="targets"') : html.index("</table>", html.index('id="targets"'))]
+    assert '<th data-runtime="ort-plain">ort-plain</th>' in judged
+    assert "<code>graph_optimization_level=ORT_DISABLE_ALL</code>" in judged
+    assert "<code>intra_op_num_threads=1</code>" in judged  # onnxruntime:1thread's effective
     # Both are ONNX Runtime: both are gated against cases/known/onnxruntime.yaml.
     gate = json.loads((out / records.GATE).read_text())
     assert gate["passed"] and "onnxruntime.yaml" in json.dumps(gate["entries"])

@@ -175,6 +175,15 @@ def command(args) -> int:
     except records.RecordsError as error:
         err.print(str(error), markup=False)
         return exits.USAGE
+    budget = written.header.get("cpu_budget") or {}
+    if budget.get("oversubscribed"):
+        err.print(
+            f"note: up to {budget['threads_at_most']} compute threads on {budget['cores']} "
+            "cores (targets in their default profile use every core): results are exact all "
+            "the same, but a starved worker may time out (fewer workers, -j, or targets per run "
+            "give each more)",
+            markup=False,
+        )
     if baselines is not None:  # before the report, which shows its verdict
         status = options.gate_run(written, baselines, args, err, decides=args.gate)
         found = status == exits.FAILED if args.gate else found

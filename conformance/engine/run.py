@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -89,6 +90,35 @@ def declared_bytes(case: Case) -> int:
     itemsize = STRING_ELEMENT_BYTES if case.data.dtype == object else case.data.dtype.itemsize
     inputs = case.data.size * itemsize + case.indices.nbytes
     return inputs + elements * itemsize
+
+
+def _threads(about: dict, cores: int) -> int:
+    """Threads one worker of a target computes with, as its runtime reported
+    them (0 or absent: the runtime's own choice, taken as every core)."""
+    effective = about.get("effective") or {}
+    for name in ("INFERENCE_NUM_THREADS", "intra_op_num_threads"):
+        if name in effective:
+            try:
+                return int(effective[name]) or cores
+            except (TypeError, ValueError):
+                return cores
+    return 1  # runtimes with no thread setting (onnx.reference) compute in one
+
+
+def cpu_budget(info: dict[str, dict], workers: int) -> dict:
+    """How many threads the workers of a run may compute with, against the
+    cores: targets in their default profile take every core each, so several
+    workers share them. Verdicts stay exact either way; what suffers is time
+    (and a per-case timeout may fire on a starved worker), so the header says it."""
+    cores = os.cpu_count() or 1
+    threads = {name: _threads(about, cores) for name, about in info.items()}
+    busy = workers * sum(threads.values())
+    return {
+        "cores": cores,
+        "threads_per_worker": threads,
+        "threads_at_most": busy,
+        "oversubscribed": busy > cores,
+    }
 
 
 class _Models:
@@ -265,6 +295,7 @@ class Run:
                 "timeout_s": options.timeout,
                 "worker_memory_bytes": options.worker_memory,
                 "case_memory_bytes": options.case_memory,
+                "cpu_budget": cpu_budget(self.pool.info, options.workers),
                 **self.extra_header,
             }
             files.write_json(

@@ -170,10 +170,25 @@ class Report:
     case_problems: list[dict] = field(default_factory=list)  # case files the oracle contradicts
     families: list[Family] = field(default_factory=list)
 
+    @property
+    def targets(self) -> dict[str, dict]:
+        """runtime -> what its run header says of it (adapter, profile, version,
+        requested and effective properties, interpreter) and of its machine."""
+        found = {}
+        for header in self.headers:
+            for name, about in (header.get("runtimes") or {}).items():
+                found[name] = {
+                    **(about or {}),
+                    "cpu": header.get("cpu"),
+                    "cpu_flags": header.get("cpu_flags"),
+                }
+        return {name: found.get(name, {}) for name in self.runtimes}
+
     def anchor_of(self, runtime: str, kind: str, op: str, group: str) -> str | None:
         """The page anchor of a group named by its key (gate.json names groups so)."""
         key = GroupKey(runtime, kind, op, group)
         return next((g.anchor for g in self.groups if g.key == key), None)
+
     # id(record) -> the baseline entry covering it: {"where", "reason", "clause", "upstream"}
     known_by: dict = field(default_factory=dict, repr=False)
 
