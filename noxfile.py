@@ -1,18 +1,34 @@
-"""Sessions: `nox -l` lists them; README.md says which to run."""
+"""Sessions: `nox -l` lists them; README.md says which to run.
+
+Every session installs under constraints.txt (`pip -c`): the versions the
+baselines in cases/known/ describe, so a session gives the same verdict on any
+machine. `versions` builds environments for other runtime versions.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import subprocess
+import time
+import tomllib
 from pathlib import Path
 
 import nox
 
 PYTHON = "3.11"
 RUNTIMES = ("onnxruntime", "openvino", "reference")
+CONSTRAINTS = "constraints.txt"  # relative to this file, nox's working directory
 # One runtime per session, so its workers may use the cores, up to 4 (a later -j wins).
 WORKERS = min(4, os.cpu_count() or 1)
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
+
+
+def _install(session: nox.Session, *args: str) -> None:
+    """`pip install ARGS` into the session's environment, under constraints.txt."""
+    session.install("-c", CONSTRAINTS, *args)
 
 
 def _pytest(session: nox.Session, *args: str) -> None:
@@ -22,7 +38,7 @@ def _pytest(session: nox.Session, *args: str) -> None:
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """Run the tests of the harness itself (real ONNX Runtime and OpenVINO, no mocks)."""
-    session.install("-e", ".[test]")
+    _install(session, "-e", ".[test]")
     _pytest(session)
 
 
@@ -39,7 +55,7 @@ def conformance(session: nox.Session, runtime: str) -> None:
     `report` session then merges the folders into reports/latest/. Extra
     arguments go to `conformance run`, e.g. `-- --allow-fixed` or `-- -j 2`.
     """
-    session.install("-e", ".")
+    _install(session, "-e", ".")
     session.notify("report")  # runs once, after every queued conformance session
     session.run("conformance", "cases", "validate", "--check-models")
     session.run(
@@ -52,10 +68,11 @@ def conformance(session: nox.Session, runtime: str) -> None:
 def report(session: nox.Session) -> None:
     """Merge the reports/<runtime>/ folders into reports/latest/ (HTML, JUnit, JSON, gate).
 
-    The gate over all of them is written to reports/latest/gate.json; each
-    runtime's session has already failed on its own gate, so it does not fail here.
+    The gate over all of them is written to reports/latest/gate.json, and
+    decides this session: a failed gate fails it (after the report is written),
+    so `nox -s report` never says "successful" over a failed verdict.
     """
-    session.install("-e", ".")
+    _install(session, "-e", ".")
     runs = [
         f"reports/{name}" for name in RUNTIMES if Path(f"reports/{name}/results.jsonl").exists()
     ]
@@ -66,7 +83,7 @@ def report(session: nox.Session) -> None:
         "conformance", "report", *runs, "-o", "reports/latest/report.html",
         "--junit", "reports/latest/junit.xml", "--json", "reports/latest/report.json",
     )  # fmt: skip
-    session.run("conformance", "gate", *runs, "--out", "reports/latest", success_codes=[0, 1])
+    session.run("conformance", "gate", *runs, "--out", "reports/latest")
 
 
 @nox.session(python=PYTHON, default=False)
@@ -77,7 +94,7 @@ def fuzz(session: nox.Session) -> None:
     outside cases/known/. Later arguments override earlier ones, so
     `nox -s fuzz -- --time-budget 300 --seed 7` runs longer with another seed.
     """
-    session.install("-e", ".")
+    _install(session, "-e", ".")
     session.run(
         "conformance", "fuzz", "--time-budget", "60", "--seed", "1", "--out", "reports/fuzz",
         *session.posargs,
@@ -87,7 +104,7 @@ def fuzz(session: nox.Session) -> None:
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
     """Oracle speed, and end-to-end run throughput against the ceiling and the naive loop."""
-    session.install("-e", ".")
+    _install(session, "-e", ".")
     session.run("python", "benchmarks/oracle_speed.py")
     session.run("python", "benchmarks/run_throughput.py", *session.posargs)
 
@@ -95,6 +112,128 @@ def bench(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff check and ruff format --check."""
-    session.install("ruff>=0.6")
+    _install(session, "ruff")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+# -- nox -s versions ---------------------------------------------------------------------
+# Each runtime's own packages; every environment also gets COMPANIONS (what the
+# adapters import besides their runtime) and this project with --no-deps.
+VERSIONED = {"onnxruntime": ("onnxruntime",), "openvino": ("openvino",), "reference": ()}
+COMPANIONS = ("numpy", "ml_dtypes", "onnx")
+ADAPTER_MODULES = {
+    "onnxruntime": "conformance.adapters.ort",
+    "openvino": "conformance.adapters.ov",
+    "reference": "conformance.adapters.reference",
+}
+RELEASES = ("oldest", "pinned", "newest")
+TARGETS_FILE = Path("reports/versions/targets.yaml")
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _lower_bounds() -> dict[str, str]:
+    """``name>=X`` of pyproject's dependencies: the oldest versions it claims to support."""
+    project = tomllib.loads(Path("pyproject.toml").read_text())["project"]
+    found = {}
+    for requirement in project["dependencies"]:
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*>=\s*([0-9][^,;\s]*)", requirement)
+        if match:
+            found[_canonical(match[1])] = match[2]
+    return found
+
+
+_VERSIONS_OF = """
+import importlib.metadata as m, json, sys
+print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))
+"""
+
+
+@nox.session(python=PYTHON, default=False)
+def versions(session: nox.Session) -> None:
+    """An environment per runtime for its oldest supported, pinned and newest release.
+
+    oldest: pyproject's lower bounds (of the runtime, numpy, ml_dtypes and
+    onnx); pinned: constraints.txt; newest: the latest release on the index.
+    Each environment holds the runtime's own packages, numpy, ml_dtypes, onnx
+    and this project (`--no-deps -e .`), enough for a worker, and must import
+    its adapter. The environments go to .nox/versions/envs/<runtime>-<release>/,
+    and reports/versions/targets.yaml names them (`targets:` name -> adapter,
+    python). Then the corpus runs on all of them in one run
+    (`conformance run --targets`, into reports/versions/run/, gated against
+    the shipped baselines), and each oldest and newest release is diffed
+    against its pinned one (reports/versions/diff-<runtime>-<release>.html).
+    `nox -s versions -- openvino` does one runtime's.
+    """
+    unknown = sorted(set(session.posargs) - set(VERSIONED))
+    if unknown:
+        session.error(f"unknown runtime {unknown[0]!r}; give some of {', '.join(VERSIONED)}")
+    runtimes = [name for name in VERSIONED if name in session.posargs] or list(VERSIONED)
+    bounds = _lower_bounds()
+    envs = Path(session.virtualenv.location) / "envs"
+    built = []
+    for runtime in runtimes:
+        packages = (*VERSIONED[runtime], *COMPANIONS)
+        requirements = {  # pip arguments for each release
+            "oldest": [f"{name}=={bounds[_canonical(name)]}" for name in packages],
+            "pinned": ["-c", CONSTRAINTS, *packages],
+            "newest": ["--upgrade", *packages],
+        }
+        for release in RELEASES:
+            name = f"{runtime}-{release}"
+            env = envs / name
+            python = env / "bin" / "python"
+            started = time.monotonic()
+            if not python.exists():
+                session.run("python", "-m", "venv", str(env))
+            pip = (str(python), "-m", "pip", "install", "--quiet")
+            session.run(*pip, *requirements[release], external=True)
+            session.run(*pip, "--no-deps", "-e", ".", external=True)
+            session.run(str(python), "-c", f"import {ADAPTER_MODULES[runtime]}", external=True)
+            found = subprocess.run(
+                [str(python), "-c", _VERSIONS_OF, *packages],
+                capture_output=True, text=True, check=True,
+            ).stdout  # fmt: skip
+            seconds = time.monotonic() - started
+            built.append((name, runtime, python, json.loads(found), seconds))
+            session.log(f"{name}: {python} ({seconds:.0f} s)")
+    lines = [
+        "# Written by `nox -s versions`: one environment per runtime release",
+        "# (oldest = pyproject's lower bounds, pinned = constraints.txt, newest).",
+        "# Paths are relative to this file. Feed it to `conformance run --targets`.",
+        "targets:",
+    ]
+    for name, runtime, python, found, _ in built:
+        relative = os.path.relpath(python, TARGETS_FILE.parent)
+        lines += [
+            f"  {name}:  # " + ", ".join(f"{k} {v}" for k, v in found.items()),
+            f"    adapter: {runtime}",
+            f"    python: {json.dumps(relative)}",
+        ]
+    TARGETS_FILE.parent.mkdir(parents=True, exist_ok=True)
+    partial = TARGETS_FILE.with_suffix(".yaml.partial")
+    partial.write_text("\n".join(lines) + "\n")
+    partial.replace(TARGETS_FILE)
+    for name, _, python, found, seconds in built:
+        versions_text = " ".join(f"{k}=={v}" for k, v in found.items())
+        session.log(f"{name:<20} {seconds:4.0f} s  {versions_text}  {python}")
+    session.log(f"targets: {TARGETS_FILE}")
+    _install(session, "-e", ".")  # the harness itself runs here; the workers run there
+    run = TARGETS_FILE.parent / "run"
+    # Exit 1 is a verdict (an old release has discrepancies the baselines do not
+    # know): the diffs below say what changed; 2 (a harness error) stops here.
+    session.run(
+        "conformance", "run", "--targets", str(TARGETS_FILE), "--out", str(run),
+        "--no-progress", "--gate", success_codes=[0, 1],
+    )  # fmt: skip
+    for runtime in runtimes:
+        for release in ("oldest", "newest"):
+            session.run(
+                "conformance", "diff", str(run), str(run), "--cross-runtime",
+                f"{runtime}-pinned", f"{runtime}-{release}",
+                "-o", str(TARGETS_FILE.parent / f"diff-{runtime}-{release}.html"),
+                success_codes=[0, 1],
+            )  # fmt: skip

@@ -402,3 +402,31 @@ def test_cross_runtime_holds_one_runtime_against_one(ort_run, ov_run, tmp_path):
         "--cross-runtime holds one runtime against one other: A has onnxruntime, openvino; "
         "B has openvino" in result.stderr
     )
+
+
+def test_two_targets_of_one_run_are_diffed_by_name(tmp_path):
+    """`nox -s versions` runs every release in one run, then holds each
+    against the pinned one: --cross-runtime A_NAME B_NAME picks them."""
+    out = tmp_path / "run"
+    done = conformance(
+        "run", "--runtime", "onnxruntime", "onnxruntime:no-opt", "-k", "gather-example-axis0",
+        "--variants", "static", "--out", str(out), "--no-progress",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    same = conformance(
+        "diff", str(out), str(out), "--cross-runtime", "onnxruntime", "onnxruntime:no-opt",
+        "-o", str(tmp_path / "d.html"),
+    )  # fmt: skip
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "cross-runtime: onnxruntime (A) held against onnxruntime:no-opt (B)" in same.stdout
+    assert "6 results in both runs (0 only in A, 0 only in B): 0 new" in same.stdout
+    missing = conformance(
+        "diff", str(out), str(out), "--cross-runtime", "onnxruntime", "openvino",
+        "-o", str(tmp_path / "d.html"),
+    )  # fmt: skip
+    assert missing.returncode == 2
+    assert "run B has no results of 'openvino' (it has: onnxruntime, onnxruntime:no-opt)" in (
+        missing.stderr
+    )
+    one = conformance("diff", str(out), str(out), "--cross-runtime", "onnxruntime")
+    assert one.returncode == 2 and "takes no name, or two" in one.stderr

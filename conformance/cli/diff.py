@@ -29,10 +29,11 @@ def add_parser(commands) -> None:
         help="the HTML page (default RUN_B/diff.html)",
     )  # fmt: skip
     diff.add_argument(
-        "--cross-runtime", action="store_true",
+        "--cross-runtime", nargs="*", metavar="NAME",
         help="hold the one runtime of A against the one runtime of B (another name, e.g. "
-        "another profile), pairing results by (case id, variant); without it, runs that "
-        "share no runtime are refused",
+        "another profile), pairing results by (case id, variant); or name the runtime of A "
+        "and the runtime of B to compare two targets of runs with several (RUN_A and RUN_B "
+        "may be one run); without it, runs that share no runtime are refused",
     )  # fmt: skip
     diff.set_defaults(func=command)
 
@@ -41,8 +42,13 @@ def command(args) -> int:
     from conformance.engine.records import RecordsError
     from conformance.report import diff, render, terminal
 
+    names = args.cross_runtime
+    if names is not None and len(names) not in (0, 2):
+        options.stderr().print("--cross-runtime takes no name, or two: A's runtime and B's")
+        return exits.USAGE
+    cross = tuple(names) if names else names is not None
     try:
-        found = diff.compare([args.run_a], [args.run_b], cross_runtime=args.cross_runtime)
+        found = diff.compare([args.run_a], [args.run_b], cross_runtime=cross)
     except (RecordsError, diff.DiffError) as error:
         options.stderr().print(f"error: {error}", markup=False)
         return exits.USAGE

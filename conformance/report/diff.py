@@ -292,12 +292,24 @@ def _targets(runtimes_a: list[str], runtimes_b: list[str], cross_runtime: bool):
     return None
 
 
-def compare(a_paths: list[Path], b_paths: list[Path], cross_runtime: bool = False) -> Diff:
+def compare(
+    a_paths: list[Path], b_paths: list[Path], cross_runtime: bool | tuple[str, str] = False
+) -> Diff:
     """Raises records.RecordsError for an unreadable run, DiffError for two
-    runs that share no runtime (unless ``cross_runtime``)."""
+    runs that share no runtime (unless ``cross_runtime``). ``cross_runtime``
+    may name the runtime of A and the runtime of B to hold against each other
+    (two targets of one run: an old version against the pinned one)."""
     runs_a, runs_b = records.read_folders(a_paths), records.read_folders(b_paths)
     entries_a = [r for run in runs_a for r in run.records]
     entries_b = [r for run in runs_b for r in run.records]
+    if isinstance(cross_runtime, tuple):
+        name_a, name_b = cross_runtime
+        for name, entries, side in ((name_a, entries_a, "A"), (name_b, entries_b, "B")):
+            if not any(e.get("runtime") == name for e in entries):
+                present = ", ".join(_runtimes(entries)) or "none"
+                raise DiffError(f"run {side} has no results of {name!r} (it has: {present})")
+        entries_a = [e for e in entries_a if e.get("runtime") == name_a]
+        entries_b = [e for e in entries_b if e.get("runtime") == name_b]
     versions_a = records.runtime_versions([run.header for run in runs_a])
     versions_b = records.runtime_versions([run.header for run in runs_b])
     diff = Diff(
