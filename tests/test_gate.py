@@ -229,6 +229,14 @@ def test_removing_a_baseline_entry_fails_the_gate_with_a_clear_message(tmp_path)
     assert [(g["runtime"], g["kind"], g["group"], g["count"]) for g in new] == [
         ("onnxruntime", "rejected", "ge-complex-values", 20)
     ]
+    # The report's verdict names the new group and links to it.
+    html = (out / "report.html").read_text(encoding="utf-8")
+    box = html[html.index('id="verdict"') : html.index('id="families"')]
+    assert "Gate FAILED" in box
+    assert (
+        'NEW: onnxruntime rejected GatherElements <a href="#group-1"><code>ge-complex-values' in box
+    )
+    assert '<div class="group" id="group-1"' in html
 
 
 def test_an_entry_that_no_longer_reproduces_fails_unless_allowed(tmp_path):
@@ -246,6 +254,19 @@ def test_an_entry_that_no_longer_reproduces_fails_unless_allowed(tmp_path):
     assert f"FIXED UPSTREAM? {known / 'onnxruntime.yaml'}:2 (onnxruntime):" in result.stdout
     assert "run again with --allow-fixed" in result.stdout  # the option that accepts it
     assert "conforming now: gather-example-axis0.op1.float32.int32 [static]" in result.stdout
+    # A failed gate looks failed everywhere: the report's first box and JUnit.
+    html = (out / "report.html").read_text(encoding="utf-8")
+    box = html[html.index('id="verdict"') : html.index('id="families"')]
+    assert (
+        "Gate FAILED" in box
+        and f"FIXED UPSTREAM? <code>{known / 'onnxruntime.yaml'}:2</code>" in box
+    )
+    import xml.etree.ElementTree as ElementTree
+
+    suite = ElementTree.parse(out / "junit.xml").getroot().find("./testsuite[@name='gate']")
+    (case,) = suite.findall("testcase")
+    assert case.get("name") == f"fixed upstream?: {known / 'onnxruntime.yaml'}:2 (onnxruntime)"
+    assert "--allow-fixed" in case.find("failure").get("message")
     allowed = conformance(*args, str(out), "--known", str(known), "--allow-fixed")
     assert allowed.returncode == 0, allowed.stdout
     assert "fixed upstream? (allowed)" in allowed.stdout
