@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,3 +35,14 @@ settings.register_profile(
     "nightly", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def ort_every_dtype_run(tmp_path_factory) -> Path:
+    """ONNX Runtime on gather-every-dtype (opset 13), every variant: a real run
+    with discrepancies (complex refused, strings wrong). Tests only read it."""
+    out = tmp_path_factory.mktemp("ort-every-dtype") / "run"
+    result = conformance("run", "--runtime", "onnxruntime", "-k", "gather-every-dtype.op13*",
+                         "--out", str(out))  # fmt: skip
+    assert result.returncode == 1, result.stderr  # complex refused, strings wrong
+    return out
