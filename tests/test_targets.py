@@ -136,3 +136,29 @@ def test_a_bad_targets_file_exits_2_with_its_line(tmp_path):
     assert done.returncode == 2
     assert f"{path}:3: targets.x.adapter: unknown runtime 'nothing'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_auto_workers_leave_each_target_its_cores():
+    """-j auto: a default-profile target computes on every core, so it gets one
+    worker; one-thread targets share the cores between them."""
+    parse = targets.parse_all
+    assert targets.auto_workers(parse(["openvino"]), 2) == 1
+    assert targets.auto_workers(parse(["openvino", "onnxruntime"]), 8) == 1
+    assert targets.auto_workers(parse(["openvino:1thread"]), 4) == 4
+    assert targets.auto_workers(parse(["openvino:1thread", "onnxruntime:1thread"]), 4) == 2
+    assert targets.auto_workers(parse(["reference"]), 2) == 2  # pure Python: one thread
+    assert targets.auto_workers(parse(["openvino:1thread", "onnxruntime"]), 2) == 1
+
+
+def test_the_header_says_how_many_workers_and_why(tmp_path):
+    out = tmp_path / "run"
+    done = conformance("run", "--runtime", "openvino:1thread", "-k", "gather-example-axis0",
+                       "--variants", "static", "--out", str(out), "--no-progress")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    budget = json.loads((out / records.HEADER).read_text())["cpu_budget"]
+    cores = budget["cores"]
+    assert budget["workers_chosen"] == "auto" and budget["workers_per_runtime"] == cores
+    assert budget["threads_per_worker"] == {"openvino:1thread": 1}
+    assert budget["threads_at_most"] == cores and not budget["oversubscribed"]
+    bad = conformance("run", "-j", "0", "--out", str(tmp_path / "x"))
+    assert bad.returncode == 2 and "'0': give a positive number of workers, or auto" in bad.stderr

@@ -61,7 +61,13 @@ def _add_arguments(parser) -> None:
         f"{strategies.MAX_ELEMENTS_ENV} or {strategies.DEFAULT_MAX_ELEMENTS})",
     )
     parser.add_argument(
-        "-j", "--jobs", type=int, default=1, metavar="N", help="worker processes per runtime"
+        "-j",
+        "--jobs",
+        type=options.jobs,
+        default="auto",
+        metavar="N",
+        help="worker processes per runtime (default auto: as many as leave each target's "
+        "threads their cores: one for a target in its default profile; the header says)",
     )
     parser.add_argument(
         "--timeout",
@@ -77,7 +83,7 @@ def _add_arguments(parser) -> None:
 
 def command(args) -> int:
     err = options.stderr()
-    if args.time_budget <= 0 or args.jobs < 1 or args.timeout <= 0:
+    if args.time_budget <= 0 or args.timeout <= 0:
         err.print("--time-budget, -j and --timeout must be positive")
         return exits.USAGE
     try:
@@ -101,7 +107,8 @@ def command(args) -> int:
         seed=args.seed,
         out_dir=out,
         max_elements=max_elements,
-        workers=args.jobs,
+        workers=options.workers(args.jobs, runtimes),
+        workers_chosen="auto" if args.jobs == "auto" else "given",
         timeout=args.timeout,
         shard=args.shard,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import os
 import re
 import sys
 from datetime import datetime
@@ -101,6 +102,23 @@ def chosen_runtimes(args, err: Console) -> list[Target] | None:
         err.print(f"target named twice: {', '.join(repeated)}", markup=False)
         return None
     return chosen
+
+
+def jobs(text: str) -> int | str:
+    """-j: a positive number, or 'auto'."""
+    if text == "auto":
+        return text
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of workers, or auto")
+
+
+def workers(jobs: int | str, chosen: list[Target]) -> int:
+    """Workers per target: -j as given, or for 'auto' as many as leave each
+    target's threads their cores (conformance.engine.targets.auto_workers)."""
+    if jobs != "auto":
+        return int(jobs)
+    return targets.auto_workers(chosen, os.cpu_count() or 1)
 
 
 def shard(text: str) -> tuple[int, int]:

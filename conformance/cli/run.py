@@ -45,7 +45,13 @@ def _add_arguments(parser) -> None:
         help="model variants (default all five: " + ", ".join(models.VARIANTS) + ")",
     )
     parser.add_argument(
-        "-j", "--jobs", type=int, default=1, metavar="N", help="worker processes per runtime"
+        "-j",
+        "--jobs",
+        type=options.jobs,
+        default="auto",
+        metavar="N",
+        help="worker processes per runtime (default auto: as many as leave each target's "
+        "threads their cores: one for a target in its default profile; the header says)",
     )
     parser.add_argument(
         "--out", type=Path, metavar="DIR", help="output folder (default reports/run-<time>)"
@@ -87,7 +93,7 @@ def _add_arguments(parser) -> None:
 
 def command(args) -> int:
     err = options.stderr()
-    if args.jobs < 1 or args.batch_size < 1 or args.timeout <= 0:
+    if args.batch_size < 1 or args.timeout <= 0:
         err.print("-j, --batch-size and --timeout must be positive")
         return exits.USAGE
     runtimes = options.chosen_runtimes(args, err)
@@ -118,7 +124,8 @@ def command(args) -> int:
     settings = Options(
         runtimes=runtimes,
         variants=variants,
-        workers=args.jobs,
+        workers=options.workers(args.jobs, runtimes),
+        workers_chosen="auto" if args.jobs == "auto" else "given",
         batch_size=args.batch_size,
         timeout=args.timeout,
         worker_memory=args.worker_memory,

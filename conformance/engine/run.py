@@ -48,6 +48,7 @@ class Options:
     timeout: float = DEFAULT_TIMEOUT
     worker_memory: int = DEFAULT_WORKER_MEMORY
     case_memory: int = DEFAULT_CASE_MEMORY
+    workers_chosen: str = "given"  # or "auto": chosen by the threads of the targets
 
 
 @dataclass
@@ -105,7 +106,7 @@ def _threads(about: dict, cores: int) -> int:
     return 1  # runtimes with no thread setting (onnx.reference) compute in one
 
 
-def cpu_budget(info: dict[str, dict], workers: int) -> dict:
+def cpu_budget(info: dict[str, dict], workers: int, chosen: str = "given") -> dict:
     """How many threads the workers of a run may compute with, against the
     cores: targets in their default profile take every core each, so several
     workers share them. Verdicts stay exact either way; what suffers is time
@@ -115,6 +116,8 @@ def cpu_budget(info: dict[str, dict], workers: int) -> dict:
     busy = workers * sum(threads.values())
     return {
         "cores": cores,
+        "workers_per_runtime": workers,
+        "workers_chosen": chosen,
         "threads_per_worker": threads,
         "threads_at_most": busy,
         "oversubscribed": busy > cores,
@@ -295,7 +298,7 @@ class Run:
                 "timeout_s": options.timeout,
                 "worker_memory_bytes": options.worker_memory,
                 "case_memory_bytes": options.case_memory,
-                "cpu_budget": cpu_budget(self.pool.info, options.workers),
+                "cpu_budget": cpu_budget(self.pool.info, options.workers, options.workers_chosen),
                 **self.extra_header,
             }
             files.write_json(

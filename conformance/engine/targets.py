@@ -61,6 +61,31 @@ class Target:
         }
 
 
+# The thread settings of each runtime, by its own property names.
+THREAD_PROPERTIES = ("INFERENCE_NUM_THREADS", "intra_op_num_threads")
+SINGLE_THREADED = {"reference"}  # adapters that compute in one thread whatever is set
+
+
+def threads(target: Target, cores: int) -> int:
+    """Threads one worker of the target computes with, from what it asks
+    (unset or 0: the runtime takes every core)."""
+    if target.adapter in SINGLE_THREADED:
+        return 1
+    for name in THREAD_PROPERTIES:
+        value = target.properties.get(name)
+        if isinstance(value, int) and value > 0:
+            return min(value, cores)
+    return cores
+
+
+def auto_workers(chosen: Iterable[Target], cores: int) -> int:
+    """Workers per target so that together they compute with about as many
+    threads as there are cores (at least one each): a default-profile target
+    takes every core by itself, so it gets one worker, and one-thread targets
+    alone get one per core."""
+    return max(1, cores // max(1, sum(threads(t, cores) for t in chosen)))
+
+
 def _profile(adapter: str, profile: str) -> dict:
     known = PROFILES.get(adapter, {DEFAULT: {}})
     if profile not in known:

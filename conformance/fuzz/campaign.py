@@ -52,6 +52,7 @@ class CampaignOptions:
     out_dir: Path
     max_elements: int = strategies.DEFAULT_MAX_ELEMENTS
     workers: int = 1
+    workers_chosen: str = "given"  # or "auto" (conformance.engine.targets.auto_workers)
     timeout: float = 2.0  # per example and runtime: a healthy one takes milliseconds
     round_size: int = 64  # examples per round (also the Hypothesis batch)
     shrink_seconds: float = 10.0  # per class
@@ -116,7 +117,7 @@ class Campaign:
         self._round: dict[str, Example] = {}
         self._started = 0.0
         self.run: Run | None = None
-        self.runtimes: list[str] = list(options.runtimes)
+        self.runtimes: list[str] = []  # the pool's names, once it started
         self.stopping = False  # Ctrl-C was pressed
 
     # -- the campaign ---------------------------------------------------------
@@ -126,6 +127,7 @@ class Campaign:
         run_options = Options(
             runtimes=options.runtimes,
             workers=options.workers,
+            workers_chosen=options.workers_chosen,
             timeout=options.timeout,
             batch_size=16,
         )
