@@ -35,6 +35,7 @@ from pathlib import Path
 
 from conformance import __version__
 from conformance.cases.model import Case
+from conformance.engine import files
 from conformance.engine.judge import Outcome
 from conformance.engine.pool import Raw
 from conformance.oracle import Verdict
@@ -104,11 +105,14 @@ def record(
 class ResultsWriter:
     """Appends records to results.jsonl; ``flush`` after each batch."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, run_id: str | None = None) -> None:
         self.path = path
-        self._file = path.open("a", encoding="utf-8")
+        self.run_id = run_id  # written into every record: lines of two runs never mix unseen
+        self._file = files.open_append(path)
 
     def write(self, record: dict) -> None:
+        if self.run_id is not None:
+            record["run_id"] = self.run_id
         self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
 
     def flush(self) -> None:
@@ -287,9 +291,10 @@ class RunFolder:
 
 
 def read_folder(path: Path) -> RunFolder:
-    """A run folder, or a results file and the files beside it."""
+    """A run folder, or a results file and the files beside it; RecordsError
+    when its files do not belong together (:func:`check_together`)."""
     results, folder = locate(path)
-    return RunFolder(
+    run = RunFolder(
         folder=folder,
         header=read_json(folder / HEADER) or {},
         records=read_records(results),
@@ -298,6 +303,37 @@ def read_folder(path: Path) -> RunFolder:
         groups=read_json(folder / GROUPS),
         findings=read_json(folder / FINDINGS),
     )
+    check_together(run, results)
+    return run
+
+
+def check_together(run: RunFolder, results: Path) -> None:
+    """A run folder is a unit: its header, summary and every record carry the
+    run's id, and the summary counts the records there are. A folder where
+    two runs wrote, or whose results were cut or swapped, is refused (a gate
+    must never pass on results that are not the run's)."""
+    for name, content in ((HEADER, run.header), (SUMMARY, run.summary)):
+        if content is not None and not isinstance(content, dict):
+            raise RecordsError(f"{run.folder / name}: not a JSON object")
+    run_id = run.header.get("run_id")
+    if run_id is None:
+        return  # written before run ids, or not by a run (the pytest plugin)
+    summary = run.summary
+    if summary is not None and summary.get("run_id") != run_id:
+        raise RecordsError(
+            f"{run.folder}: {SUMMARY} is of run {summary.get('run_id')}, {HEADER} of run "
+            f"{run_id}: the files are not of one run"
+        )
+    others = sorted({str(r.get("run_id")) for r in run.records if r.get("run_id") != run_id})
+    if others:
+        raise RecordsError(
+            f"{results}: records of another run ({', '.join(others[:3])}) beside run {run_id}'s"
+        )
+    if summary is not None and summary.get("records") != len(run.records):
+        raise RecordsError(
+            f"{results}: {len(run.records)} records, but {SUMMARY} counts "
+            f"{summary.get('records')}: the results are not the run's whole results"
+        )
 
 
 def read_folders(paths) -> list[RunFolder]:

@@ -12,6 +12,7 @@ import hashlib
 import math
 import os
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -26,6 +27,7 @@ from conformance.engine.pool import (
     DEFAULT_BATCH,
     DEFAULT_TIMEOUT,
     DEFAULT_WORKER_MEMORY,
+    EngineError,
     Job,
     Raw,
     WorkerPool,
@@ -186,6 +188,7 @@ class SmallestInputs:
         self._by_group: dict[GroupKey, tuple[int, dict, Case]] = {}
         self._reproducers: dict[GroupKey, dict] = {}
         self._changed = False
+        self.run_id: str | None = None
 
     def offer(self, record: dict, case: Case) -> None:
         key = group_key(record)
@@ -238,7 +241,7 @@ class SmallestInputs:
                     **({"reproducer": self._reproducers[key]} if key in self._reproducers else {}),
                 }
             )
-        files.write_json(path, {"format": records.FORMAT, "groups": groups})
+        files.write_json(path, {"format": records.FORMAT, "run_id": self.run_id, "groups": groups})
         self._changed = False
 
 
@@ -282,11 +285,17 @@ class Run:
 
     def __enter__(self) -> Run:
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        try:  # one run per folder at a time: a second one is refused, naming the first
+            self._lock = files.FolderLock(self.out_dir).acquire()
+        except files.FolderBusy as busy:
+            raise EngineError(str(busy)) from None
         # An old verdict misleads: what a previous run left here goes first.
         for stale in (records.RESULTS, records.SUMMARY, records.GATE, records.GROUPS):
             (self.out_dir / stale).unlink(missing_ok=True)
         self._started = time.monotonic()
-        self._writer = records.ResultsWriter(self.out_dir / records.RESULTS)
+        self.run_id = uuid.uuid4().hex[:16]
+        self.smallest.run_id = self.run_id
+        self._writer = records.ResultsWriter(self.out_dir / records.RESULTS, self.run_id)
         try:
             self.pool.__enter__()
             self.summary.counts = {name: Counter() for name in self.pool.runtimes}
@@ -303,7 +312,7 @@ class Run:
             }
             files.write_json(
                 self.out_dir / records.HEADER,
-                records.header(self.pool.info, settings, self.command),
+                {"run_id": self.run_id, **records.header(self.pool.info, settings, self.command)},
             )
         except BaseException as error:
             self.__exit__(type(error), error, None)
@@ -320,8 +329,9 @@ class Run:
         self._writer.close()
         summary.events = self.pool.events
         summary.duration_s = round(time.monotonic() - self._started, 3)
-        finished = {"finished": records.now(), **summary.to_json()}
+        finished = {"run_id": self.run_id, "finished": records.now(), **summary.to_json()}
         files.write_json(self.out_dir / records.SUMMARY, finished)
+        self._lock.release()
         return summary.interrupted
 
     def drive(
