@@ -156,7 +156,7 @@ def test_fuzz_classes_link_their_files(tmp_path):
     assert f'Fuzz classes (<span class="count" data-count="fuzz">{count}</span>)' in html
     assert 'class="known-badge"' in html and "Known (cases/known/openvino.yaml:" in html
     first = findings["classes"][0]
-    assert f'href="{first["files"]["repro"]}"' in html
+    assert f'href="./{first["files"]["repro"]}"' in html
     assert (out / first["files"]["repro"]).is_file()
 
 

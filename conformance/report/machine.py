@@ -113,7 +113,7 @@ def junit(
         suite = ElementTree.SubElement(
             root,
             "testsuite",
-            name=runtime,
+            name=_clean(runtime),
             tests=str(len(mine)),
             failures=str(failures),
             errors=str(errors),
@@ -124,8 +124,8 @@ def junit(
             case = ElementTree.SubElement(
                 suite,
                 "testcase",
-                name=f"{record['case_id']}[{record['variant']}]",
-                classname=f"{runtime}.{record['op']}",
+                name=_clean(f"{record['case_id']}[{record['variant']}]"),
+                classname=_clean(f"{runtime}.{record['op']}"),
                 time=f"{seconds:.6f}",
             )
             if id(record) in known:
@@ -192,7 +192,9 @@ def _gate_suite(root, results: list[dict], verdicts: list[dict], unfinished: lis
     if not failing:
         ElementTree.SubElement(suite, "testcase", name="verdict", classname="gate", time="0")
     for name, kind, message in failing:
-        case = ElementTree.SubElement(suite, "testcase", name=name, classname="gate", time="0")
+        case = ElementTree.SubElement(
+            suite, "testcase", name=_clean(name), classname="gate", time="0"
+        )
         failure = ElementTree.SubElement(case, "failure", type=kind, message=_clean(message)[:500])
         failure.text = _clean(message)
 

@@ -383,7 +383,10 @@ def _inside(folder: Path, relative: str) -> bool:
 
 
 def _relative(target: Path, start: Path) -> str:
-    return os.path.relpath(target.resolve(), start.resolve())
+    """A link from the page to a file of a run: always a relative path that a
+    browser cannot read as a URL scheme ("./javascript:..." is a file name)."""
+    relative = os.path.relpath(target.resolve(), start.resolve())
+    return relative if relative.startswith("../") else f"./{relative}"
 
 
 def build(headers: list[dict], results: list[dict], findings: list[dict]) -> Report:
