@@ -26,6 +26,9 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+DEBUG = "CONFORMANCE_DEBUG"  # set to 1: an internal error shows its traceback
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
@@ -34,6 +37,21 @@ def main(argv: list[str] | None = None) -> int:
         # Point stdout at devnull so the interpreter's final flush cannot fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return exits.OK
+    except OSError as error:  # an unreadable input or unwritable output: the user's to fix
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"error: {where}{error.strerror or error}", file=sys.stderr)
+        return exits.USAGE
+    except Exception as error:
+        # A bug of ours, or an input no check caught: one line, exit 2 (never 1,
+        # which means "a discrepancy" or "the gate failed"); the traceback on demand.
+        if os.environ.get(DEBUG):
+            raise
+        print(
+            f"internal error: {type(error).__name__}: {error} "
+            f"(set {DEBUG}=1 for the traceback, and please report it)",
+            file=sys.stderr,
+        )
+        return exits.USAGE
 
 
 if __name__ == "__main__":

@@ -222,29 +222,67 @@ def locate(path: Path) -> tuple[Path, Path]:
     return path, path.parent
 
 
+# What a record must hold for the gate, the report and diff to read it; a
+# record without them is another tool's, or corrupted.
+REQUIRED_TEXT = ("case_id", "runtime", "variant", "op")
+
+
 def read_records(results: Path) -> list[dict]:
+    """Every record of a results file; RecordsError (``file:line: what``) for
+    anything that is not a record of ours. A last line cut short (a run
+    killed mid-write) is dropped, as the writer could not finish it."""
+    from conformance.engine.judge import KINDS
+
+    if results.is_dir():
+        raise RecordsError(f"{results}: a folder, not a results file")
+    data = results.read_bytes()
+    lines = data.split(b"\n")
     found = []
-    lines = results.read_text(encoding="utf-8").split("\n")
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
             continue
+        last = number == len(lines)  # no newline after it: a run killed mid-write
         try:
-            found.append(json.loads(line))
-        except json.JSONDecodeError as error:
-            if number == len(lines):  # no newline after it: a run killed mid-write
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            if last:
                 break
-            raise RecordsError(f"{results}:{number}: not a JSON record ({error.msg})") from None
+            why = "not UTF-8" if isinstance(error, UnicodeDecodeError) else error.msg
+            raise RecordsError(f"{results}:{number}: not a JSON record ({why})") from None
+        where = f"{results}:{number}"
+        if not isinstance(record, dict):
+            raise RecordsError(f"{where}: a JSON {type(record).__name__}, not a record")
+        for name in REQUIRED_TEXT:
+            value = record.get(name)
+            if not isinstance(value, str) or not value:
+                raise RecordsError(f"{where}: {name}: {value!r} is not a record's {name}")
+        if b"\\ud" in raw.lower():
+            try:  # an escaped lone surrogate: JSON holds it, no terminal or page can
+                json.dumps(record, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:
+                raise RecordsError(f"{where}: a lone surrogate in a string: not text") from None
+        if record.get("kind") not in KINDS:
+            raise RecordsError(f"{where}: kind: {record.get('kind')!r} is not an outcome kind")
+        found.append(record)
     return found
 
 
 def read_json(path: Path) -> dict | None:
-    """A JSON file's content, or None when it does not exist."""
+    """A JSON object file's content, or None when it does not exist;
+    RecordsError when it is not a JSON object (or not readable text)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        content = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise RecordsError(f"{path}: a folder, not a file") from None
+    except UnicodeDecodeError:
+        raise RecordsError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise RecordsError(f"{path}: not JSON ({error.msg})") from None
+    if not isinstance(content, dict):
+        raise RecordsError(f"{path}: a JSON {type(content).__name__}, not an object")
+    return content
 
 
 @dataclass
