@@ -10,6 +10,8 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import sys
+import time
 
 import numpy as np
 import onnx
@@ -31,6 +33,30 @@ SEGV, FPE, ABORT, EXIT, LOOP, ALLOCATE, FLAKY, REFUSE, FAIL, WRONG = (
     -1022,
 )
 HUGE = 8 << 30  # bytes the ALLOCATE fault asks for
+# What a buggy third-party adapter may return or raise instead of a list of arrays.
+NONE, NUMBER, BARE, NOT_ARRAYS, TWO, UNPICKLABLE, UNLOADABLE = (
+    -1030,
+    -1031,
+    -1032,
+    -1033,
+    -1034,
+    -1035,
+    -1036,
+)
+SYS_EXIT, INTERRUPT, FORK_CRASH = -1040, -1041, -1042
+# FORK_CRASH's grandchild appends its pid to the file this variable names.
+GRANDCHILD_PIDS = "FAULTY_GRANDCHILD_PIDS"
+
+
+def _refuse() -> None:
+    raise RuntimeError("this object cannot be rebuilt here")
+
+
+class _Unloadable:
+    """Pickles in the worker; unpickling it (in the parent) raises."""
+
+    def __reduce__(self):
+        return (_refuse, ())
 
 
 def _array(tensor: onnx.TensorProto) -> np.ndarray:
@@ -90,6 +116,28 @@ class FaultyAdapter(Adapter):
             raise LoadError("faulty: refused at load time")
         elif code == FAIL:
             raise RunError("faulty: failed at run time")
+        elif code == SYS_EXIT:
+            sys.exit(7)
+        elif code == INTERRUPT:
+            raise KeyboardInterrupt
+        elif code == FORK_CRASH:
+            if os.fork() == 0:  # the grandchild inherits the pipe and outlives its parent
+                with open(os.environ[GRANDCHILD_PIDS], "a", encoding="ascii") as pids:
+                    pids.write(f"{os.getpid()}\n")
+                time.sleep(600)
+                os._exit(0)
+            time.sleep(0.2)
+            ctypes.string_at(0)
+        returned = {
+            NONE: None,
+            NUMBER: 42,
+            BARE: np.zeros((1, 1), dtype=np.int32),
+            NOT_ARRAYS: ["not an array"],
+            UNPICKLABLE: [np.array([lambda: 0, 1], dtype=object)],
+            UNLOADABLE: [np.array([_Unloadable(), 1], dtype=object)],
+        }
+        if code in returned:
+            return returned[code]
         try:
             output = oracle.evaluate(op, opset, data, indices, axis)
         except oracle.SpecViolation as violation:
@@ -97,4 +145,29 @@ class FaultyAdapter(Adapter):
         if code == WRONG:
             output = output.copy()
             output.flat[-1] += 1
+        if code == TWO:
+            return [output, output]
         return [output]
+
+
+class NamelessAdapter(FaultyAdapter):
+    """``info()`` without a name."""
+
+    def info(self) -> dict:
+        return {"version": "0"}
+
+
+class ListInfoAdapter(FaultyAdapter):
+    """``info()`` that is not a dict."""
+
+    def info(self):
+        return ["faulty", "0"]
+
+
+class NoneAdapter(FaultyAdapter):
+    """``execute`` returns None for every input."""
+
+    name = "none"
+
+    def execute(self, session, feeds):
+        return None

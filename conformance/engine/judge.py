@@ -55,6 +55,20 @@ def summarize(array: np.ndarray) -> dict:
     }
 
 
+def _malformed(raw: Raw) -> str:
+    """Why a result that should be ok cannot be judged ("" if it can)."""
+    if raw.status != "ok":
+        return f"the worker sent a result of unknown status {raw.status!r}"
+    outputs = raw.outputs
+    if not isinstance(outputs, (list, tuple)):
+        return f"the adapter returned {type(outputs).__name__}, not a list of NumPy arrays"
+    if len(outputs) != 1:
+        return f"the adapter returned {len(outputs)} outputs for a one-output model"
+    if not isinstance(outputs[0], (np.ndarray, np.generic)):
+        return f"the adapter returned a {type(outputs[0]).__name__}, not a NumPy array"
+    return ""
+
+
 def judge(verdict: Verdict, raw: Raw) -> Outcome:
     if raw.status == "crash":
         return Outcome("crash", raw.message, {"signal": raw.signal})
@@ -69,12 +83,9 @@ def judge(verdict: Verdict, raw: Raw) -> Outcome:
         if verdict.valid:
             return Outcome("rejected", raw.message, {"stage": stage})
         return Outcome("both_rejected", raw.message, {"stage": stage})
-    if len(raw.outputs) != 1:
-        return Outcome(
-            "harness_unsupported",
-            f"the adapter returned {len(raw.outputs)} outputs for a one-output model",
-            {"harness_error": True},
-        )
+    problem = _malformed(raw)
+    if problem:  # the pool checks what workers send; nothing else reaches the comparison
+        return Outcome("harness_unsupported", problem, {"harness_error": True})
     actual = raw.outputs[0]
     if not isinstance(actual, np.ndarray):  # a numpy scalar from a Python runtime
         actual = np.asarray(actual)

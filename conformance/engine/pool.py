@@ -19,12 +19,20 @@ worker process suffers. The parent:
   the machine down with it);
 - restarts every dead worker and goes on.
 
+A worker is killed with its whole process group (it starts a session of its
+own), so that whatever the runtime forked dies with it; and its death is seen
+from its pid, not only from the end of its pipe, which a forked grandchild
+may hold open. Nothing a worker sends is trusted: a result that cannot be
+unpickled or is not what the wire format says becomes a ``harness_error`` of
+its job, and a worker whose ``info()`` lacks a name does not start.
+
 :class:`WorkerPool` knows nothing of cases or outcomes: it runs :class:`Job`s and
 yields :class:`Raw` results, which :mod:`conformance.engine.judge` judges.
 """
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import pickle
@@ -62,6 +70,9 @@ MAX_STARTUP_FAILURES = 3  # in a row, per runtime, before the run gives up
 QUEUE_JOBS = 2048  # jobs read ahead of the slowest runtime
 QUEUE_BYTES = 256 << 20  # and their feeds' bytes
 STDERR_TAIL = 2000  # characters of a dead worker's stderr kept in the message
+# Seconds a worker whose pipe closed may take to finish exiting before it is
+# killed: its own exit status or signal is what the record says.
+EXIT_GRACE = 2.0
 
 
 class EngineError(RuntimeError):
@@ -97,15 +108,65 @@ class Raw:
     note: str = ""
 
 
-def _raw_from_wire(result: tuple) -> Raw:
-    status = result[0]
-    if status == "ok":
+def _seconds(value) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _raw_from_wire(packed) -> Raw:
+    """One result as the worker sent it (pickled on its own); whatever does not
+    unpickle here or is not of the wire format is a harness error of its job."""
+    try:
+        result = pickle.loads(packed)
+    except Exception as error:
+        return Raw(
+            "harness_error",
+            message="the worker's result for this case cannot be unpickled here: "
+            f"{type(error).__name__}: {error}",
+        )
+    status = result[0] if isinstance(result, tuple) and result else None
+    if status == "ok" and len(result) == 5:
         _, outputs, load_s, run_s, cached = result
-        return Raw("ok", outputs, load_s=load_s, run_s=run_s, cached=cached)
-    if status in ("load_error", "run_error"):
+        if (
+            isinstance(outputs, list)
+            and all(isinstance(output, (np.ndarray, np.generic)) for output in outputs)
+            and _seconds(load_s)
+            and _seconds(run_s)
+            and isinstance(cached, bool)
+        ):
+            return Raw("ok", outputs, load_s=load_s, run_s=run_s, cached=cached)
+    elif status in ("load_error", "run_error") and len(result) == 4:
         _, message, load_s, run_s = result
-        return Raw(status, message=message, load_s=load_s, run_s=run_s)
-    return Raw(status, message=result[1])
+        if isinstance(message, str) and _seconds(load_s) and _seconds(run_s):
+            return Raw(status, message=message, load_s=load_s, run_s=run_s)
+    elif (
+        status in ("unsupported", "harness_error")
+        and len(result) == 2
+        and isinstance(result[1], str)
+    ):
+        return Raw(status, message=result[1])
+    shown = repr(result)
+    return Raw(
+        "harness_error",
+        message="the worker sent a malformed result for this case: "
+        + (shown if len(shown) <= 300 else shown[:300] + "..."),
+    )
+
+
+def _hello_info(message) -> tuple[dict | None, str]:
+    """A worker's first message: (its info, "") or (None, why it did not start)."""
+    if not isinstance(message, tuple) or len(message) != 2:
+        return None, f"it sent {type(message).__name__} instead of a greeting"
+    kind, body = message
+    if kind == "failed":
+        return None, str(body)
+    if kind != "hello":
+        return None, f"it sent {kind!r} instead of a greeting"
+    if not isinstance(body, dict):
+        return None, f"its adapter's info is a {type(body).__name__}, not a dict"
+    name = body.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return None, f"its adapter's info has no 'name' (a non-empty string; got {name!r})"
+    return body, ""
 
 
 def _death(returncode: int) -> str:
@@ -165,6 +226,7 @@ class Worker:
         return PROGRESS.unpack_from(self.progress_map, 0)[0]
 
     def send(self, batch: list[Job], solo: bool = False) -> None:
+        """Send a batch; a worker already dead is found by the watch, not here."""
         wire = [(job.model_key, job.model, job.feeds) for job in batch]
         self.base = self.last_progress = self.progress()
         self.delivered = 0
@@ -173,7 +235,8 @@ class Worker:
         # One job in a worker that ran nothing before: a crash needs no confirming.
         self.alone = solo or (len(batch) == 1 and self.fresh)
         self.batch, self.solo, self.state, self.fresh = batch, solo, "busy", False
-        self.conn.send_bytes(pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL))
+        with contextlib.suppress(OSError):
+            self.conn.send_bytes(pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL))
 
     def stderr_tail(self, since: int = 0) -> str:
         self.log.seek(since)
@@ -192,10 +255,29 @@ class Worker:
         """The batch's jobs whose results died with the worker, except the culprit."""
         return self.batch[self.delivered : culprit] + self.batch[culprit + 1 :]
 
-    def kill(self) -> int:
-        """Stop the process for good; its return code."""
-        if self.proc.poll() is None:
-            self.proc.kill()
+    def exited(self) -> bool:
+        """Whether the process has ended (without reaping it: its pid, which
+        names its process group, stays ours until :meth:`kill`)."""
+        if self.proc.returncode is not None:
+            return True
+        try:
+            return (
+                os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            )
+        except ChildProcessError:
+            return True
+
+    def kill(self, grace: float = 0.0) -> int:
+        """Stop the process and everything it started (its process group) for
+        good; its return code. ``grace``: seconds it may take to end on its own
+        first (it is exiting: its own status, not our SIGKILL, is recorded)."""
+        if self.proc.returncode is None:
+            deadline = time.monotonic() + grace
+            while not self.exited() and time.monotonic() < deadline:
+                time.sleep(0.002)
+            # Before reaping: until then the group id cannot name anyone else.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
         returncode = self.proc.wait()
         self.conn.close()
         self.progress_map.close()
@@ -294,13 +376,18 @@ class WorkerPool:
         left = STARTUP_TIMEOUT - (time.monotonic() - worker.spawned_at)
         if left > 0 and worker.conn.poll(left):
             try:
-                message = worker.conn.recv()
+                message = pickle.loads(worker.conn.recv_bytes())
             except (EOFError, OSError):
                 message = None
-            if message and message[0] == "hello":
-                worker.info, worker.state = message[1], "idle"
-                return
-            why = message[1] if message else f"it died ({_death(worker.proc.wait())})"
+            except Exception as error:
+                message = ("failed", f"its greeting cannot be unpickled: {error}")
+            if message is None:
+                why = f"it died ({_death(worker.kill(EXIT_GRACE))})"
+            else:
+                info, why = _hello_info(message)
+                if info is not None:
+                    worker.info, worker.state = info, "idle"
+                    return
         else:
             why = f"no answer in {STARTUP_TIMEOUT:.0f} s"
         tail = worker.stderr_tail()
@@ -395,9 +482,10 @@ class WorkerPool:
         except (EOFError, OSError):
             return self._died(lane, worker)
         if worker.state == "starting":
-            if message[0] != "hello":
-                return self._failed_start(lane, worker, message[1])
-            worker.info, worker.state = message[1], "idle"
+            info, why = _hello_info(message)
+            if info is None:
+                return self._failed_start(lane, worker, why)
+            worker.info, worker.state = info, "idle"
             lane.startup_failures = 0
             return []
         kind, first, wire = message
@@ -431,9 +519,10 @@ class WorkerPool:
 
     def _died(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:
         if worker.state == "starting":
-            return self._failed_start(lane, worker, f"it died ({_death(worker.proc.wait())})")
+            death = _death(worker.kill(EXIT_GRACE))
+            return self._failed_start(lane, worker, f"it died ({death})")
         started = worker.progress() - worker.base
-        death = _death(worker.kill())
+        death = _death(worker.kill(EXIT_GRACE))
         tail = worker.stderr_tail(worker.log_offset)
         batch, alone = worker.batch or [], worker.alone
         if not batch:  # died while idle: nothing is lost, the restart suffices
@@ -458,11 +547,24 @@ class WorkerPool:
         lane.suspects.append(batch[culprit])
         return []
 
+    def _dead(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:
+        """A worker whose process ended, though a grandchild may hold its pipe
+        open (no EOF): what it sent before dying counts, then its death."""
+        proc, results = worker.proc, []
+        while worker.proc is proc and worker.conn.poll(0):
+            results += self._receive(lane, worker)  # at EOF, records the death itself
+        if worker.proc is proc:
+            results += self._died(lane, worker)
+        return results
+
     def _watch(self, lane: _Lane) -> list[tuple[Job, str, Raw]]:
         """Kill workers stuck on one job past the timeout or over the memory limit."""
         now = time.monotonic()
         results = []
         for worker in lane.workers:
+            if worker.state in ("busy", "starting") and worker.exited():
+                results += self._dead(lane, worker)
+                continue
             if worker.state == "starting" and now - worker.spawned_at > STARTUP_TIMEOUT:
                 self._failed_start(lane, worker, f"no answer in {STARTUP_TIMEOUT:.0f} s")
                 continue

@@ -16,11 +16,21 @@ Wire format (pickled):
                     since the last message (so that a later crash or hang does
                     not throw away slow results already computed) and a final
                     ("done", first, results). ``first`` is the index in the
-                    batch of the first result; each result is one of:
+                    batch of the first result; ``results`` holds each result
+                    pickled on its own (so that an output which cannot be
+                    pickled here or unpickled in the parent spoils only its
+                    own job), each one of:
       ("ok", outputs, load_s, run_s, cached)
       ("load_error" | "run_error", message, load_s, run_s)
       ("unsupported", message)
       ("harness_error", message)   # a bug in the adapter, not the runtime
+
+An adapter is third-party code: whatever its ``execute`` returns that is not
+a list of NumPy arrays, and whatever it raises that is not one of the
+adapter errors (KeyboardInterrupt included), is a ``harness_error`` of that
+job. ``sys.exit`` in an adapter ends the worker at once with its exit status,
+which the parent records as such. An ``info()`` that is not a dict with a
+``name`` fails the start.
 """
 
 from __future__ import annotations
@@ -37,6 +47,8 @@ import sys
 import time
 import traceback
 from multiprocessing.connection import Connection
+
+import numpy as np
 
 from conformance.adapters import AdapterError, HarnessUnsupported, instantiate
 
@@ -65,9 +77,59 @@ def run_job(adapter, job) -> tuple:
         return (kind, str(error), elapsed if error.stage == "load" else None, None)
     except HarnessUnsupported as error:
         return ("unsupported", str(error))
-    except Exception:
+    except SystemExit as stop:  # the adapter asked to end the process: do so now
+        _exit(stop.code)
+    except BaseException:  # KeyboardInterrupt too: SIGINT is ignored, so the adapter raised it
         return ("harness_error", traceback.format_exc(limit=-3))
-    return ("ok", timed.outputs, timed.load_s, timed.run_s, timed.cached)
+    problem = malformed(timed.outputs)
+    if problem:
+        return ("harness_error", f"the adapter's execute returned {problem}")
+    return ("ok", list(timed.outputs), timed.load_s, timed.run_s, timed.cached)
+
+
+def malformed(outputs) -> str:
+    """What is wrong with outputs that should be a list of NumPy arrays ("" if nothing).
+
+    NumPy scalars pass (a Python runtime may return one; the judge makes it an array).
+    """
+    if not isinstance(outputs, (list, tuple)):
+        return f"{type(outputs).__name__}, not a list of NumPy arrays"
+    for index, output in enumerate(outputs):
+        if not isinstance(output, (np.ndarray, np.generic)):
+            return f"a list whose element {index} is a {type(output).__name__}, not a NumPy array"
+    return ""
+
+
+def _exit(code) -> None:
+    """End the process as the interpreter would on SystemExit(code), without
+    its clean-up (which a runtime's threads may hang)."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code & 0xFF
+    else:
+        print(code, file=sys.stderr)
+        status = 1
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(status)
+
+
+def checked_info(adapter) -> dict:
+    """The adapter's ``info()``; ValueError with one line if it is unusable."""
+    info = adapter.info()
+    if not isinstance(info, dict):
+        raise ValueError(
+            f"{type(adapter).__name__}.info() returned a {type(info).__name__}, not a dict"
+        )
+    name = info.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(
+            f"{type(adapter).__name__}.info() returned a dict without a 'name' "
+            f"(a non-empty string; got {name!r})"
+        )
+    return info
 
 
 def main(argv: list[str]) -> None:
@@ -81,14 +143,16 @@ def main(argv: list[str]) -> None:
     try:
         adapter = instantiate(target, properties)
         info = {
-            **adapter.info(),
+            **checked_info(adapter),
             "python": sys.executable,
             "python_version": sys.version.split()[0],
         }
+        hello = pickle.dumps(("hello", info), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as error:
-        conn.send(("failed", f"{type(error).__name__}: {error}"))
+        why = str(error).splitlines()[0] if str(error).strip() else ""
+        conn.send(("failed", f"{type(error).__name__}: {why}" if why else type(error).__name__))
         return
-    conn.send(("hello", info))
+    conn.send_bytes(hello)
     started = 0
     while True:
         try:
@@ -108,13 +172,17 @@ def main(argv: list[str]) -> None:
         _send(conn, "done", first, results)
 
 
-def _send(conn: Connection, kind: str, first: int, results: list) -> None:
+def _pack(result: tuple) -> bytes:
     try:
-        reply = pickle.dumps((kind, first, results), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # an output the adapter failed to make picklable
-        message = traceback.format_exc(limit=-3)
-        reply = pickle.dumps((kind, first, [("harness_error", message)] * len(results)))
-    conn.send_bytes(reply)
+        return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    except BaseException:  # an output the adapter failed to make picklable
+        message = "the adapter's outputs cannot be pickled:\n" + traceback.format_exc(limit=-3)
+        return pickle.dumps(("harness_error", message), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _send(conn: Connection, kind: str, first: int, results: list) -> None:
+    packed = [_pack(result) for result in results]
+    conn.send_bytes(pickle.dumps((kind, first, packed), protocol=pickle.HIGHEST_PROTOCOL))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,124 @@
+"""Adversarial workers: whatever an adapter returns, raises or forks, the run goes on.
+
+An adapter is third-party code running inside the worker; the parent never
+trusts what a worker sends, and a worker's death is labelled as what it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+
+import numpy as np
+import pytest
+
+from conformance import oracle
+from conformance.engine.judge import judge
+from conformance.engine.pool import EngineError, WorkerPool
+from tests import faulty_adapter as faulty
+from tests.conftest import conformance
+from tests.test_engine import FAULTY, run_all
+
+VERDICT = oracle.verdict(
+    "Gather", 13, np.array([0, 1, 2, 3], dtype=np.int32), np.array([1, 0], dtype=np.int64), 0
+)
+
+
+@pytest.mark.parametrize(
+    "code, says",
+    [
+        (faulty.NONE, "None"),
+        (faulty.NUMBER, "int"),
+        (faulty.BARE, "ndarray"),
+        (faulty.NOT_ARRAYS, "str"),
+        (faulty.TWO, "2 outputs"),
+        (faulty.UNPICKLABLE, "pickl"),
+        (faulty.UNLOADABLE, "cannot be rebuilt here"),
+        (faulty.INTERRUPT, "KeyboardInterrupt"),
+    ],
+)
+def test_whatever_an_adapter_returns_or_raises_is_a_harness_error_of_that_job_only(code, says):
+    codes = [0, code, 0, faulty.WRONG]
+    with WorkerPool([FAULTY], batch_size=4, timeout=20) as engine:
+        results = run_all(engine, codes)
+    outcome = judge(VERDICT, results[(1, "faulty")])
+    assert (outcome.kind, outcome.details) == ("harness_unsupported", {"harness_error": True})
+    assert says in outcome.message
+    assert judge(VERDICT, results[(0, "faulty")]).kind == "pass"
+    assert judge(VERDICT, results[(2, "faulty")]).kind == "pass"
+    assert results[(3, "faulty")].outputs[0].tolist() == [1, faulty.WRONG + 1]
+    assert not engine.events, "no worker died"
+
+
+def test_an_adapter_returning_none_spoils_nothing_of_a_run(tmp_path):
+    out = tmp_path / "run"
+    done = conformance(
+        "run", "--runtime", "tests.faulty_adapter:NoneAdapter", "onnxruntime",
+        "-k", "gather-empty-indices.op13.int32.int64", "--variants", "static", "--out", str(out),
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    kinds = {r["runtime"]: (r["kind"], r.get("harness_error")) for r in records}
+    assert kinds == {"none": ("harness_unsupported", True), "onnxruntime": ("pass", None)}
+
+
+@pytest.mark.parametrize(
+    "adapter, says",
+    [("NamelessAdapter", "without a 'name'"), ("ListInfoAdapter", "returned a list, not a dict")],
+)
+def test_an_adapter_whose_info_is_malformed_does_not_start(adapter, says, tmp_path):
+    with pytest.raises(EngineError) as raised, WorkerPool([f"tests.faulty_adapter:{adapter}"]):
+        pass
+    assert says in str(raised.value) and "\n" not in str(raised.value)
+    done = conformance("run", "--runtime", f"tests.faulty_adapter:{adapter}", "-k", "gather-",
+                       "--out", str(tmp_path / "run"))  # fmt: skip
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
+
+
+def test_sys_exit_in_an_adapter_is_an_exit_with_its_code_not_a_kill():
+    with WorkerPool([FAULTY], batch_size=4, timeout=20) as engine:
+        results = run_all(engine, [0, faulty.SYS_EXIT, 0])
+    exited = results[(1, "faulty")]
+    assert (exited.status, exited.signal) == ("crash", "exit status 7")
+    assert judge(VERDICT, exited).details == {"signal": "exit status 7"}
+    assert [results[(i, "faulty")].status for i in (0, 2)] == ["ok", "ok"]
+    assert "SIGKILL" not in " ".join(engine.events)
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    """Dead: no such process, or a zombie waiting for init to reap it."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+                if stat.read().rpartition(")")[2].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_crash_whose_grandchild_holds_the_pipe_is_a_crash_and_the_grandchild_dies(
+    tmp_path, monkeypatch
+):
+    pids = tmp_path / "grandchildren"
+    pids.touch()
+    monkeypatch.setenv(faulty.GRANDCHILD_PIDS, str(pids))
+    started = time.monotonic()
+    try:
+        with WorkerPool([FAULTY], batch_size=4, timeout=30) as engine:
+            results = run_all(engine, [0, faulty.FORK_CRASH, 0])
+            crash = results[(1, "faulty")]
+            assert (crash.status, crash.signal) == ("crash", "SIGSEGV")
+            assert results[(0, "faulty")].status == results[(2, "faulty")].status == "ok"
+            assert time.monotonic() - started < 20, "the crash was found by the timeout"
+            grandchildren = [int(pid) for pid in pids.read_text().split()]
+            assert len(grandchildren) == 2  # the crash in the batch, then confirmed alone
+            assert all(_gone(pid) for pid in grandchildren), "a grandchild outlived its worker"
+    finally:  # whatever failed above: leave nothing running
+        for pid in pids.read_text().split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), 9)
