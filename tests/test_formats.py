@@ -332,10 +332,16 @@ def test_a_tensor_is_exact():
         "case_id": "x.op13.complex64.int64", "variant": "static", "source": "x.yaml:1",
         "axis": None, "data": tensor, "indices": {"dtype": "int64", "shape": [], "values": 1},
     }  # fmt: skip
-    assert validator("groups").is_valid({"format": 1, "run_id": "0123456789abcdef", "groups": [group]})
+    assert validator("groups").is_valid(
+        {"format": 1, "run_id": "0123456789abcdef", "groups": [group]}
+    )
     wrong = copy.deepcopy(group)
     wrong["data"]["values"] = [{"re": 1}]
-    assert not validator("groups").is_valid({"format": 1, "run_id": "0123456789abcdef", "groups": [wrong]})
+    assert not validator("groups").is_valid(
+        {"format": 1, "run_id": "0123456789abcdef", "groups": [wrong]}
+    )
     wrong = copy.deepcopy(group)
     wrong["data"]["elements"] = 2
-    assert not validator("groups").is_valid({"format": 1, "run_id": "0123456789abcdef", "groups": [wrong]})
+    assert not validator("groups").is_valid(
+        {"format": 1, "run_id": "0123456789abcdef", "groups": [wrong]}
+    )

@@ -344,7 +344,7 @@ def test_ctrl_c_keeps_what_was_found(tmp_path):
     "args,message",
     [
         (["--runtime", "nosuch", "--time-budget", "5", "--seed", "1"], "unknown runtime"),
-        (["--time-budget", "0", "--seed", "1"], "must be positive"),
+        (["--time-budget", "0", "--seed", "1"], "--time-budget: '0': give a finite number"),
         (["--time-budget", "5"], "--seed"),
     ],
 )

@@ -133,7 +133,7 @@ def test_a_case_file_that_disagrees_with_the_oracle_is_warned_and_exits_2(tmp_pa
     [
         (["--runtime", "tensorrt"], "unknown runtime 'tensorrt'"),
         (["-k", "no-such-case"], "no case matches"),
-        (["--case-memory", "lots"], "invalid size value"),
+        (["--case-memory", "lots"], "argument --case-memory: not a size: 'lots'"),
     ],
 )
 def test_usage_errors_exit_2_without_a_traceback(tmp_path, args, message):

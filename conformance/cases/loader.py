@@ -25,6 +25,10 @@ from conformance.tables import decisions, spec
 
 REQUIRED = ("id", "op", "opset", "dtype", "data", "indices", "description", "spec")
 DEFAULT_INDICES_DTYPE = "int64"
+# Deeper YAML is refused before it is built: PyYAML's composer (and every
+# recursive reader after it) would otherwise die of RecursionError. A tensor
+# literal has at most 64 dimensions (NumPy's limit) below a few levels of file.
+MAX_DEPTH = 100
 # What a oneOf in the schema means, in words (jsonschema's own message for a
 # failed oneOf lists no alternatives).
 _ONE_OF_WORDS = {
@@ -60,6 +64,62 @@ def schema() -> dict:
     return json.loads(text)
 
 
+# JSON Schema counts 13.0 as an integer; a case file may not (an opset or axis
+# written 13.0 or 0.0 is a mistake, and ONNX attribute ints are int64).
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
+    ),
+)
+
+
+def _yaml_shape_problem(text: str) -> tuple[int, tuple, str] | None:
+    """(line, field path, message) for YAML that parses but cannot be read
+    safely: nesting deeper than MAX_DEPTH, or a list or mapping as a mapping
+    key (unhashable). Found from the parser's events, which do not recurse."""
+    frames: list[list] = []  # [is_mapping, nodes seen, last key]
+    collections: set[str] = set()  # anchors of lists and mappings
+
+    def where() -> tuple:
+        path: list = []
+        for is_mapping, seen, key in frames:
+            if is_mapping:
+                if seen % 2 == 0:  # at a key: the mapping itself is the field
+                    break
+                path.append(key)
+            else:
+                path.append(seen)
+        # a run of list positions below the last key is the value, not a field
+        while path and isinstance(path[-1], int) and len(path) > 2:
+            path.pop()
+        return tuple(path)
+
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 1 if event.start_mark else None
+        if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            frames.pop()
+            if frames:
+                frames[-1][1] += 1
+            continue
+        if not isinstance(event, yaml.NodeEvent):
+            continue
+        opens = isinstance(event, yaml.CollectionStartEvent)
+        if frames and frames[-1][0] and frames[-1][1] % 2 == 0:  # a mapping key
+            if opens or (isinstance(event, yaml.AliasEvent) and event.anchor in collections):
+                return line, where(), "a mapping key is a list or mapping (keys are scalars)"
+            frames[-1][2] = event.value if isinstance(event, yaml.ScalarEvent) else "?"
+        if opens:
+            if event.anchor:
+                collections.add(event.anchor)
+            if len(frames) >= MAX_DEPTH:
+                return line, where(), f"nested deeper than {MAX_DEPTH} levels"
+            frames.append([isinstance(event, yaml.MappingStartEvent), 0, None])
+        elif frames:
+            frames[-1][1] += 1
+    return None
+
+
 def _field_name(path: Iterable) -> str:
     out = ""
     for step in path:
@@ -89,6 +149,11 @@ class YamlFileReader:
             self.error((), f"cannot read: {exc}")
             return False
         try:
+            problem = _yaml_shape_problem(text)
+            if problem:
+                line, path, message = problem
+                self.error(path, message, line=line)
+                return False
             self.root = yaml_lines.load(text)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
@@ -126,7 +191,7 @@ class _FileReader(YamlFileReader):
         return cases
 
     def _schema_ok(self) -> bool:
-        validator = jsonschema.Draft202012Validator(schema())
+        validator = _Validator(schema())
         found = False
         for err in sorted(validator.iter_errors(self.root), key=lambda e: list(map(str, e.path))):
             found = True
@@ -141,6 +206,13 @@ class _FileReader(YamlFileReader):
                 continue
             if err.validator == "oneOf" and path and path[-1] in _ONE_OF_WORDS:
                 message = f"{err.instance!r} must be {_ONE_OF_WORDS[path[-1]]}"
+            elif err.validator == "pattern":  # the regex says it to nobody
+                message = (
+                    f"{err.instance!r} must be lowercase letters, digits, '_' and '-', "
+                    "starting with a letter or digit"
+                )
+            elif err.validator in ("minimum", "maximum") and path and path[-1] == "axis":
+                message += " (ONNX attribute ints are int64)"
             self.error(path, message)
         return not found
 
@@ -297,7 +369,11 @@ def load(paths: Iterable[Path]) -> list[Case]:
         )
     cases: list[Case] = []
     first_seen: dict[str, Source] = {}  # base id -> where it was first defined
+    read: set[Path] = set()  # a file named twice (or by a folder and itself) is read once
     for path in files:
+        if path.resolve() in read:
+            continue
+        read.add(path.resolve())
         if not path.exists():
             errors.append(CaseFileError(path, None, "", "no such file or folder"))
             continue

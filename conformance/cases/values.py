@@ -17,11 +17,17 @@ rank-0 tensor) or a generator, a mapping with exactly one key:
 Literals are converted strictly: an int dtype takes only integers that fit, a
 bool dtype only true/false, a string dtype only strings; float dtypes take
 numbers and YAML's .nan/.inf; complex dtypes also take strings like "1-2j".
+A number the dtype cannot hold is an error, never a silent inf or 0: a finite
+literal that would overflow to inf or underflow to 0, or an integer that the
+float dtype would round to another integer (decimals round as usual; write
+.inf / .nan / "inf+nanj" for the special values). Generator fields (shape,
+start, seed, low, high) are integers; what they generate must fit the dtype.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -31,6 +37,8 @@ from conformance.tables.dtypes import DType
 # No generated tensor in a case file may be larger than this: a typo in a
 # shape must not allocate gigabytes before anything is checked.
 MAX_ELEMENTS = 1 << 22
+MAX_GENERATED_RANK = 32  # dimensions of a generator's shape (NumPy's old limit)
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 GENERATORS = ("arange", "random", "full", "bits")
 _GENERATOR_FIELDS = {
@@ -84,25 +92,74 @@ def _check_leaf(dtype: DType, leaf, path: tuple):
         "complex": isinstance(leaf, (int, float, str)) and not isinstance(leaf, bool),
     }[kind]
     if not ok:
-        raise ValueProblem(f"{leaf!r} is not a valid {dtype.name} value", path)
+        raise ValueProblem(f"{_show(leaf)} is not a valid {dtype.name} value", path)
     if kind in ("int", "uint"):
         info = np.iinfo(dtype.numpy)
         if not info.min <= leaf <= info.max:
             raise ValueProblem(
-                f"{leaf} does not fit in {dtype.name} [{info.min}, {info.max}]", path
+                f"{_show(leaf)} does not fit in {dtype.name} [{info.min}, {info.max}]", path
             )
-    if kind == "complex" and isinstance(leaf, str):
-        try:
-            return complex(leaf.replace(" ", ""))
-        except ValueError:
-            raise ValueProblem(f"{leaf!r} is not a complex number", path) from None
+    if kind == "float":
+        _check_float(leaf, leaf, dtype.numpy, dtype.name, path)
+    if kind == "complex":
+        part = np.dtype(dtype.numpy).type(0).real.dtype
+        if isinstance(leaf, str):
+            try:
+                number = complex(leaf.replace(" ", ""))
+            except ValueError:
+                raise ValueProblem(f"{leaf!r} is not a complex number", path) from None
+            for value in (number.real, number.imag):
+                if not math.isfinite(value) and not any(w in leaf.lower() for w in ("inf", "nan")):
+                    raise ValueProblem(f"{_show(leaf)} is out of range for {dtype.name}", path)
+                _check_float(value, leaf, part, dtype.name, path)
+            return number
+        _check_float(leaf, leaf, part, dtype.name, path)
     return leaf
+
+
+def _show(value) -> str:
+    """A value for a message: a 400-digit integer is not shown whole."""
+    text = repr(value)
+    if len(text) > 40:
+        text = f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
+    return text
+
+
+def _check_float(value: int | float, shown, numpy_type, name: str, path: tuple) -> None:
+    """A number must survive conversion to a float type: no overflow to inf,
+    no underflow to 0, and an integer stays that integer."""
+    shown = _show(shown)
+    try:
+        wide = float(value)
+    except OverflowError:
+        raise ValueProblem(f"{shown} is out of range for {name}", path) from None
+    if not math.isfinite(wide):
+        return  # .inf, -.inf, .nan written as such
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        narrow = float(np.array(wide, dtype=numpy_type))
+    if not math.isfinite(narrow):
+        raise ValueProblem(
+            f"{shown} is out of range for {name} (it would become {narrow}; write .inf "
+            "for an infinity)",
+            path,
+        )
+    if narrow == 0 and wide != 0:
+        raise ValueProblem(f"{shown} underflows to 0 in {name}", path)
+    if isinstance(value, int) and narrow != value:
+        raise ValueProblem(
+            f"{shown} is not exactly representable in {name} (it would become {narrow:.17g})",
+            path,
+        )
 
 
 def from_literal(value, dtype: DType) -> np.ndarray:
     shape = literal_shape(value)
     converted = _convert(value, dtype, ())
-    array = np.array(converted, dtype=dtype.numpy)
+    try:
+        array = np.array(converted, dtype=dtype.numpy)
+    except (ValueError, OverflowError) as error:  # e.g. more dimensions than NumPy has
+        raise ValueProblem(f"cannot make a {dtype.name} array of it: {error}") from None
     if array.shape != shape:  # object arrays of strings can hide raggedness
         raise ValueProblem(f"literal has shape {list(shape)} but became {list(array.shape)}")
     return array
@@ -114,12 +171,35 @@ def _convert(value, dtype: DType, path: tuple):
     return _check_leaf(dtype, value, path)
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_field(spec: dict, key: str, field: str, low: int, high: int, default=None) -> int:
+    """An integer generator field within [low, high]."""
+    value = spec.get(field, default)
+    if not _is_int(value):
+        raise ValueProblem(f"{field} must be an integer, not {_show(value)}", (key, field))
+    if not low <= value <= high:
+        raise ValueProblem(f"{field} {_show(value)} is outside [{low}, {high}]", (key, field))
+    return value
+
+
 def _shape(spec: dict, key: str) -> tuple[int, ...]:
     shape = spec.get("shape")
-    if not isinstance(shape, list) or not all(
-        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
-    ):
+    if not isinstance(shape, list) or not all(_is_int(n) and n >= 0 for n in shape):
         raise ValueProblem("shape must be a list of non-negative integers", (key, "shape"))
+    if len(shape) > MAX_GENERATED_RANK:
+        raise ValueProblem(
+            f"shape has {len(shape)} dimensions, over the limit of {MAX_GENERATED_RANK}",
+            (key, "shape"),
+        )
+    for i, n in enumerate(shape):
+        if n > MAX_ELEMENTS:
+            raise ValueProblem(
+                f"dimension {n} is over the limit of {MAX_ELEMENTS} elements",
+                (key, "shape", i),
+            )
     if math.prod(shape) > MAX_ELEMENTS:
         raise ValueProblem(
             f"shape {shape} has {math.prod(shape)} elements, over the limit of {MAX_ELEMENTS}",
@@ -137,8 +217,23 @@ def _from_ints(values: np.ndarray, dtype: DType) -> np.ndarray:
     if dtype.kind in ("int", "uint"):
         info = np.iinfo(dtype.numpy)
         if values.size and (values.min() < info.min or values.max() > info.max):
-            raise ValueProblem(f"generated values do not fit in {dtype.name}")
-    return values.astype(dtype.numpy)
+            raise ValueProblem(
+                f"generated values [{values.min()}, {values.max()}] do not fit in "
+                f"{dtype.name} [{info.min}, {info.max}]"
+            )
+        return values.astype(dtype.numpy)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cast = values.astype(dtype.numpy)
+    # float and complex: every generated integer must come out as itself (exact
+    # comparison in int64: float64 would round both sides past 2**53)
+    back = (cast.real if dtype.kind == "complex" else cast).astype(np.float64)
+    exact = np.isfinite(back) & (back >= -(2.0**63)) & (back < 2.0**63)
+    exact &= np.where(exact, back, 0).astype(np.int64) == values
+    if not exact.all():
+        first = values[tuple(np.argwhere(~exact)[0])]
+        raise ValueProblem(f"generated value {first} is not exactly representable in {dtype.name}")
+    return cast
 
 
 def _random_full_range(rng: np.random.Generator, shape, dtype: DType) -> np.ndarray:
@@ -208,17 +303,29 @@ def build(value, dtype: DType) -> np.ndarray:
         )
     shape = _shape(spec, name)
     if name == "arange":
-        start = spec.get("start", 0)
-        return _from_ints(
-            np.arange(start, start + math.prod(shape), dtype=np.int64).reshape(shape), dtype
-        )
+        count = math.prod(shape)
+        start = _int_field(spec, name, "start", INT64_MIN, INT64_MAX, 0)
+        if start + count - 1 > INT64_MAX:
+            raise ValueProblem(
+                f"start {start} + {count} elements passes the int64 maximum {INT64_MAX}",
+                (name, "start"),
+            )
+        return _from_ints(np.arange(start, start + count, dtype=np.int64).reshape(shape), dtype)
     if name == "full":
-        return np.broadcast_to(from_literal(spec["value"], dtype), shape).copy()
-    rng = np.random.default_rng(spec["seed"])
+        value = from_literal(spec["value"], dtype)
+        try:
+            return np.broadcast_to(value, shape).copy()
+        except ValueError:
+            raise ValueProblem(
+                f"a value of shape {list(value.shape)} cannot broadcast to shape {list(shape)}",
+                (name, "value"),
+            ) from None
+    rng = np.random.default_rng(_int_field(spec, name, "seed", 0, INT64_MAX))
     if "low" in spec or "high" in spec:
         if "low" not in spec or "high" not in spec:
             raise ValueProblem("random takes both low and high, or neither", (name,))
-        low, high = spec["low"], spec["high"]
+        low = _int_field(spec, name, "low", INT64_MIN, INT64_MAX)
+        high = _int_field(spec, name, "high", INT64_MIN, INT64_MAX)
         if low > high:
             raise ValueProblem(f"low {low} is greater than high {high}", (name, "low"))
         ints = rng.integers(low, high, endpoint=True, size=shape, dtype=np.int64)

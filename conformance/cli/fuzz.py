@@ -41,7 +41,7 @@ def _add_arguments(parser) -> None:
     options.add_runtime(parser)
     parser.add_argument(
         "--time-budget",
-        type=float,
+        type=options.positive_seconds,
         required=True,
         metavar="SECONDS",
         help="how long the campaign runs, shrinking included",
@@ -54,7 +54,7 @@ def _add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--max-elements",
-        type=int,
+        type=options.element_cap,
         default=None,
         metavar="N",
         help="elements per tensor at most (default $"
@@ -71,7 +71,7 @@ def _add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=options.positive_seconds,
         default=2.0,
         metavar="S",
         help="seconds per example and runtime (default 2; a healthy runtime takes milliseconds)",

@@ -147,6 +147,57 @@ def size(text: str) -> int:
     return int(float(match.group(1)) * _UNITS[match.group(2)])
 
 
+# Numeric options are checked where argparse parses them, so a bad value exits
+# 2 naming the option and the value before anything starts: a NaN timeout
+# never fires (and is not JSON), a zero budget or memory runs nothing.
+MAX_SECONDS = 30 * 24 * 3600.0
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds > 0 (at most 30 days)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= MAX_SECONDS:  # false for NaN too
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a finite number of seconds > 0, at most {MAX_SECONDS:.0f} (30 days)"
+        )
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number >= 1")
+    return value
+
+
+def element_cap(text: str) -> int:
+    """Elements per tensor: 1 up to the case files' limit (conformance.cases.values)."""
+    from conformance.cases.values import MAX_ELEMENTS
+
+    value = positive_int(text)
+    if value > MAX_ELEMENTS:
+        raise argparse.ArgumentTypeError(f"{text!r}: give at most {MAX_ELEMENTS} elements")
+    return value
+
+
+def positive_size(text: str) -> int:
+    """A size as :func:`size` reads it, at least one byte."""
+    try:
+        value = size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a size of at least 1 byte")
+    return value
+
+
 # -- the gate -------------------------------------------------------------------------
 def add_gate(parser) -> None:
     parser.add_argument(

@@ -58,24 +58,28 @@ def _add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=options.positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="S",
         help=f"seconds per case and runtime, load and run (default {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument(
-        "--batch-size", type=int, default=32, metavar="N", help="cases per worker message"
+        "--batch-size",
+        type=options.positive_int,
+        default=32,
+        metavar="N",
+        help="cases per worker message",
     )
     parser.add_argument(
         "--case-memory",
-        type=options.size,
+        type=options.positive_size,
         default="1GiB",
         metavar="SIZE",
         help="refuse cases declaring more than SIZE of inputs and output (default 1GiB)",
     )
     parser.add_argument(
         "--worker-memory",
-        type=options.size,
+        type=options.positive_size,
         default="4GiB",
         metavar="SIZE",
         help="resident memory a worker may reach before it is killed and its case "
