@@ -60,15 +60,7 @@ def _add_arguments(parser) -> None:
         help="elements per tensor at most (default $"
         f"{strategies.MAX_ELEMENTS_ENV} or {strategies.DEFAULT_MAX_ELEMENTS})",
     )
-    parser.add_argument(
-        "-j",
-        "--jobs",
-        type=options.jobs,
-        default="auto",
-        metavar="N",
-        help="worker processes per runtime (default auto: as many as leave each target's "
-        "threads their cores: one for a target in its default profile; the header says)",
-    )
+    options.add_jobs(parser)
     parser.add_argument(
         "--timeout",
         type=options.positive_seconds,

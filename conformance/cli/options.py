@@ -113,6 +113,18 @@ def jobs(text: str) -> int | str:
     raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of workers, or auto")
 
 
+def add_jobs(parser) -> None:
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=jobs,
+        default="auto",
+        metavar="N",
+        help="worker processes per runtime (default auto: as many as leave each target's "
+        "threads their cores: one for a target in its default profile; the header says)",
+    )
+
+
 def workers(jobs: int | str, chosen: list[Target]) -> int:
     """Workers per target: -j as given, or for 'auto' as many as leave each
     target's threads their cores (conformance.engine.targets.auto_workers)."""

@@ -44,15 +44,7 @@ def _add_arguments(parser) -> None:
         metavar="VARIANT",
         help="model variants (default all five: " + ", ".join(models.VARIANTS) + ")",
     )
-    parser.add_argument(
-        "-j",
-        "--jobs",
-        type=options.jobs,
-        default="auto",
-        metavar="N",
-        help="worker processes per runtime (default auto: as many as leave each target's "
-        "threads their cores: one for a target in its default profile; the header says)",
-    )
+    options.add_jobs(parser)
     parser.add_argument(
         "--out", type=Path, metavar="DIR", help="output folder (default reports/run-<time>)"
     )
