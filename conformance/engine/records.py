@@ -35,7 +35,7 @@ from pathlib import Path
 
 from conformance import __version__
 from conformance.cases.model import Case
-from conformance.engine import files
+from conformance.engine import files, targets
 from conformance.engine.judge import Outcome
 from conformance.engine.pool import Raw
 from conformance.oracle import Verdict
@@ -378,26 +378,17 @@ def read_folders(paths) -> list[RunFolder]:
     return [read_folder(Path(path)) for path in paths]
 
 
-def runtime_adapters(headers: list[dict]) -> dict[str, str]:
-    """target name -> its adapter (``openvino`` for ``openvino:1thread``), as
-    the runs' headers recorded them; runs from before targets had none."""
-    return {
-        name: about["adapter"]
-        for header in headers
-        for name, about in (header.get("runtimes") or {}).items()
-        if (about or {}).get("adapter")
-    }
-
-
 def runtime_targets(headers: list[dict]) -> dict[str, dict]:
-    """target name -> {version, profile, cpu_flags} as the runs' headers
-    recorded them (profile and cpu_flags None where a header predates them)."""
+    """target name -> {adapter, version, profile, cpu_flags} as the runs'
+    headers recorded them (profile and cpu_flags None, the adapter read from
+    the name, where a header predates targets)."""
     found = {}
     for header in headers:
         flags = header.get("cpu_flags")
         for name, about in (header.get("runtimes") or {}).items():
             about = about or {}
             found[name] = {
+                "adapter": about.get("adapter") or targets.adapter_of(name),
                 "version": about.get("version"),
                 "profile": about.get("profile"),
                 "cpu_flags": None if flags is None else frozenset(flags),
@@ -407,8 +398,4 @@ def runtime_targets(headers: list[dict]) -> dict[str, dict]:
 
 def runtime_versions(headers: list[dict]) -> dict[str, str | None]:
     """runtime name -> version, as the runs' headers recorded them."""
-    return {
-        name: (about or {}).get("version")
-        for header in headers
-        for name, about in (header.get("runtimes") or {}).items()
-    }
+    return {name: about["version"] for name, about in runtime_targets(headers).items()}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from conformance.cases.check import disagreements, literal, verdict_of
 from conformance.cases.model import Case
-from conformance.engine import files, models, records, reproduce, tensors
+from conformance.engine import files, models, records, reproduce, targets, tensors
 from conformance.engine.groups import GroupKey, group_key, is_generated
 from conformance.engine.judge import DISCREPANCIES, Outcome, judge
 from conformance.engine.pool import (
@@ -95,26 +95,16 @@ def declared_bytes(case: Case) -> int:
     return inputs + elements * itemsize
 
 
-def _threads(about: dict, cores: int) -> int:
-    """Threads one worker of a target computes with, as its runtime reported
-    them (0 or absent: the runtime's own choice, taken as every core)."""
-    effective = about.get("effective") or {}
-    for name in ("INFERENCE_NUM_THREADS", "intra_op_num_threads"):
-        if name in effective:
-            try:
-                return int(effective[name]) or cores
-            except (TypeError, ValueError):
-                return cores
-    return 1  # runtimes with no thread setting (onnx.reference) compute in one
-
-
 def cpu_budget(info: dict[str, dict], workers: int, chosen: str = "given") -> dict:
     """How many threads the workers of a run may compute with, against the
     cores: targets in their default profile take every core each, so several
     workers share them. Verdicts stay exact either way; what suffers is time
     (and a per-case timeout may fire on a starved worker), so the header says it."""
     cores = os.cpu_count() or 1
-    threads = {name: _threads(about, cores) for name, about in info.items()}
+    threads = {
+        name: targets.threads_of(about.get("adapter"), about.get("effective") or {}, cores)
+        for name, about in info.items()
+    }
     busy = workers * sum(threads.values())
     return {
         "cores": cores,

@@ -66,16 +66,32 @@ THREAD_PROPERTIES = ("INFERENCE_NUM_THREADS", "intra_op_num_threads")
 SINGLE_THREADED = {"reference"}  # adapters that compute in one thread whatever is set
 
 
-def threads(target: Target, cores: int) -> int:
-    """Threads one worker of the target computes with, from what it asks
-    (unset or 0: the runtime takes every core)."""
-    if target.adapter in SINGLE_THREADED:
+def threads_of(adapter: str | None, settings: dict, cores: int) -> int:
+    """Threads one worker computes with, from its thread setting (requested
+    properties, or the effective ones a worker reported); unset or 0: the
+    runtime takes every core."""
+    if adapter in SINGLE_THREADED:
         return 1
     for name in THREAD_PROPERTIES:
-        value = target.properties.get(name)
-        if isinstance(value, int) and value > 0:
+        try:
+            value = int(settings.get(name) or 0)
+        except (TypeError, ValueError):
+            value = 0
+        if value > 0:
             return min(value, cores)
     return cores
+
+
+def threads(target: Target, cores: int) -> int:
+    """Threads one worker of the target computes with, from what it asks."""
+    return threads_of(target.adapter, target.properties, cores)
+
+
+def adapter_of(name: str) -> str:
+    """The adapter of a target named on the command line (``openvino:1thread``
+    is OpenVINO; a ``module:Class`` is its own); a targets file's names are
+    mapped by the run header."""
+    return name.partition(":")[0] if ":" in name and "." not in name else name
 
 
 def auto_workers(chosen: Iterable[Target], cores: int) -> int:

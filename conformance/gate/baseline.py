@@ -78,6 +78,7 @@ from conformance.cases.loader import CaseErrors, YamlFileReader
 from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.records import CPU_FLAGS
+from conformance.engine.targets import adapter_of
 from conformance.tables import bug_models, decisions, dtypes, spec
 from conformance.tables.features import FEATURES
 from conformance.tables.profiles import PROFILES
@@ -427,12 +428,6 @@ def observed(path: Path) -> list[Observed]:
     reader = _FileReader(Path(path))
     reader.read_or_raise()
     return reader.observed
-
-
-def adapter_of(runtime: str) -> str:
-    """The adapter of a target named on the command line (``openvino:1thread``
-    is OpenVINO); a targets file's names are mapped by the run header."""
-    return runtime.partition(":")[0] if ":" in runtime and "." not in runtime else runtime
 
 
 def load(folder: Path, runtimes: Iterable[str] | dict[str, str]) -> dict[str, list[Entry]]:

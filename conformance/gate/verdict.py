@@ -22,6 +22,7 @@ from pathlib import Path
 from conformance.cases.loader import CaseErrors
 from conformance.engine import files, records
 from conformance.engine.groups import grouped
+from conformance.engine.targets import adapter_of
 from conformance.gate import baseline
 from conformance.gate.check import EntryResult, Gate, check
 
@@ -159,20 +160,20 @@ def decide(
         if problems:
             raise GateError(problems)
     results = [record for run in runs for record in run.records]
+    recorded = records.runtime_targets([run.header for run in runs])
+    adapters = {name: about["adapter"] for name, about in recorded.items()}
     baselines = dict(baselines or {})
     missing = sorted({r.get("runtime") for r in results} - set(baselines))
     if missing:  # `conformance gate` learns the runtimes from the records
-        adapters = records.runtime_adapters([run.header for run in runs])
         baselines.update(
             load_baselines(folder, {name: adapters.get(name) or name for name in missing})
         )
-    headers = [run.header for run in runs]
-    targets = {
-        name: baseline.Where(**about) for name, about in records.runtime_targets(headers).items()
+    where = {
+        name: baseline.Where(about["version"], about["profile"], about["cpu_flags"])
+        for name, about in recorded.items()
     }
-    adapters = records.runtime_adapters(headers)
-    unobserved = _unobserved(Path(folder), targets, adapters, {r.get("runtime") for r in results})
-    return Verdict(check(results, baselines, targets), Path(folder), allow_fixed, unobserved)
+    unobserved = _unobserved(Path(folder), where, adapters, {r.get("runtime") for r in results})
+    return Verdict(check(results, baselines, where), Path(folder), allow_fixed, unobserved)
 
 
 def _unobserved(folder: Path, targets: dict, adapters: dict, runtimes: set) -> list[str]:
@@ -181,7 +182,7 @@ def _unobserved(folder: Path, targets: dict, adapters: dict, runtimes: set) -> l
     lines = []
     for name in sorted(filter(None, runtimes)):
         where = targets.get(name)
-        path = folder / f"{adapters.get(name) or baseline.adapter_of(name)}.yaml"
+        path = folder / f"{adapters.get(name) or adapter_of(name)}.yaml"
         if where is None or not path.exists():
             continue
         try:
