@@ -164,6 +164,22 @@ class ListInfoAdapter(FaultyAdapter):
         return ["faulty", "0"]
 
 
+class HangingAdapter(FaultyAdapter):
+    """Hangs on every input: what a fuzz time budget must survive."""
+
+    name = "hanging"
+
+    def execute(self, session, feeds):
+        time.sleep(3600)
+
+
+class NotJsonInfoAdapter(FaultyAdapter):
+    """``info()`` whose values JSON cannot carry (header.json must stay JSON)."""
+
+    def info(self) -> dict:
+        return {"name": "faulty", "version": float("nan"), "flags": {1, 2}}
+
+
 class NoneAdapter(FaultyAdapter):
     """``execute`` returns None for every input."""
 

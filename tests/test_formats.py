@@ -136,7 +136,7 @@ entries:
     clause: data-dtype
     upstream: https://example.invalid/issues/1
     versions: ">=2000"
-  - signature: {op: GatherElements}
+  - signature: {op: GatherElements, dtype: float32}
     outcome: crash
     reason: too few results in scope to tell
     clause: bitwise-exact

@@ -503,3 +503,86 @@ def test_junit_fails_the_gate_suite_for_each_kind_of_gate_failure():
     assert [
         c.get("name") for c in allowed.getroot().findall("./testsuite[@name='gate']/testcase")
     ] == ["verdict"]
+
+
+# -- no catch-all entries ---------------------------------------------------------------
+def _entry(head: str, outcome: str = "crash", extra: str = "") -> str:
+    return f"  - {head}\n    outcome: {outcome}\n    reason: r\n    clause: bitwise-exact\n{extra}"
+
+
+EVERY_DTYPE = "[" + ", ".join(baseline.dtypes.NAMES) + "]"
+CATCH_ALL = [  # (entry, the outcomes it would cover whole, the field named)
+    (_entry("signature: {op: [Gather, GatherElements]}"), "crash", "signature"),
+    (_entry("signature: {op: Gather, opset: 13, variant: static}"), "crash", "signature"),
+    (_entry("signature: {dtype: " + EVERY_DTYPE + "}", "[crash, timeout]"), "crash/timeout",
+     "signature"),
+    (_entry("signature: {violation: none}"), "crash", "signature"),
+    (_entry("signature: {violation: [none, index-out-of-range]}", "value_mismatch"),
+     "value_mismatch", "signature"),
+    (_entry("signature: {indices_dtype: [int32, int64]}", "rejected"), "rejected", "signature"),
+    (_entry("signature: {op: Gather}", "[value_mismatch, crash]", "    model: int64-low32\n"),
+     "crash", "signature"),
+    (_entry("case: '*'"), "crash", "case"),
+    (_entry("case: ['gather-x', '*-*']"), "crash", "case"),
+    (_entry("case: '*.op13.*'\n    signature: {variant: static}", "shape_mismatch"),
+     "shape_mismatch", "signature"),
+    (_entry("case: '[a-z]*'", "accepted_invalid"), "accepted_invalid", "case"),
+]  # fmt: skip
+NARROW = [  # each narrows by what the input is or how the runtime fails
+    _entry("case: gather-x"),
+    _entry("case: 'ge-*'\n    signature: {variant: static}"),
+    _entry("signature: {violation: index-out-of-range}", "accepted_invalid"),
+    _entry("signature: {violation: [none, index-out-of-range]}"),  # crashes: not every one
+    _entry("signature: {dtype: [complex64, complex128]}", "rejected"),
+    _entry("signature: {op: Gather, axis: -1}"),
+    _entry("signature: {features: empty_indices, variant: static}"),
+    _entry("signature: {indices_dtype: [uint8, int16]}", "accepted_invalid"),
+    _entry("signature: {op: Gather}", "value_mismatch",
+           "    depends_on_values: true\n    model: int64-low32\n"),
+]  # fmt: skip
+
+
+def test_a_catch_all_entry_is_refused_with_its_line(tmp_path):
+    found = problems(tmp_path, "entries:\n" + "".join(entry for entry, _, _ in CATCH_ALL))
+    where = tmp_path / "openvino.yaml"
+    assert len(found) == len(CATCH_ALL), "\n".join(found)
+    line = 2
+    for index, (entry, kinds, field) in enumerate(CATCH_ALL):
+        at = line + next(n for n, text in enumerate(entry.splitlines()) if f"{field}:" in text)
+        expected = (
+            f"{where}:{at}: entries[{index}].{field}: a catch-all: it would cover every {kinds} "
+            "of this runtime"
+        )
+        assert any(problem.startswith(expected) for problem in found), (expected, found)
+        line += entry.count("\n")
+
+
+def test_entries_that_narrow_load(tmp_path):
+    loaded = baseline.load_file(write(tmp_path, "openvino", "entries:\n" + "".join(NARROW)))
+    assert len(loaded) == len(NARROW)
+    # The shipped baselines narrow every entry (they load: the test at the top).
+    for runtime in ("onnxruntime", "openvino", "reference"):
+        for entry in baseline.load_file(KNOWN / f"{runtime}.yaml"):
+            assert not baseline.unnarrowed(entry.outcome, entry.case, entry.signature, entry.model)
+
+
+def test_gate_and_run_refuse_a_catch_all_baseline_with_exit_2(tmp_path):
+    out = tmp_path / "run"
+    done = conformance("run", "--runtime", "onnxruntime", "-k", "gather-example-axis0",
+                       "--variants", "static", "--out", str(out), "--no-progress")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    known = tmp_path / "known"
+    write(known, "onnxruntime", "entries:\n" + _entry("signature: {op: Gather}", "rejected"))
+    expected = (
+        f"{known / 'onnxruntime.yaml'}:2: entries[0].signature: a catch-all: it would cover "
+        "every rejected of this runtime"
+    )
+    gated = conformance("gate", str(out), "--known", str(known))
+    assert gated.returncode == 2, gated.stdout + gated.stderr
+    assert expected in gated.stderr and "Traceback" not in gated.stderr
+    assert "gate PASSED" not in gated.stdout
+    again = tmp_path / "again"
+    rerun = conformance("run", "--gate", "--runtime", "onnxruntime", "-k", "gather-example-axis0",
+                        "--known", str(known), "--out", str(again))  # fmt: skip
+    assert rerun.returncode == 2, rerun.stdout + rerun.stderr
+    assert expected in rerun.stderr and not again.exists()

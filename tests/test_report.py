@@ -288,3 +288,20 @@ def test_run_writes_the_versioned_json_summary(hostile_run):
     )
     cells = {(c["dtype"], c["variant"]): c["outcomes"] for c in summary["matrix"]}
     assert cells["int32", "static"] == {"pass": 1}
+
+
+def test_a_kept_tensor_is_shown_element_by_element_whatever_its_values():
+    """groups.json keeps a complex element as a [real, imaginary] pair: one element,
+    not two; values that do not fit the shape (a hand-edited file) are shown as they
+    are, never an exception (found by tests/adversarial/test_fuzzed_inputs.py)."""
+    from conformance.report.model import _tensor
+
+    pairs = {"dtype": "complex64", "shape": [2], "values": [[1.0, 0.0], [2.0, -1.0]]}
+    assert _tensor(pairs).text == "[(1.0, 0.0j), (2.0, -1.0j)]"
+    grid = {"dtype": "complex64", "shape": [1, 2], "values": [[[1.0, 0.0], [2.0, -1.0]]]}
+    assert _tensor(grid).text == "[(1.0, 0.0j), (2.0, -1.0j)]"
+    ragged = {"dtype": "float32", "shape": [2, 2], "values": [[1.0], [2.0, 0.0, []], 5]}
+    assert _tensor(ragged).text == "[1.0, 2.0]\n[0.0, []]\n[5]"
+    odd = {"dtype": "complex64", "shape": [2], "values": [[1.0], [1.0, 2.0, 3.0]]}
+    assert _tensor(odd).text == "[[1.0], [1.0, 2.0, 3.0]]"
+    assert _tensor({"dtype": "int8", "shape": [10**9], "values": [1]}).summarised

@@ -6,13 +6,51 @@ is held to them (and where a wrongly transcribed case is caught).
 
 from __future__ import annotations
 
+import math
+
 from conformance import oracle
 from conformance.cases.model import Case
 from conformance.oracle import compare
 from conformance.tables import decisions
 
+DEFAULT_CASE_MEMORY = 1 << 30  # bytes a case may declare (inputs + output)
+STRING_ELEMENT_BYTES = 64  # a guess for an object-array string: pointer, header, text
 
-def verdict_of(case: Case) -> oracle.Verdict:
+
+class OverMemory(Exception):
+    """The case declares more memory than the limit: nothing was computed."""
+
+
+def declared_bytes(case: Case) -> int:
+    """What the case asks the oracle or a runtime to hold: its inputs and the
+    output the shape rule gives. Computed from shapes alone, before anything
+    is allocated: a Gather of modest inputs can declare a huge output."""
+    shape = oracle.output_shape(case.op, case.data.shape, case.indices.shape, case.axis)
+    elements = 0 if shape is None else math.prod(shape)
+    itemsize = STRING_ELEMENT_BYTES if case.data.dtype == object else case.data.dtype.itemsize
+    inputs = case.data.size * itemsize + case.indices.nbytes
+    return inputs + elements * itemsize
+
+
+def over_memory(case: Case, limit: int = DEFAULT_CASE_MEMORY) -> str | None:
+    """Why the memory guard refuses the case, or None when it fits."""
+    size = declared_bytes(case)
+    if size <= limit:
+        return None
+    return (
+        f"memory guard: the case declares {size:,} bytes of inputs and output, over the "
+        f"limit of {limit:,} (--case-memory); no output was allocated and nothing was run"
+    )
+
+
+def verdict_of(case: Case, memory: int = DEFAULT_CASE_MEMORY) -> oracle.Verdict:
+    """The oracle's verdict on the case; OverMemory, before anything is
+    computed, for a case that declares more than ``memory`` bytes. Every
+    front-end that asks the oracle goes through here, so none of them can be
+    made to allocate an output of any declared size."""
+    refused = over_memory(case, memory)
+    if refused:
+        raise OverMemory(refused)
     return oracle.verdict(case.op, case.opset, case.data, case.indices, case.axis)
 
 

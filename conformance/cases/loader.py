@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import reprlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -29,6 +30,10 @@ DEFAULT_INDICES_DTYPE = "int64"
 # recursive reader after it) would otherwise die of RecursionError. A tensor
 # literal has at most 64 dimensions (NumPy's limit) below a few levels of file.
 MAX_DEPTH = 100
+# Values in one file, aliases expanded: what every later reader (the schema
+# check, the literal conversion) walks. A literal tensor this large is ~1 MB of
+# YAML; the generators (full, range, random) make large tensors from a line.
+MAX_NODES = 1 << 18
 # What a oneOf in the schema means, in words (jsonschema's own message for a
 # failed oneOf lists no alternatives).
 _ONE_OF_WORDS = {
@@ -74,16 +79,33 @@ _Validator = jsonschema.validators.extend(
 )
 
 
+# A message quotes the value it is about, shortened: a whole document or a
+# large literal in a message would bury the line it is meant to point at.
+_SHORT = reprlib.Repr()  # Python 3.11's Repr takes no keywords
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict = 3, 6, 6
+_SHORT.maxstring = _SHORT.maxother = 80
+
+
+def _shown(value) -> str:
+    return _SHORT.repr(value)
+
+
 def _yaml_shape_problem(text: str) -> tuple[int, tuple, str] | None:
     """(line, field path, message) for YAML that parses but cannot be read
-    safely: nesting deeper than MAX_DEPTH, or a list or mapping as a mapping
-    key (unhashable). Found from the parser's events, which do not recurse."""
-    frames: list[list] = []  # [is_mapping, nodes seen, last key]
+    safely: nesting deeper than MAX_DEPTH, a list or mapping as a mapping key
+    (unhashable), an alias inside what it names (a cycle), or more than
+    MAX_NODES values once aliases are expanded. Found from the parser's
+    events, which neither recurse nor expand aliases, so a "billion laughs"
+    file is refused after reading its few hundred bytes once."""
+    frames: list[list] = []  # [is_mapping, nodes seen, last key, anchor, expanded at start]
+    sizes: dict[str, int] = {}  # anchor -> values it stands for, expanded
+    open_anchors: set[str] = set()  # anchors of collections still being read
     collections: set[str] = set()  # anchors of lists and mappings
+    expanded = 0  # values read so far, each alias counted as what it names
 
     def where() -> tuple:
         path: list = []
-        for is_mapping, seen, key in frames:
+        for is_mapping, seen, key, *_ in frames:
             if is_mapping:
                 if seen % 2 == 0:  # at a key: the mapping itself is the field
                     break
@@ -98,13 +120,31 @@ def _yaml_shape_problem(text: str) -> tuple[int, tuple, str] | None:
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         line = event.start_mark.line + 1 if event.start_mark else None
         if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-            frames.pop()
+            *_, anchor, began = frames.pop()
+            if anchor:
+                sizes[anchor] = expanded - began
+                open_anchors.discard(anchor)
             if frames:
                 frames[-1][1] += 1
             continue
         if not isinstance(event, yaml.NodeEvent):
             continue
         opens = isinstance(event, yaml.CollectionStartEvent)
+        if isinstance(event, yaml.AliasEvent):
+            if event.anchor in open_anchors:
+                return line, where(), f"the alias *{event.anchor} is inside what it names (a cycle)"
+            expanded += sizes.get(event.anchor, 1)
+        else:
+            expanded += 1
+            if event.anchor and not opens:
+                sizes[event.anchor] = 1
+        if expanded > MAX_NODES:
+            return (
+                line,
+                where(),
+                f"more than {MAX_NODES} values with aliases expanded (a literal this large "
+                "belongs in a generator: arange, random, full)",
+            )
         if frames and frames[-1][0] and frames[-1][1] % 2 == 0:  # a mapping key
             if opens or (isinstance(event, yaml.AliasEvent) and event.anchor in collections):
                 return line, where(), "a mapping key is a list or mapping (keys are scalars)"
@@ -112,9 +152,12 @@ def _yaml_shape_problem(text: str) -> tuple[int, tuple, str] | None:
         if opens:
             if event.anchor:
                 collections.add(event.anchor)
+                open_anchors.add(event.anchor)
             if len(frames) >= MAX_DEPTH:
                 return line, where(), f"nested deeper than {MAX_DEPTH} levels"
-            frames.append([isinstance(event, yaml.MappingStartEvent), 0, None])
+            frames.append(
+                [isinstance(event, yaml.MappingStartEvent), 0, None, event.anchor, expanded - 1]
+            )
         elif frames:
             frames[-1][1] += 1
     return None
@@ -196,7 +239,8 @@ class _FileReader(YamlFileReader):
         for err in sorted(validator.iter_errors(self.root), key=lambda e: list(map(str, e.path))):
             found = True
             path = tuple(err.absolute_path)
-            message = err.message
+            shown = _shown(err.instance)
+            message = err.message.replace(repr(err.instance), shown)
             if err.validator == "additionalProperties" and isinstance(err.instance, dict):
                 allowed = set(err.schema.get("properties", {}))
                 for key in sorted(set(err.instance) - allowed, key=str):
@@ -205,10 +249,10 @@ class _FileReader(YamlFileReader):
                     )
                 continue
             if err.validator == "oneOf" and path and path[-1] in _ONE_OF_WORDS:
-                message = f"{err.instance!r} must be {_ONE_OF_WORDS[path[-1]]}"
+                message = f"{shown} must be {_ONE_OF_WORDS[path[-1]]}"
             elif err.validator == "pattern":  # the regex says it to nobody
                 message = (
-                    f"{err.instance!r} must be lowercase letters, digits, '_' and '-', "
+                    f"{shown} must be lowercase letters, digits, '_' and '-', "
                     "starting with a letter or digit"
                 )
             elif err.validator in ("minimum", "maximum") and path and path[-1] == "axis":

@@ -9,6 +9,7 @@ import sys
 
 from conformance import __version__
 from conformance.cli import cases, decisions, diff, exits, fuzz, gate, oracle, report, run
+from conformance.report import terminal
 
 COMMANDS = (cases, decisions, run, fuzz, report, gate, diff, oracle)  # in --help's order
 
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         return exits.OK
     except OSError as error:  # an unreadable input or unwritable output: the user's to fix
         where = f"{error.filename}: " if error.filename else ""
-        print(f"error: {where}{error.strerror or error}", file=sys.stderr)
+        print(terminal.safe(f"error: {where}{error.strerror or error}"), file=sys.stderr)
         return exits.USAGE
     except Exception as error:
         # A bug of ours, or an input no check caught: one line, exit 2 (never 1,
@@ -47,8 +48,10 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get(DEBUG):
             raise
         print(
-            f"internal error: {type(error).__name__}: {error} "
-            f"(set {DEBUG}=1 for the traceback, and please report it)",
+            terminal.safe(
+                f"internal error: {type(error).__name__}: {error} "
+                f"(set {DEBUG}=1 for the traceback, and please report it)"
+            ),
             file=sys.stderr,
         )
         return exits.USAGE

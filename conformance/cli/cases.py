@@ -8,9 +8,16 @@ from collections import Counter
 
 import onnx
 
-from conformance.cases.check import problems, verdict_of
+from conformance.cases.check import OverMemory, problems, verdict_of
 from conformance.cli import exits, options
 from conformance.engine import models
+from conformance.report import terminal
+
+
+def say(text: str, file=None) -> None:
+    """Print text from case files (ids, descriptions, paths, string data) with
+    control characters escaped: a case file must not drive the terminal."""
+    print(terminal.safe(text, lines=True), file=file)
 
 
 def add_parser(commands) -> None:
@@ -36,6 +43,7 @@ def add_parser(commands) -> None:
         help="also build every valid case's model in all five variants and "
         "run onnx.checker (full_check) on it",
     )
+    options.add_case_memory(validate, "the oracle refuses to compute")
     validate.set_defaults(func=validate_cases)
 
 
@@ -50,7 +58,7 @@ def list_cases(args) -> int:
             "output": "literal output",
             "oracle": "oracle",
         }[expectation.kind]
-        print(f"{case.id}\t{what}\t{case.source}")
+        say(f"{case.id}\t{what}\t{case.source}")
     return exits.OK
 
 
@@ -73,28 +81,33 @@ def validate_cases(args) -> int:
     kinds = Counter(c.expectation.kind for c in cases)
     disputed = Counter()
     for case in cases:
-        verdict = verdict_of(case)
+        try:
+            verdict = verdict_of(case, args.case_memory)
+        except OverMemory as refused:
+            say(f"{case.source}: {case.id}: {refused}", file=sys.stderr)
+            failed += 1
+            continue
         found = problems(case, verdict)
         disputed.update(verdict.disputed)
         if args.check_models and verdict.valid:
             found += _check_models(case)
         for problem in found:
-            print(f"{case.source}: {case.id}: {problem}", file=sys.stderr)
+            say(f"{case.source}: {case.id}: {problem}", file=sys.stderr)
         failed += bool(found)
     files = len({c.source.path for c in cases})
-    print(
+    say(
         f"{len(cases)} cases from {files} files: {kinds['output']} literal outputs and "
         f"{kinds['error']} expected errors checked against the oracle, {kinds['oracle']} "
         f"computed by it"
         + (", models of every valid case checked in 5 variants" if args.check_models else "")
     )
     if disputed:
-        print(
+        say(
             "under disputed decisions: "
             + ", ".join(f"{d} ({n})" for d, n in sorted(disputed.items()))
         )
     if failed:
-        print(f"FAILED: {failed} case(s) with problems", file=sys.stderr)
+        say(f"FAILED: {failed} case(s) with problems", file=sys.stderr)
         return exits.FAILED
-    print("all cases agree with the oracle")
+    say("all cases agree with the oracle")
     return exits.OK

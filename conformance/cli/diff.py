@@ -52,8 +52,8 @@ def command(args) -> int:
     except (RecordsError, diff.DiffError) as error:
         options.stderr().print(f"error: {error}", markup=False)
         return exits.USAGE
-    print("\n".join(terminal.diff_lines(found)))
     out = args.output or (args.run_b if args.run_b.is_dir() else args.run_b.parent) / "diff.html"
-    render.write_diff(found, out)
-    print(f"diff page: {out}")
+    render.write_diff(found, out)  # first: a page that cannot be written stops the command (2)
+    print("\n".join(terminal.diff_lines(found)))
+    print(terminal.safe(f"diff page: {out}"))
     return exits.FAILED if found.differs else exits.OK

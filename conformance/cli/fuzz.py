@@ -142,14 +142,14 @@ def command(args) -> int:
     if campaign.classes:
         print("discrepancy classes by runtime, kind and op:")
         print("\n".join(terminal.fuzz_families(campaign)))
-    print(f"findings: {out / FINDINGS}")
+    print(terminal.safe(f"findings: {out / FINDINGS}"))
     try:
         written = records.read_folder(out)  # once, for the gate and the report
     except records.RecordsError as error:
         err.print(str(error), markup=False)
         return exits.USAGE
     status = options.gate_run(written, baselines, args, err)
-    print(f"report:   {options.write_report(written)}")
+    print(terminal.safe(f"report:   {options.write_report(written)}"))
     if status == exits.USAGE:
         return status
     return options.exit_status(

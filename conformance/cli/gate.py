@@ -36,6 +36,8 @@ def command(args) -> int:
     except (records.RecordsError, verdict.GateError) as error:
         err.print(str(error), markup=False)
         return exits.USAGE
+    if args.out is not None:  # first: a verdict that cannot be written is not printed as one
+        verdict.write(decided, args.out)
     places = fuzz_class_places(runs)
     print(
         "\n".join(
@@ -48,6 +50,4 @@ def command(args) -> int:
             )
         )
     )
-    if args.out is not None:
-        verdict.write(decided, args.out)
     return exits.OK if decided.passed else exits.FAILED

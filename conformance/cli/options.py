@@ -19,14 +19,26 @@ from conformance.cli import exits
 from conformance.engine import records, targets
 from conformance.engine.targets import Target
 from conformance.gate import baseline, verdict
+from conformance.report.terminal import safe
 from conformance.tables.profiles import PROFILES
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 REPORT, JUNIT, REPORT_JSON = "report.html", "junit.xml", "report.json"
 
 
+class _Screen(Console):
+    """A console whose printed strings go through :func:`conformance.report.terminal.safe`
+    (newlines kept): file names, runtime names and messages in them reach the
+    terminal escaped, whichever command prints them."""
+
+    def print(self, *objects, **kwargs) -> None:
+        shown = (safe(o, lines=True) if isinstance(o, str) else o for o in objects)
+        super().print(*shown, **kwargs)
+
+
 def stderr() -> Console:
-    return Console(stderr=True, soft_wrap=True)  # long paths must not be broken
+    # soft_wrap: long paths must not be broken; emoji: a name's :cat: stays text
+    return _Screen(stderr=True, soft_wrap=True, emoji=False)
 
 
 # -- case files -------------------------------------------------------------------
@@ -36,7 +48,7 @@ def load_cases(paths: list[Path] | None):
         return load(paths or default_case_paths())
     except CaseErrors as errors:
         for error in errors.errors:
-            print(error, file=sys.stderr)
+            print(safe(error), file=sys.stderr)
         print(f"{len(errors.errors)} problem(s) in case files; nothing was run", file=sys.stderr)
         return None
 
@@ -104,13 +116,30 @@ def chosen_runtimes(args, err: Console) -> list[Target] | None:
     return chosen
 
 
+# Workers per runtime at most: each is a process that loads the runtime (some
+# 100 MB or more) and computes on the cores, so beyond a few per core more only
+# wait for the cores and fill the memory; -j 100000 would start that many.
+JOBS_PER_CORE = 4
+
+
+def max_jobs() -> int:
+    """The largest -j: :data:`JOBS_PER_CORE` per core of this machine."""
+    return JOBS_PER_CORE * (os.cpu_count() or 1)
+
+
 def jobs(text: str) -> int | str:
-    """-j: a positive number, or 'auto'."""
+    """-j: a positive number up to :func:`max_jobs`, or 'auto'."""
     if text == "auto":
         return text
-    if text.isdigit() and int(text) >= 1:
-        return int(text)
-    raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of workers, or auto")
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of workers, or auto")
+    if int(text) > max_jobs():
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: at most {max_jobs()} workers per runtime ({JOBS_PER_CORE} per core, "
+            f"{os.cpu_count() or 1} cores): more only wait for the cores, each holding a runtime "
+            "in memory"
+        )
+    return int(text)
 
 
 def add_jobs(parser) -> None:
@@ -121,7 +150,8 @@ def add_jobs(parser) -> None:
         default="auto",
         metavar="N",
         help="worker processes per runtime (default auto: as many as leave each target's "
-        "threads their cores: one for a target in its default profile; the header says)",
+        "threads their cores: one for a target in its default profile; the header says); "
+        f"at most {JOBS_PER_CORE} per core",
     )
 
 
@@ -275,8 +305,8 @@ def gate_run(run: records.RunFolder, baselines: dict, args, err: Console, decide
         places=places,
         unobserved=decided.unobserved,
     )
+    run.gate = verdict.write(decided, run.folder)  # first: a verdict not written is not shown
     print("\n".join(lines if decides else [f"{lines[-1]} (not deciding: no --gate)"]))
-    run.gate = verdict.write(decided, run.folder)
     return exits.OK if decided.passed else exits.FAILED
 
 
@@ -317,3 +347,17 @@ def exit_status(summary, err: Console, found: bool, kept: str) -> int:
         )
         return exits.USAGE
     return exits.FAILED if found else exits.OK
+
+
+def add_case_memory(parser, refused: str) -> None:
+    """``--case-memory``: the memory guard, the same wherever the oracle computes."""
+    from conformance.cases.check import DEFAULT_CASE_MEMORY
+
+    parser.add_argument(
+        "--case-memory",
+        type=positive_size,
+        default=DEFAULT_CASE_MEMORY,
+        metavar="SIZE",
+        help=f"cases declaring more than SIZE of inputs and output {refused} "
+        f"(default {DEFAULT_CASE_MEMORY >> 30}GiB)",
+    )

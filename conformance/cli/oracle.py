@@ -6,11 +6,18 @@ import sys
 
 import numpy as np
 
-from conformance.cases.check import verdict_of
+from conformance.cases.check import OverMemory, verdict_of
 from conformance.cli import exits, options
+from conformance.report import terminal
 from conformance.tables import decisions
 
 SHOWN_ELEMENTS = 200  # a tensor above this is summarised (first and last elements)
+
+
+def say(text: str, file=None) -> None:
+    """Print text from case files (ids, descriptions, paths, string data) with
+    control characters escaped: a case file must not drive the terminal."""
+    print(terminal.safe(text, lines=True), file=file)
 
 
 def add_parser(commands) -> None:
@@ -21,6 +28,7 @@ def add_parser(commands) -> None:
     )
     show.add_argument("case_id", help="a concrete id, or a case-file id for all its expansions")
     options.add_case_paths(show, "--cases")
+    options.add_case_memory(show, "the oracle refuses to compute")
     show.set_defaults(func=show_verdict)
 
 
@@ -40,31 +48,35 @@ def show_verdict(args) -> int:
     chosen = [c for c in cases if args.case_id in (c.id, c.base_id)]
     if not chosen:
         near = [c.id for c in cases if args.case_id in c.id][:10]
-        print(
+        say(
             f"no case with id {args.case_id!r}"
             + (f"; did you mean: {', '.join(near)}" if near else ""),
             file=sys.stderr,
         )
         return exits.USAGE
     for case in chosen:
-        verdict = verdict_of(case)
+        try:
+            verdict = verdict_of(case, args.case_memory)
+        except OverMemory as refused:
+            say(f"{case.source}: {case.id}: {refused}", file=sys.stderr)
+            return exits.USAGE
         axis = "absent (0)" if case.axis is None else case.axis
-        print(f"{case.id}  ({case.source})")
-        print(f"  {case.op}-{case.opset}, axis {axis}: {case.description}")
+        say(f"{case.id}  ({case.source})")
+        say(f"  {case.op}-{case.opset}, axis {axis}: {case.description}")
         if case.spec:
-            print(f"  spec: {decisions.titled(case.spec)}")
-        print(f"  data    {case.dtype} {list(case.data.shape)}:")
-        print(_indented(case.data))
-        print(f"  indices {case.indices_dtype} {list(case.indices.shape)}:")
-        print(_indented(case.indices))
+            say(f"  spec: {decisions.titled(case.spec)}")
+        say(f"  data    {case.dtype} {list(case.data.shape)}:")
+        say(_indented(case.data))
+        say(f"  indices {case.indices_dtype} {list(case.indices.shape)}:")
+        say(_indented(case.indices))
         if verdict.valid:
             out = verdict.output
-            print(f"  output  {case.dtype} {list(out.shape)}:")
-            print(_indented(out))
+            say(f"  output  {case.dtype} {list(out.shape)}:")
+            say(_indented(out))
         else:
             decision = decisions.get(verdict.violation.clause)
-            print(f"  SpecViolation {verdict.violation.clause}: {verdict.violation.detail}")
-            print(f"    ({decision.title})")
+            say(f"  SpecViolation {verdict.violation.clause}: {verdict.violation.detail}")
+            say(f"    ({decision.title})")
         for name in verdict.disputed:
-            print(f"  disputed: {name} ({decisions.get(name).title})")
+            say(f"  disputed: {name} ({decisions.get(name).title})")
     return exits.OK

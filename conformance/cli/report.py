@@ -47,6 +47,7 @@ def add_parser(commands) -> None:
 
 def command(args) -> int:
     from conformance.report import render  # Jinja2 only when a report is asked for
+    from conformance.report.terminal import safe
 
     err = options.stderr()
     if args.known is not None and options.known_folder(args, err) is None:
@@ -58,7 +59,9 @@ def command(args) -> int:
         return exits.USAGE
     written = render.write(runs, args.output, junit=args.junit, summary=args.json, known=args.known)
     print(
-        f"{args.output}: {written.total} results, {len(written.groups)} discrepancy groups"
-        + (f", {len(written.findings)} fuzz classes" if written.findings else "")
+        safe(
+            f"{args.output}: {written.total} results, {len(written.groups)} discrepancy groups"
+            + (f", {len(written.findings)} fuzz classes" if written.findings else "")
+        )
     )
     return exits.OK

@@ -62,13 +62,7 @@ def _add_arguments(parser) -> None:
         metavar="N",
         help="cases per worker message",
     )
-    parser.add_argument(
-        "--case-memory",
-        type=options.positive_size,
-        default="1GiB",
-        metavar="SIZE",
-        help="refuse cases declaring more than SIZE of inputs and output (default 1GiB)",
-    )
+    options.add_case_memory(parser, "are refused (a harness_unsupported result)")
     parser.add_argument(
         "--worker-memory",
         type=options.positive_size,
@@ -170,7 +164,7 @@ def command(args) -> int:
     if groups:
         print("discrepancies (runtime, kind, op, case-file id, count):")
         print("\n".join(groups))
-    print(f"results: {out / records.RESULTS}  ({summary.duration_s:.1f} s)")
+    print(terminal.safe(f"results: {out / records.RESULTS}  ({summary.duration_s:.1f} s)"))
     found = bool(summary.discrepancies)
     status = exits.OK
     try:
@@ -191,7 +185,7 @@ def command(args) -> int:
         status = options.gate_run(written, baselines, args, err, decides=args.gate)
         found = status == exits.FAILED if args.gate else found
         status = status if args.gate else exits.OK
-    print(f"report:  {options.write_report(written)}")
+    print(terminal.safe(f"report:  {options.write_report(written)}"))
     if status == exits.USAGE:
         return status
     return options.exit_status(summary, err, found, "the results recorded so far")

@@ -1,46 +1,171 @@
-"""Writing files so that a reader never sees half of one.
+"""Writing files so that a reader never sees half of one, and text that
+stays on its line.
 
 Every file the project writes whole (header.json, summary.json, gate.json,
-findings.json, report.html, junit.xml, report.json, diff.html) goes through
-:func:`write_text`: the text is written beside the target and renamed over
-it, which POSIX makes atomic. results.jsonl is the exception: it is appended
-to line by line (:class:`conformance.engine.records.ResultsWriter`).
+findings.json, report.html, junit.xml, report.json, diff.html, a fuzz class's
+case.yaml and repro.py) goes through :func:`write_text`: the text is written
+beside the target and renamed over it, which POSIX makes atomic. results.jsonl
+is the exception: it is appended to in whole lines (:class:`LineAppender`,
+for :class:`conformance.engine.records.ResultsWriter`). A write that fails
+(a read-only folder, a full disk, a file size limit) raises an ``OSError``
+naming the file the user asked for, and leaves nothing half-written.
+
+:func:`visible` is the one rule for untrusted text (runtime names, case ids,
+messages, file names) that goes into a line of a file or of the terminal.
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import fcntl
 import json
 import os
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 LOCK = ".lock"  # in a run folder while a run writes it
+ENCODING_ERRORS = "conformance-escaped"  # see _escaped
+
+
+def _escaped(error: UnicodeEncodeError) -> tuple[str, int]:
+    """What UTF-8 cannot encode (a lone surrogate, from a runtime message
+    decoded with surrogateescape) is written as the text ``\\udXXX``: in a
+    JSON or YAML string an escaped backslash, so the file reads back as text
+    and our readers (which refuse a lone surrogate) take it; never a traceback."""
+    bad = error.object[error.start : error.end]
+    return "".join(f"\\\\u{ord(char):04x}" for char in bad), error.end
+
+
+codecs.register_error(ENCODING_ERRORS, _escaped)
+
+# What must never reach a terminal or a comment line raw: C0 and C1 control
+# characters (ESC starts terminal sequences, CR and backspace overwrite what
+# was shown, NEL \x85 ends a YAML line), DEL, the Unicode line and paragraph
+# separators (line ends for YAML and some editors), the bidirectional
+# overrides and isolates that reorder what is shown, and lone surrogates
+# (which cannot be encoded at all).
+_HIDDEN = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 class FolderBusy(RuntimeError):
     """Another process holds the folder's lock; the message names it."""
 
 
+def _escape(match: re.Match) -> str:
+    char = match.group()
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def visible(text: str, keep: str = "") -> str:
+    """``text`` with every character of :data:`_HIDDEN` but those in ``keep``
+    shown as an escape: ``\\n``, ``\\r``, ``\\t``, ``\\x1b``, ``\\u2028``.
+    Printable text (any script, backslashes included) is left as it is, so a
+    clean text comes back unchanged and escaping twice changes nothing."""
+    text = str(text)
+    if _HIDDEN.search(text) is None:
+        return text
+    if not keep:
+        return _HIDDEN.sub(_escape, text)
+    return _HIDDEN.sub(lambda m: m.group() if m.group() in keep else _escape(m), text)
+
+
+def _naming(error: OSError, path: Path, internal: Path | None = None) -> OSError:
+    """The error as the user should read it: about ``path`` (the file they
+    asked for), unless it names another file already (the folder that could
+    not be made); an error about our own ``internal`` file names ``path``."""
+    named = error.filename
+    if named is not None and (internal is None or Path(named) != internal):
+        return error
+    return type(error)(error.errno, error.strerror or str(error), str(path))
+
+
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically, creating its folder. Neither the
     partial file nor the target is followed if it is a symlink: the partial
-    is created anew and renamed over the link itself."""
+    is created anew and renamed over the link itself. On failure the partial
+    file goes and the target is as it was."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    partial.unlink(missing_ok=True)  # a symlink planted there goes, its target is untouched
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    partial.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.unlink(missing_ok=True)  # a symlink planted there goes, its target is untouched
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", errors=ENCODING_ERRORS) as out:
+                out.write(text)
+            partial.replace(path)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise _naming(error, path, partial) from None
 
 
-def open_append(path: Path):
-    """``path`` opened for appending text, refusing to follow a symlink."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
-    return os.fdopen(fd, "a", encoding="utf-8")
+class LineAppender:
+    """A file appended to in whole lines: what :meth:`write` is given (whole
+    lines) waits in memory until :meth:`flush` (or until 64 KiB wait), which
+    appends it. If the append fails (disk full, file size limit, I/O error),
+    the file is cut back to where it ended before, so that it holds only
+    whole lines, the waiting lines are dropped, and the ``OSError`` names
+    the file."""
+
+    FLUSH_AT = 1 << 16
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        try:
+            self._fd: int | None = os.open(
+                self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644
+            )
+        except OSError as error:
+            raise _naming(error, self.path) from None
+        self._waiting: list[str] = []
+        self._size = 0
+
+    def write(self, lines: str) -> None:
+        self._waiting.append(lines)
+        self._size += len(lines)
+        if self._size >= self.FLUSH_AT:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._waiting or self._fd is None:
+            return
+        data = memoryview("".join(self._waiting).encode("utf-8", ENCODING_ERRORS))
+        self._waiting, self._size = [], 0
+        start = os.fstat(self._fd).st_size  # the folder lock makes this process the only writer
+        end = start + len(data)
+        try:
+            while data:
+                data = data[os.write(self._fd, data) :]
+        except BaseException as error:  # a full disk, or Ctrl-C between two writes
+            with contextlib.suppress(OSError):
+                if os.fstat(self._fd).st_size != end:
+                    os.ftruncate(self._fd, start)  # no half line is left behind
+            if isinstance(error, OSError):
+                raise _naming(error, self.path) from None
+            raise
+
+    def close(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            self.flush()
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+
+def open_append(path: Path) -> LineAppender:
+    """``path`` opened for appending whole lines, refusing to follow a symlink."""
+    return LineAppender(path)
 
 
 class FolderLock:

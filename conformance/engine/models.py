@@ -12,6 +12,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from conformance import oracle
 from conformance.tables import dtypes
 
 VARIANTS: tuple[str, ...] = (
@@ -39,25 +40,44 @@ INPUTS = ("data", "indices")
 OUTPUT = "output"
 
 
-def output_shape(op: str, data_shape, indices_shape, axis: int | None) -> tuple[int, ...] | None:
-    """The shape rule of the operator, or None when the input has no valid shape."""
-    rank = len(data_shape)
-    axis = 0 if axis is None else axis
-    if rank == 0 or not -rank <= axis < rank:
-        return None
-    axis %= rank
-    if op == "Gather":
-        return tuple(data_shape[:axis]) + tuple(indices_shape) + tuple(data_shape[axis + 1 :])
-    if len(indices_shape) != rank:
-        return None
-    return tuple(indices_shape)
-
-
 def _value_info(name: str, array_dtype: dtypes.DType, shape, symbolic: bool):
     if shape is None:
         return helper.make_tensor_value_info(name, array_dtype.proto, None)
     dims = [f"{name}_d{i}" for i in range(len(shape))] if symbolic else list(shape)
     return helper.make_tensor_value_info(name, array_dtype.proto, dims)
+
+
+def _parts(prefix: str, op: str, data, indices, axis: int | None, variant: str):
+    """One case's node, graph inputs, output and initializers, every name
+    starting with ``prefix`` ("" for a one-node model; a pack gives each case
+    its own, so no two cases' names can collide)."""
+    if variant not in _INITIALIZERS:
+        raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
+    baked = _INITIALIZERS[variant]
+    symbolic = variant == "dynamic"
+    arrays = {"data": data, "indices": indices}
+    types = {name: dtypes.of_array(arrays[name]) for name in INPUTS}
+    attributes = {} if axis is None else {"axis": int(axis)}
+    names = [prefix + name for name in INPUTS]
+    node = helper.make_node(op, names, [prefix + OUTPUT], **attributes)
+    shape = oracle.output_shape(op, data.shape, indices.shape, axis)
+    inputs = [
+        _value_info(prefix + name, types[name], arrays[name].shape, symbolic)
+        for name in INPUTS
+        if name not in baked
+    ]
+    output = _value_info(prefix + OUTPUT, types["data"], shape, symbolic)
+    initializers = [numpy_helper.from_array(arrays[name], prefix + name) for name in baked]
+    return node, inputs, output, initializers
+
+
+def _model(graph: onnx.GraphProto, opset: int) -> onnx.ModelProto:
+    return helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", opset)],
+        ir_version=IR_VERSION,
+        producer_name="onnx-gather-conformance",
+    )
 
 
 def build(
@@ -69,32 +89,44 @@ def build(
     variant: str,
 ) -> onnx.ModelProto:
     """A model computing ``op`` on (data, indices); invalid inputs still get a model."""
-    if variant not in _INITIALIZERS:
-        raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
-    baked = _INITIALIZERS[variant]
-    symbolic = variant == "dynamic"
-    arrays = {"data": data, "indices": indices}
-    types = {name: dtypes.of_array(arrays[name]) for name in INPUTS}
-    attributes = {} if axis is None else {"axis": int(axis)}
-    node = helper.make_node(op, list(INPUTS), [OUTPUT], **attributes)
-    shape = output_shape(op, data.shape, indices.shape, axis)
+    node, inputs, output, initializers = _parts("", op, data, indices, axis, variant)
     graph = helper.make_graph(
-        [node],
-        f"{op.lower()}_{variant}",
-        inputs=[
-            _value_info(name, types[name], arrays[name].shape, symbolic)
-            for name in INPUTS
-            if name not in baked
-        ],
-        outputs=[_value_info(OUTPUT, types["data"], shape, symbolic)],
-        initializer=[numpy_helper.from_array(arrays[name], name) for name in baked],
+        [node], f"{op.lower()}_{variant}", inputs, [output], initializer=initializers
     )
-    return helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", opset)],
-        ir_version=IR_VERSION,
-        producer_name="onnx-gather-conformance",
-    )
+    return _model(graph, opset)
+
+
+def pack_prefix(position: int) -> str:
+    return f"c{position}_"
+
+
+def build_pack(cases, variant: str) -> onnx.ModelProto:
+    """One model holding many cases of one opset, each with its own node,
+    inputs, initializers and output (named ``c<position>_data`` and so on):
+    the graph outputs come in the cases' order."""
+    opsets = {case.opset for case in cases}
+    if len(opsets) != 1:
+        raise ValueError(f"a pack holds cases of one opset, not {sorted(opsets)}")
+    nodes, inputs, outputs, initializers = [], [], [], []
+    for position, case in enumerate(cases):
+        node, fed, output, baked = _parts(
+            pack_prefix(position), case.op, case.data, case.indices, case.axis, variant
+        )
+        nodes.append(node)
+        inputs += fed
+        outputs.append(output)
+        initializers += baked
+    graph = helper.make_graph(nodes, f"pack_{variant}", inputs, outputs, initializer=initializers)
+    return _model(graph, opsets.pop())
+
+
+def pack_feeds(cases, variant: str) -> dict[str, np.ndarray]:
+    """The inputs to feed at run time for a pack of this variant."""
+    return {
+        pack_prefix(position) + name: array
+        for position, case in enumerate(cases)
+        for name, array in feeds(case.data, case.indices, variant).items()
+    }
 
 
 def feeds(data: np.ndarray, indices: np.ndarray, variant: str) -> dict[str, np.ndarray]:
@@ -112,7 +144,7 @@ def cache_key(op, opset, data, indices, axis, variant) -> tuple | None:
     """
     if _INITIALIZERS[variant]:
         return None
-    shape = output_shape(op, data.shape, indices.shape, axis)
+    shape = oracle.output_shape(op, data.shape, indices.shape, axis)
     if variant == "dynamic":
         shapes = (data.ndim, indices.ndim, None if shape is None else len(shape))
     else:

@@ -33,6 +33,7 @@ yields :class:`Raw` results, which :mod:`conformance.engine.judge` judges.
 from __future__ import annotations
 
 import contextlib
+import json
 import mmap
 import os
 import pickle
@@ -65,7 +66,12 @@ DEFAULT_BATCH = 32
 # uses real memory.
 DEFAULT_WORKER_MEMORY = 4 << 30
 _PAGE = os.sysconf("SC_PAGE_SIZE")
-STARTUP_TIMEOUT = 120.0
+# A worker's start-up (interpreter, adapter import, the probe model whose
+# compiled properties info() reads back) is bounded by the per-job timeout
+# too, so an adapter that hangs in its import costs one timeout; but never
+# less than this floor: six workers of three runtimes start in ~1 s on two
+# cores, and a timeout chosen for fast cases must not fail a slow start.
+STARTUP_FLOOR = 5.0
 MAX_STARTUP_FAILURES = 3  # in a row, per runtime, before the run gives up
 QUEUE_JOBS = 2048  # jobs read ahead of the slowest runtime
 QUEUE_BYTES = 256 << 20  # and their feeds' bytes
@@ -166,6 +172,10 @@ def _hello_info(message) -> tuple[dict | None, str]:
     name = body.get("name")
     if not isinstance(name, str) or not name.strip():
         return None, f"its adapter's info has no 'name' (a non-empty string; got {name!r})"
+    try:  # it goes into header.json and every report: strict JSON or nothing
+        json.dumps(body, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        return None, f"its adapter's info is not JSON ({error})"
     return body, ""
 
 
@@ -338,6 +348,7 @@ class WorkerPool:
         self.workers_per_runtime = workers
         self.batch_size = batch_size
         self.timeout = timeout
+        self.startup_timeout = max(timeout, STARTUP_FLOOR)
         self.worker_memory = worker_memory
         self.lanes: dict[str, _Lane] = {}
         self.info: dict[str, dict] = {}
@@ -373,7 +384,7 @@ class WorkerPool:
 
     def _await_hello(self, worker: Worker) -> None:
         """Block until the worker is ready; EngineError if it cannot start."""
-        left = STARTUP_TIMEOUT - (time.monotonic() - worker.spawned_at)
+        left = self.startup_timeout - (time.monotonic() - worker.spawned_at)
         if left > 0 and worker.conn.poll(left):
             try:
                 message = pickle.loads(worker.conn.recv_bytes())
@@ -389,11 +400,17 @@ class WorkerPool:
                     worker.info, worker.state = info, "idle"
                     return
         else:
-            why = f"no answer in {STARTUP_TIMEOUT:.0f} s"
+            why = self._no_answer()
         tail = worker.stderr_tail()
         raise EngineError(
             f"the {worker.target.name or worker.target.adapter} worker did not start: {why}"
             + (f"\n{tail}" if tail else "")
+        )
+
+    def _no_answer(self) -> str:
+        return (
+            f"no answer in {self.startup_timeout:g} s (start-up is bounded by the timeout, "
+            f"at least {STARTUP_FLOOR:g} s)"
         )
 
     def close(self) -> None:
@@ -407,19 +424,32 @@ class WorkerPool:
         return list(self.lanes)
 
     # -- running --------------------------------------------------------------
-    def run(self, jobs: Iterable[Job]) -> Iterator[list[tuple[Job, str, Raw]]]:
+    def run(
+        self, jobs: Iterable[Job], deadline: float | None = None
+    ) -> Iterator[list[tuple[Job, str, Raw]]]:
         """Run every job on every runtime (or on the job's ``runtimes``); yield
         results as each batch comes back.
 
         Each yielded list is one batch's worth of (job, runtime name, Raw).
         Results of one runtime come in job order, except for jobs that were
         re-run after a crash or timeout.
+
+        ``deadline`` (a ``time.monotonic()`` value): once it passes, no job
+        starts; the jobs not started are dropped without a result, and the
+        jobs running finish (or time out). A time budget then overruns by at
+        most one timeout, however many jobs hang.
         """
         source = iter(jobs)
         exhausted = False
         lanes = list(self.lanes.values())
         queued_bytes = 0
         while True:
+            if deadline is not None and not exhausted and time.monotonic() >= deadline:
+                exhausted = True
+            if exhausted and deadline is not None and time.monotonic() >= deadline:
+                for lane in lanes:  # suspects stay: each is a crash seen, confirmed alone
+                    lane.queue.clear()
+                    lane.retry.clear()
             while not exhausted and (
                 max(len(lane.queue) for lane in lanes) < QUEUE_JOBS and queued_bytes < QUEUE_BYTES
             ):
@@ -565,8 +595,8 @@ class WorkerPool:
             if worker.state in ("busy", "starting") and worker.exited():
                 results += self._dead(lane, worker)
                 continue
-            if worker.state == "starting" and now - worker.spawned_at > STARTUP_TIMEOUT:
-                self._failed_start(lane, worker, f"no answer in {STARTUP_TIMEOUT:.0f} s")
+            if worker.state == "starting" and now - worker.spawned_at > self.startup_timeout:
+                self._failed_start(lane, worker, self._no_answer())
                 continue
             if worker.state != "busy":
                 continue

@@ -9,7 +9,6 @@ cases and options, writes ``results.jsonl``, ``header.json`` and
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import time
 import uuid
@@ -18,7 +17,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from conformance.cases.check import disagreements, literal, verdict_of
+from conformance.cases.check import (
+    DEFAULT_CASE_MEMORY,
+    disagreements,
+    literal,
+    over_memory,
+    verdict_of,
+)
 from conformance.cases.model import Case
 from conformance.engine import files, models, records, reproduce, targets, tensors
 from conformance.engine.groups import GroupKey, group_key, is_generated
@@ -35,8 +40,6 @@ from conformance.engine.pool import (
 from conformance.engine.targets import Target
 from conformance.oracle import Verdict
 
-DEFAULT_CASE_MEMORY = 1 << 30  # bytes a case may declare (inputs + output)
-STRING_ELEMENT_BYTES = 64  # a guess for an object-array string: pointer, header, text
 HARNESS_ERRORS_KEPT = 5  # examples of harness errors the summary names
 MODEL_CACHE = 4096  # serialized models kept by signature
 
@@ -80,19 +83,6 @@ class Summary:
             {**key._asdict(), "records": n} for key, n in sorted(self.groups.items())
         ]
         return content
-
-
-def declared_bytes(case: Case) -> int:
-    """What the case asks a runtime to hold: its inputs and the output the shape rule gives.
-
-    Computed from shapes alone, before the oracle or a runtime allocates
-    anything: a Gather of modest inputs can declare a huge output.
-    """
-    shape = models.output_shape(case.op, case.data.shape, case.indices.shape, case.axis)
-    elements = 0 if shape is None else math.prod(shape)
-    itemsize = STRING_ELEMENT_BYTES if case.data.dtype == object else case.data.dtype.itemsize
-    inputs = case.data.size * itemsize + case.indices.nbytes
-    return inputs + elements * itemsize
 
 
 def cpu_budget(info: dict[str, dict], workers: int, chosen: str = "given") -> dict:
@@ -142,6 +132,7 @@ class _Pending:
     case: Case
     verdict: object
     remaining: int  # variants x runtimes
+    done: int = 0  # results recorded
 
 
 def run_cases(
@@ -315,13 +306,21 @@ class Run:
             summary.interrupted = True
         elif error is not None:
             summary.error = f"{kind.__name__}: {error}"
-        self.pool.close()
-        self._writer.close()
-        summary.events = self.pool.events
-        summary.duration_s = round(time.monotonic() - self._started, 3)
-        finished = {"run_id": self.run_id, "finished": records.now(), **summary.to_json()}
-        files.write_json(self.out_dir / records.SUMMARY, finished)
-        self._lock.release()
+        try:
+            self.pool.close()
+            self._writer.close()
+            summary.events = self.pool.events
+            summary.duration_s = round(time.monotonic() - self._started, 3)
+            finished = {"run_id": self.run_id, "finished": records.now(), **summary.to_json()}
+            files.write_json(self.out_dir / records.SUMMARY, finished)
+        except OSError:
+            # A full disk that stopped the run stops the summary too: the first
+            # error is the one to tell (the folder, without its summary, is
+            # refused by gate and report as unfinished).
+            if error is None:
+                raise
+        finally:
+            self._lock.release()
         return summary.interrupted
 
     def drive(
@@ -329,12 +328,16 @@ class Run:
         items: Iterable[tuple[Case, Sequence[str]] | tuple[Case, Sequence[str], Sequence[str]]],
         progress: Callable[[int, Summary], None] | None = None,
         recorded: Recorded | None = None,
-    ) -> None:
+        deadline: float | None = None,
+    ) -> list[Case]:
         """Run each (case, variants) on every runtime, or each (case, variants,
         runtimes) on those runtimes; record every result.
 
         ``recorded(case, variant, runtime, verdict, outcome, raw, record)`` is
-        called for each result after it is written.
+        called for each result after it is written. Past ``deadline`` (a
+        ``time.monotonic()`` value) no job starts (see ``WorkerPool.run``);
+        returns the cases that got no result at all, which the summary does
+        not count.
         """
         pool, options, summary, writer = self.pool, self.options, self.summary, self._writer
         runtimes = pool.runtimes
@@ -371,14 +374,9 @@ class Run:
             for index, (case, variants, *only) in enumerate(items, start=first):
                 chosen = [rt for rt in runtimes if not only or rt in only[0]]
                 summary.cases += 1
-                size = declared_bytes(case)
-                if size > options.case_memory:
-                    outcome = Outcome(
-                        "harness_unsupported",
-                        f"memory guard: the case declares {size:,} bytes of inputs and output, "
-                        f"over the limit of {options.case_memory:,} (--case-memory); no output "
-                        "was allocated and nothing was run",
-                    )
+                refused_why = over_memory(case, options.case_memory)
+                if refused_why:
+                    outcome = Outcome("harness_unsupported", refused_why)
                     for variant in variants:
                         for runtime in chosen:
                             refused.append(
@@ -387,7 +385,7 @@ class Run:
                     continue
                 if not chosen:
                     continue
-                verdict = verdict_of(case)
+                verdict = verdict_of(case, options.case_memory)
                 self.case_problems(case, verdict)
                 pending[index] = _Pending(case, verdict, len(variants) * len(chosen))
                 for variant in variants:
@@ -397,7 +395,7 @@ class Run:
             while refused:
                 emit(*refused.pop())
 
-        for results in pool.run(jobs()):
+        for results in pool.run(jobs(), deadline):
             drain_refused()
             for job, runtime, raw in results:
                 index, variant = job.tag
@@ -405,6 +403,7 @@ class Run:
                 outcome = judge(waiting.verdict, raw)
                 emit(waiting.case, variant, runtime, waiting.verdict, outcome, raw)
                 waiting.remaining -= 1
+                waiting.done += 1
                 if not waiting.remaining:
                     del pending[index]
             writer.flush()
@@ -414,8 +413,11 @@ class Run:
         drain_refused()
         writer.flush()
         self.smallest.save(self.out_dir / records.GROUPS)
+        unrun = [waiting.case for waiting in pending.values() if not waiting.done]
+        summary.cases -= len(unrun)
         if progress:
             progress(summary.records, summary)
+        return unrun
 
     def case_problems(self, case: Case, verdict: Verdict | None = None) -> list[str]:
         """Where the case's literal expectation disagrees with the oracle (empty
@@ -467,7 +469,7 @@ class Run:
         """Run one case in one variant on these runtimes (default all) now,
         and judge each result; nothing is recorded. The fuzz campaign shrinks
         with it; ``drive`` is the same path with records."""
-        verdict = verdict if verdict is not None else verdict_of(case)
+        verdict = verdict if verdict is not None else verdict_of(case, self.options.case_memory)
         job = self._job(case, variant, None, runtimes)
         return {
             runtime: judge(verdict, raw)

@@ -30,7 +30,7 @@ a list of NumPy arrays, and whatever it raises that is not one of the
 adapter errors (KeyboardInterrupt included), is a ``harness_error`` of that
 job. ``sys.exit`` in an adapter ends the worker at once with its exit status,
 which the parent records as such. An ``info()`` that is not a dict with a
-``name`` fails the start.
+``name``, or not JSON, fails the start.
 """
 
 from __future__ import annotations
@@ -129,6 +129,10 @@ def checked_info(adapter) -> dict:
             f"{type(adapter).__name__}.info() returned a dict without a 'name' "
             f"(a non-empty string; got {name!r})"
         )
+    try:  # it goes into header.json and every report: strict JSON or nothing
+        json.dumps(info, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{type(adapter).__name__}.info() is not JSON ({error})") from None
     return info
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
@@ -79,14 +80,17 @@ def class_dir(found, out_dir: Path) -> Path:
 
 
 def write_class(found, out_dir: Path) -> None:
-    """The class's files, for its current example (rewritten after shrinking)."""
+    """The class's files, for its current example (rewritten after shrinking).
+    A file that cannot be written raises an ``OSError`` naming it."""
     folder = class_dir(found, out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    with _writing(folder):
+        folder.mkdir(parents=True, exist_ok=True)
     example, verdict = found.example, found.verdict
     model = models.build(
         example.op, example.opset, example.data, example.indices, example.axis, example.variant
     )
-    (folder / "model.onnx").write_bytes(model.SerializeToString())
+    with _writing(folder / "model.onnx"):
+        (folder / "model.onnx").write_bytes(model.SerializeToString())
     feeds = models.feeds(example.data, example.indices, example.variant)
     _savez(
         folder / "inputs.npz",
@@ -100,20 +104,37 @@ def write_class(found, out_dir: Path) -> None:
     if verdict.valid:
         _savez(expected, {"output": verdict.output})
     else:
-        expected.unlink(missing_ok=True)
-    (folder / "case.yaml").write_text(case_yaml(found), encoding="utf-8")
-    template = resources.files("conformance.fuzz").joinpath("repro_template.py").read_text()
-    (folder / "repro.py").write_text(
-        template.replace(
-            'RUNTIME = "onnxruntime"', f"RUNTIME = {found.signature.runtime!r}", 1
-        ).replace('SIGNATURE = ""', f"SIGNATURE = {found.signature.slug!r}", 1),
-        encoding="utf-8",
-    )
+        with _writing(expected):
+            expected.unlink(missing_ok=True)
+    files.write_text(folder / "case.yaml", case_yaml(found))
+    files.write_text(folder / "repro.py", repro_py(found))
     found.described = None  # the findings.json entry is stale
     names = ["case.yaml", "model.onnx", "inputs.npz", "repro.py"]
     if verdict.valid:
         names.append("expected.npz")
     found.files = {name.split(".")[0]: str(folder.relative_to(out_dir) / name) for name in names}
+
+
+def repro_py(found) -> str:
+    """The stand-alone reproducer: the template with the class's runtime and
+    slug as Python literals (``repr`` escapes every control character, so no
+    name can end the string or the line)."""
+    template = resources.files("conformance.fuzz").joinpath("repro_template.py").read_text()
+    return template.replace(
+        'RUNTIME = "onnxruntime"', f"RUNTIME = {found.signature.runtime!r}", 1
+    ).replace('SIGNATURE = ""', f"SIGNATURE = {found.signature.slug!r}", 1)
+
+
+@contextmanager
+def _writing(path: Path):
+    """An ``OSError`` in the block names ``path`` (a full disk's write error
+    names no file by itself)."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is not None:
+            raise
+        raise type(error)(error.errno, error.strerror or str(error), str(path)) from None
 
 
 def _savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
@@ -125,7 +146,8 @@ def _savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
             stored[f"{name}.bfloat16"] = array.view(np.uint16)
         else:
             stored[name] = array
-    np.savez(path, **stored)
+    with _writing(path):
+        np.savez(path, **stored)
 
 
 def case_id(slug: str, limit: int = 120) -> str:
@@ -143,9 +165,11 @@ def case_yaml(found) -> str:
     feature_words = ", ".join(signature.features) or "no index features"
     entry: dict = {
         "id": case_id(signature.slug),
-        "description": f"found by conformance fuzz: {signature.runtime} {signature.kind} on "
-        f"{example.op}-{example.opset} {example.dtype}, {example.variant} model "
-        f"({feature_words})",
+        "description": files.visible(
+            f"found by conformance fuzz: {signature.runtime} {signature.kind} on "
+            f"{example.op}-{example.opset} {example.dtype}, {example.variant} model "
+            f"({feature_words})"
+        ),
         "spec": _spec_clause(example.op, verdict),
         "op": example.op,
         "opset": example.opset,
@@ -163,8 +187,11 @@ def case_yaml(found) -> str:
     if verdict.disputed:
         entry["decisions"] = list(verdict.disputed)
     entry["tags"] = ["regression", "fuzz", f"variant-{example.variant.replace('_', '-')}"]
+    # Comment lines: a name with a line break or a control character in it
+    # must not end the comment (nor make the file unreadable), so each is
+    # shown escaped, as on the terminal.
     header = (
-        f"# {signature.runtime}: {signature.kind} ({signature.slug})\n"
+        f"# {files.visible(f'{signature.runtime}: {signature.kind}')} ({signature.slug})\n"
         f"# Reproduces in the {example.variant} model variant; `conformance run` runs all five.\n"
         "# Copy into cases/regressions/ and check with `conformance cases validate`.\n"
     )

@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
 from conformance import oracle
+from conformance.cases.check import OverMemory, verdict_of
 from conformance.engine.judge import DISCREPANCIES, Outcome
 from conformance.engine.run import Options, Run
 from conformance.fuzz import artifacts, strategies
@@ -177,6 +178,9 @@ class Campaign:
     def _left(self) -> float:
         return 0.0 if self.stopping else self.options.time_budget - self.elapsed()
 
+    def _deadline(self) -> float:
+        return self._started + self.options.time_budget
+
     def _status(self, shrinking: str | None = None) -> None:
         if self.on_status:
             self.on_status(
@@ -210,9 +214,15 @@ class Campaign:
             )
             @given(strategy)
             def collect(example):
+                if self._started and self._left() <= 0:  # the budget holds between draws
+                    raise _OutOfBudget
                 drawn.append(example)
 
-            collect()
+            try:
+                collect()
+            except _OutOfBudget:
+                if not drawn:
+                    return
             yield from drawn
             batch += 1
 
@@ -228,7 +238,9 @@ class Campaign:
         for _ in range(size):
             if self._left() <= 0:
                 break
-            example = next(source)
+            example = next(source, None)
+            if example is None:  # the budget ran out while drawing
+                break
             self.examples += 1
             case = example.as_case(f"fuzz-{self.examples}")
             key = _cost_key(example)
@@ -236,7 +248,15 @@ class Campaign:
             self.skipped += len(self.run.pool.runtimes) - len(runtimes)
             self._round[case.id] = example
             items.append((case, [example.variant], runtimes))
-        self.run.drive(items, progress=lambda *_: self._status(), recorded=self._recorded)
+        # The budget holds inside a round too: past it, no job starts (a
+        # runtime that hangs on everything costs one timeout, not a round's).
+        unrun = self.run.drive(
+            items,
+            progress=lambda *_: self._status(),
+            recorded=self._recorded,
+            deadline=self._deadline(),
+        )
+        self.examples -= len(unrun)
 
     def _hopeless(self, key: tuple, runtime: str) -> bool:
         kinds = self._seen[key][runtime]
@@ -329,9 +349,10 @@ class Campaign:
                 raise _OutOfBudget
             if features(candidate) != target.features:
                 return False
-            verdict = oracle.verdict(
-                candidate.op, candidate.opset, candidate.data, candidate.indices, candidate.axis
-            )
+            try:
+                verdict = verdict_of(candidate)
+            except OverMemory:
+                return False
             if _clause(verdict) != target.violation:
                 return False
             tally["calls"] += 1

@@ -13,6 +13,7 @@ the runtime (ml_dtypes for bfloat16); not the conformance package.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -21,6 +22,16 @@ import numpy as np
 RUNTIME = "onnxruntime"
 SIGNATURE = ""
 HERE = Path(__file__).resolve().parent
+# Control characters, line separators, bidi overrides, lone surrogates: what a
+# runtime's message or a target's name must not send to the terminal raw.
+HIDDEN = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def shown(text) -> str:
+    """Text for the terminal: every hidden character escaped (\\x1b, \\u2028)."""
+    return HIDDEN.sub(lambda m: repr(m.group())[1:-1], str(text))
 
 
 def load(name: str) -> dict[str, np.ndarray]:
@@ -117,6 +128,12 @@ def show(label: str, array: np.ndarray) -> None:
 
 def main() -> int:
     runtime = sys.argv[1] if len(sys.argv) > 1 else RUNTIME
+    runner = {"onnxruntime": run_onnxruntime, "openvino": run_openvino, "reference": run_reference}
+    # A target of a profile (openvino:1thread) runs on its runtime, as configured here.
+    run = runner.get(runtime) or runner.get(runtime.partition(":")[0])
+    if run is None:
+        print(f"unknown runtime '{shown(runtime)}': give one of {', '.join(runner)}")
+        return 2
     inputs = load("inputs.npz")
     feeds = {k[len("feed.") :]: v for k, v in inputs.items() if k.startswith("feed.")}
     print(f"class {SIGNATURE}")
@@ -128,15 +145,14 @@ def main() -> int:
         clause = [
             line for line in (HERE / "case.yaml").read_text().splitlines() if "expect_error" in line
         ]
-        print(f"expected: an error ({clause[0].strip() if clause else 'see case.yaml'})")
+        print(f"expected: an error ({shown(clause[0].strip()) if clause else 'see case.yaml'})")
     else:
         show("expected", expected)
-    print(f"running model.onnx on {runtime} ...", flush=True)  # a crash kills this process
-    runner = {"onnxruntime": run_onnxruntime, "openvino": run_openvino, "reference": run_reference}
+    print(f"running model.onnx on {shown(runtime)} ...", flush=True)  # a crash kills this process
     try:
-        actual = runner[runtime](HERE / "model.onnx", feeds)
+        actual = run(HERE / "model.onnx", feeds)
     except Exception as error:  # the runtime refused the model or the input
-        print(f"{runtime} raised {type(error).__name__}: {error}")
+        print(f"{shown(runtime)} raised {type(error).__name__}: {shown(error)}")
         return 0 if expected is None else 1
     show("actual", actual)
     if expected is None:

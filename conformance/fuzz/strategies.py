@@ -60,6 +60,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from conformance.cases.model import Case, Source
+from conformance.cases.values import MAX_ELEMENTS
 from conformance.engine import models
 from conformance.tables import dtypes
 from conformance.tables.spec import OPSETS, OpSpec, op_spec
@@ -125,8 +126,8 @@ def max_elements() -> int:
         value = int(raw)
     except ValueError:
         raise ValueError(f"{MAX_ELEMENTS_ENV}={raw!r} is not a whole number") from None
-    if value < 1:
-        raise ValueError(f"{MAX_ELEMENTS_ENV}={raw!r} must be at least 1")
+    if not 1 <= value <= MAX_ELEMENTS:  # the case files' limit: one cap for every tensor
+        raise ValueError(f"{MAX_ELEMENTS_ENV}={raw!r} must be from 1 to {MAX_ELEMENTS}")
     return value
 
 

@@ -60,6 +60,17 @@ A baseline says what it was observed on (``observed``, a list of
 ``{version, profile, cpu_flags}``): a target that matches none of them is
 named first by the gate, with the difference, so that a verdict on another
 machine or version is read as what it is.
+
+No **catch-all**: an entry must narrow, for each outcome it lists, by what
+the input is or how the runtime goes wrong (:func:`unnarrowed`): a case glob
+with a letter or digit in its case-file id, ``dtype`` (not every dtype),
+``axis``, ``features``, ``violation`` (some clauses, not all, not ``none``
+alone), an ``indices_dtype`` that Tind forbids, or, for ``value_mismatch``, a
+bug ``model``. ``op``, ``opset`` and ``variant`` split the results into a few
+large slices and do not count, nor do ``versions``, ``profile`` and ``cpu``
+(where an entry holds, not which results it covers). An entry that would
+accept every crash (or every Gather crash) of a runtime would let any new one
+pass the gate: it is refused at load.
 """
 
 from __future__ import annotations
@@ -99,6 +110,10 @@ ENTRY_FIELDS = (
     "model", "profile", "cpu",
 )  # fmt: skip
 OBSERVED_FIELDS = ("version", "profile", "cpu_flags")
+# Outcomes only a valid input can have (judge: a refusal of an invalid input
+# conforms, an output for one is accepted_invalid): their violation is "none".
+VALID_ONLY = frozenset({"value_mismatch", "dtype_mismatch", "shape_mismatch", "rejected"})
+TIND = frozenset({"int32", "int64"})  # the index types ONNX allows
 
 
 @dataclass(frozen=True)
@@ -238,6 +253,47 @@ class Entry:
         return ", ".join(said) or "everywhere"
 
 
+def _glob_narrows(glob: str) -> bool:
+    """Whether a case glob names something: a letter or digit in its case-file
+    id (before the first '.'; ``*.op13.*`` or ``*-*`` match every case file)
+    outside wildcards and bracket expressions."""
+    base = re.sub(r"\[[^\]]*\]", "", glob.split(".", 1)[0])
+    return any(ch.isalnum() for ch in base)
+
+
+def unnarrowed(
+    outcomes: Iterable[str],
+    case: Iterable[str],
+    signature: dict[str, tuple],
+    model: Iterable[str] = (),
+) -> list[str]:
+    """The outcomes of an entry that nothing narrows to something specific:
+    for each, the entry would cover every discrepancy of that kind of its
+    runtime (in an op, opset or variant at most). Empty for a good entry."""
+    case, model = list(case), list(model)
+    if case and all(_glob_narrows(glob) for glob in case):
+        return []
+    if any(name in signature for name in ("axis", "features")):
+        return []
+    if "dtype" in signature and not set(dtypes.NAMES) <= set(signature["dtype"]):
+        return []
+    if "indices_dtype" in signature and TIND.isdisjoint(signature["indices_dtype"]):
+        return []  # only index types Tind forbids: an input the spec refuses
+    left = []
+    for kind in outcomes:
+        if kind == "value_mismatch" and model:
+            continue  # only outputs a bug model explains exactly
+        if "violation" in signature:
+            possible = {"none"} if kind in VALID_ONLY else set(decisions.BY_ID)
+            if kind not in VALID_ONLY and kind != "accepted_invalid":
+                possible.add("none")  # a crash or a timeout, on any input
+            allowed = set(signature["violation"]) & possible
+            if allowed != possible and allowed != {"none"}:
+                continue  # some clauses, not all (valid inputs alone are not specific)
+        left.append(kind)
+    return left
+
+
 def release(version: str | None) -> Version | None:
     """The comparable part of a runtime's version string: OpenVINO reports
     '2026.4.1-22982-e213a147257-releases/2026/4', of which 2026.4.1 counts."""
@@ -329,6 +385,16 @@ class _FileReader(YamlFileReader):
                 )
         has, lacks = self._cpu(raw.get("cpu"), at) if "cpu" in raw else (frozenset(), frozenset())
         if len(self.errors) > before:
+            return None
+        broad = unnarrowed(outcome, case, signature, model)
+        if broad:
+            self.error(
+                (*at, "signature" if signature else "case"),
+                f"a catch-all: it would cover every {'/'.join(broad)} of this runtime "
+                "(op, opset and variant do not narrow an entry); narrow it by what the input is "
+                "or how the runtime fails: a case id, dtype, axis, features, violation, or a bug "
+                "model for value_mismatch (cases/README.md)",
+            )
             return None
         return Entry(
             runtime=self.path.stem,

@@ -20,7 +20,7 @@ from conformance.oracle.checks import require_arrays
 from conformance.oracle.errors import SpecViolation
 from conformance.tables.spec import op_spec
 
-__all__ = ["OPERATORS", "SpecViolation", "Verdict", "evaluate", "verdict"]
+__all__ = ["OPERATORS", "SpecViolation", "Verdict", "evaluate", "output_shape", "verdict"]
 
 OPERATORS: dict[str, Callable] = {
     "Gather": gather.evaluate,
@@ -73,3 +73,20 @@ def verdict(
     except SpecViolation as violation:
         return Verdict(None, violation)
     return Verdict(output, None, disputed)
+
+
+def output_shape(op: str, data_shape, indices_shape, axis: int | None) -> tuple[int, ...] | None:
+    """The operator's shape rule alone, from shapes, without computing (or
+    allocating) anything: None when the shapes have no valid output. What the
+    memory guard and the model builder size things by; :func:`verdict` is the
+    authority on whether the input is valid."""
+    rank = len(data_shape)
+    axis = 0 if axis is None else axis
+    if rank == 0 or not -rank <= axis < rank:
+        return None
+    axis %= rank
+    if op == "Gather":
+        return tuple(data_shape[:axis]) + tuple(indices_shape) + tuple(data_shape[axis + 1 :])
+    if len(indices_shape) != rank:
+        return None
+    return tuple(indices_shape)

@@ -2,6 +2,11 @@
 fuzz campaign's progress, for a terminal. The front-ends (``conformance.cli``)
 print these lines; the HTML and machine-readable forms are in :mod:`.render`
 and :mod:`.machine`.
+
+Runtime names, case ids, messages, file names and baseline globs come from
+files and runtimes the harness does not control: every line made here goes
+through :func:`safe`, and the front-ends print their own untrusted text with
+it, so no escape sequence, carriage return or backspace reaches the terminal.
 """
 
 from __future__ import annotations
@@ -10,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.table import Table
+from rich.text import Text
 
+from conformance.engine import files
 from conformance.engine.groups import GroupKey, Signature, grouped
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.gate.check import FIXED_EVIDENCE, Gate
@@ -18,6 +25,14 @@ from conformance.report.diff import Diff, comparable
 
 if TYPE_CHECKING:  # the fuzz package (and Hypothesis) only when fuzzing
     from conformance.fuzz.campaign import Campaign, Status
+
+
+def safe(text, lines: bool = False) -> str:
+    """Untrusted text as the terminal may show it: control characters (ESC,
+    CR, BEL, backspace...), line separators, bidi overrides and lone
+    surrogates escaped (``\\x1b``, ``\\r``, ``\\u2028``), tabs kept, and newlines
+    kept only for text meant to span ``lines`` (:func:`conformance.engine.files.visible`)."""
+    return files.visible(text, "\t\n" if lines else "\t")
 
 
 def gate_lines(
@@ -94,7 +109,7 @@ def gate_lines(
         f"gate {verdict}: {gate.discrepancies} discrepancies in {gate.results} results, "
         f"{covered} known, {len(gate.unexpected)} new, {len(gate.fixed)} entries fixed upstream?"
     )
-    return lines
+    return [safe(line) for line in lines]
 
 
 def shown(path: Path) -> str:
@@ -127,7 +142,7 @@ def case_problem_lines(problems: list[dict]) -> list[str]:
     """A warning per case whose written expectation disagrees with the oracle
     (a run's ``case_problems``): ``warning: <source>: <case id>: <problem>``."""
     return [
-        f"warning: {problem['source']}: {problem['case_id']}: {problem['problem']}"
+        safe(f"warning: {problem['source']}: {problem['case_id']}: {problem['problem']}")
         for problem in problems
     ]
 
@@ -185,7 +200,7 @@ def diff_lines(diff: Diff, limit: int = 30) -> list[str]:
             lines.extend(_diff_group_lines(diff, group, members, changes is diff.changed))
         if len(groups) > limit:
             lines.append(f"  ... {len(groups) - limit} more groups (see the HTML page)")
-    return lines
+    return [safe(line) for line in lines]
 
 
 def _diff_group_lines(diff: Diff, group: tuple, members: list, said: bool) -> list[str]:
@@ -222,6 +237,7 @@ def _diff_group_lines(diff: Diff, group: tuple, members: list, said: bool) -> li
 
 
 def _cut(line: str, width: int = DIFF_WIDTH) -> str:
+    line = safe(line)  # escaped first: the width is what the terminal shows
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
@@ -242,8 +258,8 @@ def summary_table(summary, runtimes: list[str]) -> Table:
     """Outcome kinds down, runtimes across: narrow enough for any terminal."""
     table = Table(title=f"{summary.cases} cases, {summary.records} results")
     table.add_column("outcome")
-    for runtime in runtimes:
-        table.add_column(runtime, justify="right")
+    for runtime in runtimes:  # Text: a name is shown as it is, never read as markup
+        table.add_column(Text(safe(runtime)), justify="right")
     for kind in KINDS:
         counts = [summary.counts[rt][kind] for rt in runtimes]
         if not any(counts):
@@ -266,7 +282,7 @@ def discrepancy_groups(summary, results_path: Path, limit: int = 25) -> list[str
     ]
     if len(groups) > limit:
         lines.append(f"  ... {len(groups) - limit} more groups in {results_path}")
-    return lines
+    return [safe(line) for line in lines]
 
 
 def status_line(status: Status) -> str:
@@ -279,7 +295,7 @@ def status_line(status: Status) -> str:
         line += f"  {status.skipped} skipped"
     if status.shrinking:
         line += f"  shrinking {status.shrinking}"
-    return line
+    return safe(line)
 
 
 def fuzz_families(campaign: Campaign) -> list[str]:
@@ -300,10 +316,15 @@ def fuzz_families(campaign: Campaign) -> list[str]:
         )
         hits = sum(m.hits for m in members)
         folder = Path(smallest.files.get("repro", "")).parent
-        lines.append(
-            f"  {runtime:12} {kind:17} {op:15} {len(members):4d} classes {hits:5d} "
-            f"hits, first at {first.first_found_s:.1f} s, {len(shrunk)} shrunk; "
-            f"dtypes: {' '.join(dtypes)}\n"
-            f"      smallest: {shown(campaign.options.out_dir / folder)}/ (case.yaml, repro.py)"
+        lines.append(  # two lines, each made safe: a name's newline must not start a third
+            safe(
+                f"  {runtime:12} {kind:17} {op:15} {len(members):4d} classes {hits:5d} "
+                f"hits, first at {first.first_found_s:.1f} s, {len(shrunk)} shrunk; "
+                f"dtypes: {' '.join(dtypes)}"
+            )
+            + "\n"
+            + safe(
+                f"      smallest: {shown(campaign.options.out_dir / folder)}/ (case.yaml, repro.py)"
+            )
         )
     return lines

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +33,18 @@ CORRUPT = [
     ("no runtime", _line(runtime=None) + b"\n", "runtime: None is not a record's runtime"),
     ("unknown kind", _line(kind="sort_of") + b"\n", "kind: 'sort_of' is not an outcome kind"),
     ("lone surrogate", _line(message="\ud800") + b"\n", "a lone surrogate"),
+    # found by tests/adversarial/test_fuzzed_inputs.py: each was "internal error" or a
+    # wrong type deep inside the report
+    ("nested deep", b'{"a": ' + b"[" * 5000 + b"]" * 5000 + b"}\n" + _line() + b"\n",
+     "not a JSON record (nested deeper than 100 levels)"),
+    ("5000 digits", _line().replace(b'"opset": 13', b'"opset": ' + b"1" * 5000) + b"\n",
+     "not a JSON record (Exceeds the limit (4300 digits)"),
+    ("NaN opset", _line().replace(b'"opset": 13', b'"opset": NaN') + b"\n",
+     "opset: nan is not a whole number"),
+    ("shape of text", _line(data_shape="[1]") + b"\n", "data_shape: '[1]' is not a list"),
+    ("values not text", _line(expected_values=[None]) + b"\n",
+     "expected_values[0]: None is not text"),
+    ("no message", _line(message=None) + b"\n", "message: None is not text"),
 ]  # fmt: skip
 
 
@@ -90,3 +103,91 @@ def test_results_that_are_a_folder_and_an_unwritable_out(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and str(blocker) in done.stderr
     shutil.rmtree(run)
+
+
+# -- a run folder whose parts do not add up (found by test_fuzzed_inputs.py) ---------------
+def _run(tmp_path, lines: list[bytes], **summary) -> Path:
+    """A finished run of these records: header, and a summary that counts them."""
+    run = tmp_path / "run"
+    run.mkdir()
+    found = [json.loads(line) for line in lines]
+    count = records.counted(found)
+    groups = [dict(zip(("runtime", "kind", "op", "group"), key, strict=True), records=n)
+              for key, n in sorted(count.pop("groups").items())]  # fmt: skip
+    (run / records.HEADER).write_text(json.dumps({"run_id": "r"}))
+    (run / records.SUMMARY).write_text(
+        json.dumps({"run_id": "r", **count, "groups": groups, **summary})
+    )
+    (run / records.RESULTS).write_bytes(b"".join(line + b"\n" for line in lines))
+    return run
+
+
+RUN = [_line(run_id="r"), _line(run_id="r", case_id="b.op13.float32.int64", kind="rejected",
+                                stage="load", dtype="complex64")]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "said"),
+    [
+        ("a discrepancy hidden", lambda run: (run / records.RESULTS).write_text(
+            (run / records.RESULTS).read_text().replace('"kind": "rejected"', '"kind": "pass"')),
+         "the records are not what summary.json counts: counts"),
+        ("a discrepancy added", lambda run: (run / records.RESULTS).write_text(
+            (run / records.RESULTS).read_text().replace('"kind": "pass"', '"kind": "crash"', 1)),
+         "the records are not what summary.json counts: counts"),
+        ("another group", lambda run: (run / records.RESULTS).write_text(
+            (run / records.RESULTS).read_text().replace('"base_id": "a", "runtime": "onnxruntime",'
+                                                        ' "variant": "static", "op": "Gather", '
+                                                        '"opset": 13, "kind": "rejected"',
+                                                        '"base_id": "z", "runtime": "onnxruntime",'
+                                                        ' "variant": "static", "op": "Gather", '
+                                                        '"opset": 13, "kind": "rejected"')),
+         "the records are not what summary.json counts: groups"),
+        ("no header", lambda run: (run / records.HEADER).unlink(),
+         "summary.json is of run r, header.json of run None: the files are not of one run"),
+        ("header without run id", lambda run: (run / records.HEADER).write_text("{}"),
+         "the files are not of one run"),
+        ("groups.json of another run", lambda run: (run / records.GROUPS).write_text(
+            json.dumps({"format": 1, "run_id": "other", "groups": []})),
+         "groups.json is of run other"),
+        ("a count that is not a number", lambda run: (run / records.SUMMARY).write_text(
+            (run / records.SUMMARY).read_text().replace('"records": 2', '"records": 2.0')),
+         "records: 2.0 is not a whole number"),
+        ("case problems that are not objects", lambda run: (run / records.SUMMARY).write_text(
+            (run / records.SUMMARY).read_text()[:-1] + ', "case_problems": [1]}'),
+         "case_problems[0]: 1 is not an object"),
+        ("cpu flags that are not names", lambda run: (run / records.HEADER).write_text(
+            json.dumps({"run_id": "r", "cpu_flags": ["avx2", True]})),
+         "cpu_flags[1]: True is not text"),
+        ("a summary of 5000 digits", lambda run: (run / records.SUMMARY).write_text(
+            '{"records": ' + "9" * 5000 + "}"), "not JSON (Exceeds the limit"),
+        ("a header nested deep", lambda run: (run / records.HEADER).write_text(
+            '{"a": ' + "[" * 5000 + "]" * 5000 + "}"), "not JSON (nested deeper than 100 levels)"),
+        ("a pass that lists a new group", lambda run: (run / records.GATE).write_text(json.dumps(
+            {"passed": True, "new": [{"runtime": "onnxruntime", "kind": "rejected", "op": "Gather",
+                                      "group": "a", "count": 1}], "fixed": [], "not_used": []})),
+         "passed is true, but it lists 1 new group(s)"),
+        ("a gate.json without its new groups", lambda run: (run / records.GATE).write_text(
+            json.dumps({"passed": True, "fixed": [], "not_used": []})),
+         "new: None is not there"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)  # fmt: skip
+def test_a_folder_whose_parts_do_not_add_up_is_refused_never_judged(tmp_path, name, change, said):
+    run = _run(tmp_path, RUN)
+    change(run)
+    done = conformance("gate", str(run))  # report and diff read folders the same way (below)
+    assert done.returncode == 2, (name, done.stdout, done.stderr)
+    assert said in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_the_unchanged_folder_passes_and_every_reader_refuses_a_hidden_discrepancy(tmp_path):
+    run = _run(tmp_path, RUN)
+    assert conformance("gate", str(run)).returncode == 0  # the complex refusal is known
+    results = run / records.RESULTS
+    results.write_text(results.read_text().replace('"kind": "rejected"', '"kind": "pass"'))
+    for args in (["gate", str(run)], ["report", str(run), "-o", str(tmp_path / "r.html")],
+                 ["diff", str(run), str(run), "-o", str(tmp_path / "d.html")]):  # fmt: skip
+        done = conformance(*args)
+        assert done.returncode == 2, (args[0], done.stdout, done.stderr)
+        assert "the records are not what summary.json counts" in done.stderr, done.stderr

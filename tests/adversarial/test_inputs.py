@@ -41,6 +41,15 @@ def _typed(dtype: str, data: str) -> str:
 RANDOM_TO_99999 = "{random: {shape: [9], seed: 1, low: 0, high: 99999}}"
 
 
+# ~600 bytes that expand to 10**7 values: a "billion laughs" (once accepted after
+# 59 s and 320 MB at 1.3 KB; 2.4 KB never finished).
+LAUGHS = (
+    "[&a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1], "
+    + ", ".join(f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 8))
+    + "]"
+)
+
+
 # Every malformed file below goes to one `cases validate --check-models` (all
 # problems of all files are reported, each as its file's line): one process.
 # name: (replace in CASE, by, line, field, words the message must contain)
@@ -106,6 +115,11 @@ BAD: dict[str, tuple[str, str, int, str, tuple[str, ...]]] = {
                    7, "data[0]", ("float32", "out of range", "400 characters")),
     "nested-5000": ("[1.0, 2.0]", "[" * 5000 + "1" + "]" * 5000, 7, "data", ("nested deeper",)),
     "nested-90": ("[1.0, 2.0]", "[" * 90 + "1" + "]" * 90, 7, "data", ("dimension",)),
+    # 5. unbounded work from small inputs: aliases counted as what they expand to
+    "billion-laughs": ("[1.0, 2.0]", LAUGHS, 7, "data", ("262144 values", "aliases expanded")),
+    "alias-cycle": ("[1.0, 2.0]", "&c [1.0, *c]", 7, "data", ("*c", "cycle")),
+    "literal-too-large": ("[1.0, 2.0]", "[" + "1, " * 300_000 + "1]", 7, "data",
+                          ("262144 values", "generator")),
 }  # fmt: skip
 
 

@@ -1,17 +1,28 @@
 """What the harness writes stays safe to open: links never carry a URL
-scheme, JUnit stays parseable whatever the names hold, and the report's
-script survives any address."""
+scheme, JUnit stays parseable whatever the names hold, the report's script
+survives any address, and a fuzz class's case.yaml and repro.py stay a case
+file and a Python program whatever a runtime's name holds."""
 
 from __future__ import annotations
 
+import ast
+import re
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
 
+import numpy as np
 import pytest
 
+from conformance import oracle
+from conformance.cases import loader
 from conformance.engine.records import RunFolder
+from conformance.fuzz import artifacts
+from conformance.fuzz.campaign import FoundClass
+from conformance.fuzz.signature import signature_of
 from conformance.report import machine, model, render
+from conformance.strategies import Example
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -67,3 +78,67 @@ def test_a_malformed_address_does_not_stop_the_filters(tmp_path):
     )  # fmt: skip
     assert 'id="shown">0 discrepancy groups shown<' in shown.stdout  # the script ran to the end
     assert "Uncaught" not in shown.stderr
+
+
+# Names that end a YAML comment (newline, CR, NEL, U+2028/9), make YAML unreadable
+# (NUL, ESC, BEL, backspace, DEL), end a Python string, or cannot be encoded at all.
+HOSTILE = [
+    "ov\nentries: []\n#",
+    "ov\r\x1b[2Jcleared",
+    "ov\u2028cases: 1",
+    "ov\x85next: line",
+    "ov\u2029\x00\x07\x08\x7f",
+    'ov\'"\\ """',
+    "ov\ud800",
+    "\u202eov",
+]
+RAW = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\ud800-\udfff]")
+
+
+def _hostile_class(number: int, runtime: str) -> FoundClass:
+    made = Example("Gather", 13, 0, np.arange(6, dtype=np.float32).reshape(2, 3),
+                   np.array([-1], np.int64), "static")  # fmt: skip
+    verdict = oracle.verdict(made.op, made.opset, made.data, made.indices, made.axis)
+    signature = signature_of(made, runtime, "value_mismatch\n# " + runtime, None)
+    return FoundClass(number, signature, 0.5, made, verdict)
+
+
+@pytest.mark.parametrize("runtime", HOSTILE, ids=[ascii(name) for name in HOSTILE])
+def test_a_hostile_runtime_name_stays_inside_comments_and_strings(tmp_path, runtime):
+    found = _hostile_class(1, runtime)
+    artifacts.write_class(found, tmp_path)
+    folder = artifacts.class_dir(found, tmp_path)
+    text = (folder / "case.yaml").read_text(encoding="utf-8")
+    assert not RAW.search(text), ascii(text[:300])  # every line of it is one line
+    header = text.splitlines()[:3]
+    assert all(line.startswith("# ") for line in header), header
+    assert "value_mismatch\\n# " in header[0]  # shown escaped, not broken
+    (case,) = loader.load_file(folder / "case.yaml")  # still a case file, the same case
+    assert case.base_id == artifacts.case_id(found.signature.slug)
+    assert case.indices.tolist() == [-1] and not RAW.search(case.description)
+    source = (folder / "repro.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)  # still a Python program...
+    assigned = {
+        node.targets[0].id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+    }
+    assert assigned["RUNTIME"] == runtime  # ...that names the runtime exactly
+    assert assigned["SIGNATURE"] == found.signature.slug
+    compile(source, str(folder / "repro.py"), "exec")
+
+
+def test_repro_py_prints_a_hostile_name_escaped_and_runs_a_profile_target(tmp_path):
+    found = _hostile_class(1, "ov\x1b[2J\u2028")
+    artifacts.write_class(found, tmp_path)
+    repro = artifacts.class_dir(found, tmp_path) / "repro.py"
+    unknown = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True,
+                             timeout=120)  # fmt: skip
+    assert unknown.returncode == 2, unknown.stdout + unknown.stderr
+    assert "Traceback" not in unknown.stderr and not RAW.search(unknown.stdout)
+    assert "unknown runtime 'ov\\x1b[2J\\u2028'" in unknown.stdout
+    # A target's name with a profile runs on its runtime.
+    done = subprocess.run([sys.executable, str(repro), "onnxruntime:1thread"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr  # ORT conforms here: "same as expected"
+    assert "running model.onnx on onnxruntime:1thread" in done.stdout

@@ -1,0 +1,168 @@
+"""Hard limits: the memory guard wherever the oracle computes, time budgets
+that hold inside a fuzz round and between draws, a start-up bounded by the
+timeout, an element cap that no environment variable lifts.
+
+Each test is a defect once seen: a case file asking the oracle for 16 GiB in
+`cases validate`, `oracle` or pytest collection; a runtime hanging on every
+input turning a 10 s fuzz budget into 92 s; an adapter hanging in its import
+costing 120 s whatever --timeout said; CONFORMANCE_MAX_ELEMENTS taken at any size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conformance.engine.pool import STARTUP_FLOOR, EngineError, WorkerPool
+from tests.conftest import REPO, conformance
+
+# data [1, 4096] and indices [512, 1024]: 4 MB of inputs, a 16 GiB Gather output.
+HUGE_OUTPUT = """\
+cases:
+  - id: huge-output
+    op: Gather
+    opset: 13
+    dtype: float64
+    attributes: {axis: 0}
+    data: {full: {shape: [1, 4096], value: 1.5}}
+    indices: {full: {shape: [512, 1024], value: 0}}
+    expected: oracle
+    description: small inputs whose output is 16 GiB
+    spec: 004_d4766443270c2fb5.txt
+"""
+MEMORY_LIMIT = 2 << 30  # address space each command may use: far below the 16 GiB asked for
+
+
+def _limited(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The CLI in a process that cannot allocate the huge output, timed."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT * 2, MEMORY_LIMIT * 2))
+
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args],
+        cwd=REPO, capture_output=True, text=True, timeout=120, preexec_fn=limit,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+@pytest.fixture
+def huge(tmp_path):
+    path = tmp_path / "huge.yaml"
+    path.write_text(HUGE_OUTPUT, encoding="utf-8")
+    return path
+
+
+def test_validate_refuses_a_huge_declared_output_without_computing_it(huge):
+    done = _limited("cases", "validate", str(huge))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "huge-output" in done.stderr and "memory guard" in done.stderr
+    assert "17,184,096,256 bytes" in done.stderr  # 2**31 float64 + the inputs
+
+
+def test_oracle_refuses_a_huge_declared_output(huge):
+    done = _limited("oracle", "huge-output", "--cases", str(huge))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "memory guard" in done.stderr and "--case-memory" in done.stderr
+    raised = _limited("oracle", "huge-output", "--cases", str(huge), "--case-memory", "32GiB")
+    assert raised.returncode != 0  # with the guard lifted the rlimit stops it: the guard did
+
+
+def test_pytest_collection_does_not_compute_a_huge_output(huge, tmp_path):
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT * 2, MEMORY_LIMIT * 2))
+
+    (tmp_path / "cases").mkdir()  # the plugin collects YAML below a folder named cases
+    huge.rename(tmp_path / "cases" / huge.name)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "cases", "-p", "no:cacheprovider", "-p", "no:xdist",
+         "-q", "-rs", "--runtime", "reference", "--variants", "static",
+         "--conformance-out", str(tmp_path / "out")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, preexec_fn=limit,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 skipped" in done.stdout and "memory guard" in done.stdout, done.stdout
+
+
+def test_a_runtime_hanging_on_everything_costs_one_timeout_past_the_budget(tmp_path):
+    """Before: every example of the round waited out its timeout (10 s -> 92 s)."""
+    budget, timeout = 3.0, 1.0
+    began = time.monotonic()
+    done = conformance(
+        "fuzz", "--seed", "1", "--time-budget", str(budget), "--timeout", str(timeout),
+        "-j", "1", "--no-progress", "--runtime", "tests.faulty_adapter:HangingAdapter",
+        "--out", str(tmp_path / "fz"),
+    )  # fmt: skip
+    took = time.monotonic() - began
+    assert done.returncode in (0, 1), done.stderr
+    assert "Traceback" not in done.stderr
+    # the budget, one timeout, and start-up and writing (a few seconds on 2 busy cores)
+    assert took < budget + timeout + 12, took
+    findings = json.loads((tmp_path / "fz" / "findings.json").read_text())
+    records = (tmp_path / "fz" / "results.jsonl").read_text().splitlines()
+    assert findings["examples"] == len(records)  # dropped jobs are not examples
+    assert all(json.loads(line)["kind"] == "timeout" for line in records)
+
+
+def test_fuzz_draws_stop_at_the_budget_with_the_largest_tensors(tmp_path):
+    """Draws at the element cap take long each; the budget is held between them."""
+    began = time.monotonic()
+    done = conformance(
+        "fuzz", "--seed", "3", "--time-budget", "2", "--max-elements", "4194304",
+        "--no-progress", "--runtime", "reference", "--out", str(tmp_path / "fz"),
+    )  # fmt: skip
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+    # budget, one 2 s timeout, start-up and the findings written; a round of 64
+    # draws at the cap alone takes several seconds on 2 cores
+    assert time.monotonic() - began < 15
+
+
+def test_the_element_cap_cannot_be_lifted_by_the_environment(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "fuzz", "--seed", "1", "--time-budget", "1",
+         "--runtime", "reference", "--out", str(tmp_path / "fz")],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "CONFORMANCE_MAX_ELEMENTS": "1000000000"},
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "CONFORMANCE_MAX_ELEMENTS='1000000000' must be from 1 to 4194304" in done.stderr
+    assert not (tmp_path / "fz").exists()
+
+
+def test_an_adapter_hanging_in_its_import_costs_one_start_up_bound(tmp_path):
+    """Before: 120 s whatever --timeout said."""
+    began = time.monotonic()
+    with (
+        pytest.raises(EngineError) as raised,
+        WorkerPool(["tests.hanging_import_adapter:Anything"], timeout=1.0),
+    ):
+        pass
+    took = time.monotonic() - began
+    assert STARTUP_FLOOR <= took < STARTUP_FLOOR + 5, took
+    assert "no answer in 5 s" in str(raised.value) and "bounded by the timeout" in str(raised.value)
+    began = time.monotonic()
+    done = conformance(
+        "run", "--runtime", "tests.hanging_import_adapter:Anything", "--timeout", "7",
+        "-k", "gather-", "--out", str(tmp_path / "run"),
+    )  # fmt: skip
+    took = time.monotonic() - began
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "no answer in 7 s" in done.stderr
+    assert 7 <= took < 7 + 10, took
+
+
+def test_an_adapter_whose_info_is_not_json_does_not_start(tmp_path):
+    """header.json must stay JSON: NaN or a set in info() fails the start, in one line."""
+    done = conformance(
+        "run", "--runtime", "tests.faulty_adapter:NotJsonInfoAdapter", "-k", "gather-",
+        "--out", str(tmp_path / "run"),
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "info() is not JSON" in done.stderr
