@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 
+from conformance.engine.records import counted
 from conformance.report.diff import NOISE, comparable, normalised
 from tests.conftest import REPO, conformance
 
@@ -248,9 +249,16 @@ def records(run):
 
 
 def rewrite(run, out, change):
+    """Another run, made from ``run`` by changing its records: its summary
+    counts the changed records, as the run that wrote them would have."""
     shutil.copytree(run, out)
     changed = [change(dict(r)) for r in records(run)]
     (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in changed))
+    summary = json.loads((out / "summary.json").read_text())
+    count = counted(changed)
+    groups = [dict(zip(("runtime", "kind", "op", "group"), key, strict=True), records=n)
+              for key, n in sorted(count.pop("groups").items())]  # fmt: skip
+    (out / "summary.json").write_text(json.dumps({**summary, **count, "groups": groups}))
     return out
 
 

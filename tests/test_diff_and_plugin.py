@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -12,6 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.conftest import CASES, conformance
+from tests.test_diff import rewrite  # another run: changed records, a summary counting them
 
 KNOWN = CASES / "known"
 
@@ -20,14 +20,6 @@ KNOWN = CASES / "known"
 @pytest.fixture(scope="module")
 def a_run(ort_every_dtype_run):
     return ort_every_dtype_run
-
-
-def rewrite(run, out, change):
-    shutil.copytree(run, out)
-    lines = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
-    records = [change(dict(r)) for r in lines]
-    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    return out
 
 
 def test_diff_of_a_run_with_itself_shows_nothing(a_run, tmp_path):

@@ -305,3 +305,24 @@ def test_a_kept_tensor_is_shown_element_by_element_whatever_its_values():
     odd = {"dtype": "complex64", "shape": [2], "values": [[1.0], [1.0, 2.0, 3.0]]}
     assert _tensor(odd).text == "[[1.0], [1.0, 2.0, 3.0]]"
     assert _tensor({"dtype": "int8", "shape": [10**9], "values": [1]}).summarised
+
+
+def test_an_upstream_that_is_not_a_web_address_is_shown_not_linked(tmp_path):
+    """gate.json (or a baseline) names an entry's upstream issue; only http(s)
+    becomes a link, a javascript: one is inert text (found by
+    tests/adversarial/test_fuzzed_inputs.py)."""
+    from conformance.engine.records import RunFolder
+    from conformance.report import model, render
+
+    record = {"runtime": "onnxruntime", "op": "Gather", "opset": 13, "dtype": "int32",
+              "variant": "static", "kind": "rejected", "case_id": "a.op13.int32.int64",
+              "base_id": "a", "data_shape": [1], "indices_shape": [1], "message": "m"}  # fmt: skip
+    known = [{"where": "k.yaml:1", "reason": "r", "upstream": "javascript:alert(1)"},
+             {"where": "k.yaml:2", "reason": "r", "upstream": "https://example.org/1"}]  # fmt: skip
+    group = {"runtime": "onnxruntime", "kind": "rejected", "op": "Gather", "group": "a",
+             "count": 1, "new": 0, "known": known}  # fmt: skip
+    gate = {"passed": True, "new": [], "fixed": [], "not_used": [], "groups": [group]}
+    run = RunFolder(tmp_path, {}, [record], gate=gate)
+    html = render.render(model.from_runs([run], tmp_path / "report.html"))
+    assert 'href="javascript:' not in html and "<code>javascript:alert(1)</code>" in html
+    assert '<a href="https://example.org/1">' in html

@@ -25,9 +25,12 @@ outright keeps everything but the batch in flight.
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
+import reprlib
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -36,7 +39,8 @@ from pathlib import Path
 from conformance import __version__
 from conformance.cases.model import Case
 from conformance.engine import files, targets
-from conformance.engine.judge import Outcome
+from conformance.engine.groups import group_key
+from conformance.engine.judge import DISCREPANCIES, KINDS, Outcome
 from conformance.engine.pool import Raw
 from conformance.oracle import Verdict
 from conformance.tables import dtypes
@@ -222,17 +226,250 @@ def locate(path: Path) -> tuple[Path, Path]:
     return path, path.parent
 
 
-# What a record must hold for the gate, the report and diff to read it; a
-# record without them is another tool's, or corrupted.
+# -- what a reader may rely on -----------------------------------------------------------
+# A run folder's files are input like any other: copied between machines,
+# cut by a full disk, edited by hand. Every field the gate, the report and diff
+# read is checked here, once, against what docs/formats.md says it is, so that
+# a file of the wrong shape is refused naming the file, the line and the field
+# (exit 2) instead of ending in an exception far from it, or in a wrong verdict.
+
+
+class _Spec:
+    """What a JSON value must be; :meth:`problem` says where and what it is not."""
+
+    def problem(self, value, path: str) -> tuple[str, object, str] | None:
+        """(path, the value there, what it must be) of the first misfit, or None."""
+        raise NotImplementedError
+
+
+class _Leaf(_Spec):
+    def __init__(self, what: str, test) -> None:
+        self.what, self.test = what, test
+
+    def problem(self, value, path):
+        return None if self.test(value) else (path, value, self.what)
+
+
+class _Nullable(_Spec):
+    def __init__(self, inner: _Spec) -> None:
+        self.inner = inner
+
+    def problem(self, value, path):
+        return None if value is None else self.inner.problem(value, path)
+
+
+class _List(_Spec):
+    def __init__(self, item: _Spec) -> None:
+        self.item = item
+
+    def problem(self, value, path):
+        if not isinstance(value, list):
+            return path, value, "a list"
+        for index, item in enumerate(value):
+            found = self.item.problem(item, f"{path}[{index}]")
+            if found:
+                return found
+        return None
+
+
+class _Map(_Spec):
+    """An object of any keys, each value a ``value``."""
+
+    def __init__(self, value: _Spec) -> None:
+        self.value = value
+
+    def problem(self, value, path):
+        if not isinstance(value, dict):
+            return path, value, "an object"
+        for key, item in value.items():
+            key = key if key.isprintable() else repr(key)  # a name from the file: shown safely
+            found = self.value.problem(item, f"{path}.{key}" if path else key)
+            if found:
+                return found
+        return None
+
+
+class _Object(_Spec):
+    """An object with these fields (``required`` ones present); others are
+    free unless ``closed``."""
+
+    def __init__(
+        self, required: dict | None = None, optional: dict | None = None, closed: bool = False
+    ) -> None:
+        self.required, self.optional, self.closed = required or {}, optional or {}, closed
+
+    def problem(self, value, path):
+        if not isinstance(value, dict):
+            return path, value, "an object"
+        if self.closed:
+            extra = sorted(map(repr, set(value) - set(self.required) - set(self.optional)))
+            if extra:
+                return path, value, f"an object of only {', '.join(self.required)} ({extra[0]}?)"
+        for name, spec in (*self.required.items(), *self.optional.items()):
+            where = f"{path}.{name}" if path else name
+            if name not in value:
+                if name in self.required:
+                    return where, None, "there (a field every one has)"
+                continue
+            found = spec.problem(value[name], where)
+            if found:
+                return found
+        return None
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+ANY = _Leaf("anything", lambda value: True)
+TEXT = _Leaf("text", lambda value: isinstance(value, str))
+NAME = _Leaf("a name (non-empty text)", lambda value: isinstance(value, str) and value != "")
+WHOLE = _Leaf("a whole number", _whole)
+COUNT = _Leaf("a whole number >= 0", lambda value: _whole(value) and value >= 0)
+FLAG = _Leaf("true or false", lambda value: isinstance(value, bool))
+NUMBER = _Leaf(
+    "a finite number",
+    lambda value: _whole(value) or (isinstance(value, float) and math.isfinite(value)),
+)
+SHAPE = _List(COUNT)
+TENSOR = _Object({"dtype": TEXT, "shape": SHAPE}, {"values": ANY, "npz": TEXT})
+DIFFERING = {"positions": _List(_List(COUNT)), "expected_values": _List(TEXT),
+             "actual_values": _List(TEXT)}  # fmt: skip
+
+# One record of results.jsonl: the fields every record has that readers index,
+# then those a record may have (by kind), each of the type formats.md gives.
+RECORD = _Object(
+    {"case_id": NAME, "runtime": NAME, "variant": NAME, "op": NAME, "kind": TEXT,
+     "message": TEXT, "opset": WHOLE, "dtype": TEXT, "data_shape": SHAPE,
+     "indices_shape": SHAPE},
+    {"run_id": TEXT, "base_id": TEXT, "indices_dtype": _Nullable(TEXT), "axis": _Nullable(WHOLE),
+     "source": TEXT,
+     "expected": _Nullable(_Object(optional={"dtype": TEXT, "shape": SHAPE, "violation": TEXT})),
+     "disputed": _List(TEXT), "features": _List(TEXT), "load_ms": _Nullable(NUMBER),
+     "run_ms": _Nullable(NUMBER), "cached": _Nullable(FLAG), "stage": TEXT, "differing": COUNT,
+     "elements": COUNT, **DIFFERING, "explained_by": _List(TEXT),
+     "actual": _Object(optional={"dtype": TEXT, "shape": SHAPE, "values": _List(ANY),
+                                 "elements": COUNT}),
+     "signal": _Nullable(TEXT), "harness_error": FLAG, "note": TEXT},
+)  # fmt: skip
+# Fields REQUIRED_TEXT names first: another tool's records are told by them.
 REQUIRED_TEXT = ("case_id", "runtime", "variant", "op")
+HEADER_SPEC = _Object(
+    optional={
+        "run_id": _Nullable(TEXT),
+        "runtimes": _Nullable(_Map(_Nullable(_Object(optional={
+            name: _Nullable(TEXT)
+            for name in ("name", "adapter", "version", "profile", "device", "python")
+        } | {"requested": _Nullable(_Map(ANY)), "effective": _Nullable(_Map(ANY))})))),
+        "cpu_flags": _Nullable(_List(TEXT)),
+        "command": _Nullable(_List(ANY)),
+    }
+)  # fmt: skip
+SUMMARY_SPEC = _Object(
+    {"records": COUNT, "counts": _Map(_Map(COUNT)), "discrepancies": COUNT,
+     "harness_errors": COUNT,
+     "groups": _List(_Object({"runtime": TEXT, "kind": TEXT, "op": TEXT, "group": TEXT,
+                              "records": COUNT}))},
+    {"run_id": _Nullable(TEXT), "interrupted": FLAG, "error": _Nullable(TEXT),
+     "case_problems": _List(_Object({"case_id": TEXT, "source": TEXT, "problem": TEXT})),
+     "harness_error_examples": _List(_Map(ANY)), "events": _List(ANY)},
+)  # fmt: skip
+GROUPS_SPEC = _Object(
+    {"groups": _List(_Object(
+        {"runtime": TEXT, "kind": TEXT, "op": TEXT, "group": TEXT, "case_id": TEXT,
+         "data": TENSOR, "indices": TENSOR},
+        {"variant": TEXT, "source": TEXT, "axis": _Nullable(WHOLE),
+         "reproducer": _Object({"data": TENSOR, "indices": TENSOR},
+                               {"axis": _Nullable(WHOLE), "runs": COUNT, "message": TEXT,
+                                **DIFFERING})}))},
+    {"run_id": _Nullable(TEXT)},
+)  # fmt: skip
+_GROUP_KEY = {"runtime": TEXT, "kind": TEXT, "op": TEXT, "group": TEXT}
+_ENTRY = _Object({"where": TEXT}, {"runtime": TEXT, "reason": _Nullable(TEXT),
+                                   "clause": _Nullable(TEXT), "upstream": _Nullable(TEXT),
+                                   "conforming_now": _List(TEXT)})  # fmt: skip
+GATE_SPEC = _Object(  # what the report shows of a run's gate.json (every gate.json has these)
+    {"passed": FLAG,
+     "new": _List(_Object({**_GROUP_KEY, "count": COUNT},
+                          {"source": _Nullable(TEXT), "message": _Nullable(TEXT)})),
+     "fixed": _List(_ENTRY), "not_used": _List(_ENTRY)},
+    {"allow_fixed": FLAG, "baseline": _Nullable(TEXT), "unobserved": _List(TEXT),
+     "unmatched": _List(_ENTRY), "not_reproduced": _List(_ENTRY), "entries": _List(_ENTRY),
+     "groups": _List(_Object({**_GROUP_KEY, "count": COUNT, "new": COUNT},
+                             {"new_results": _List(_List(TEXT)), "known": _List(_ENTRY)}))},
+)  # fmt: skip
+FINDINGS_SPEC = _Object(
+    optional={"classes": _List(_Object(
+        {"signature": _Object({"runtime": TEXT, "op": TEXT, "kind": TEXT, "dtype": TEXT,
+                               "variant": TEXT, "opset": WHOLE, "violation": _Nullable(TEXT),
+                               "features": _List(TEXT)}, closed=True)},  # a Signature's fields
+        {"id": TEXT, "files": _Map(TEXT),
+         "case": _Object({"data": TENSOR, "indices": TENSOR}, {"axis": _Nullable(WHOLE)}),
+         "outcomes": _Map(_Object(optional={"kind": TEXT, "message": TEXT}))}))}
+)  # fmt: skip
+MAX_DEPTH = 100  # JSON nested deeper is not of ours (a tensor has at most 64 dimensions)
+
+
+def _shown(value) -> str:
+    text = reprlib.repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _misfit(value, spec: _Spec, where: str, what: str = "") -> None:
+    """RecordsError ``where: field: value is not what it must be`` for a misfit."""
+    found = spec.problem(value, "")
+    if found:
+        path, bad, must = found
+        field = f"{path}: " if path else ""
+        raise RecordsError(f"{where}: {field}{_shown(bad)} is not {must}{what}")
+
+
+def _depth(value) -> int:
+    """How deep lists and objects nest in a JSON value (iteratively: no recursion)."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth)
+            if depth > MAX_DEPTH:
+                break
+            todo.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict)
+                                                          else item))  # fmt: skip
+    return deepest
+
+
+class _NotText(ValueError):
+    """JSON that parses but holds what no terminal or page can show."""
+
+
+def _parse(raw: bytes):
+    """The JSON value of ``raw``; ValueError saying why not (for a person)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(error.msg) from None
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as error:  # an integer of more digits than Python converts
+        raise ValueError(str(error).split(";")[0]) from None
+    if _depth(value) > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    if b"\\ud" in raw.lower():
+        try:  # an escaped lone surrogate: JSON holds it, no terminal or page can
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise _NotText("a lone surrogate in a string: not text") from None
+    return value
 
 
 def read_records(results: Path) -> list[dict]:
     """Every record of a results file; RecordsError (``file:line: what``) for
     anything that is not a record of ours. A last line cut short (a run
     killed mid-write) is dropped, as the writer could not finish it."""
-    from conformance.engine.judge import KINDS
-
     if results.is_dir():
         raise RecordsError(f"{results}: a folder, not a results file")
     data = results.read_bytes()
@@ -242,46 +479,51 @@ def read_records(results: Path) -> list[dict]:
         if not raw.strip():
             continue
         last = number == len(lines)  # no newline after it: a run killed mid-write
+        where = f"{results}:{number}"
         try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            record = _parse(raw)
+        except _NotText as error:
+            raise RecordsError(f"{where}: {error}") from None
+        except ValueError as error:
             if last:
                 break
-            why = "not UTF-8" if isinstance(error, UnicodeDecodeError) else error.msg
-            raise RecordsError(f"{results}:{number}: not a JSON record ({why})") from None
-        where = f"{results}:{number}"
+            raise RecordsError(f"{where}: not a JSON record ({error})") from None
         if not isinstance(record, dict):
             raise RecordsError(f"{where}: a JSON {type(record).__name__}, not a record")
         for name in REQUIRED_TEXT:
             value = record.get(name)
             if not isinstance(value, str) or not value:
-                raise RecordsError(f"{where}: {name}: {value!r} is not a record's {name}")
-        if b"\\ud" in raw.lower():
-            try:  # an escaped lone surrogate: JSON holds it, no terminal or page can
-                json.dumps(record, ensure_ascii=False).encode("utf-8")
-            except UnicodeEncodeError:
-                raise RecordsError(f"{where}: a lone surrogate in a string: not text") from None
+                raise RecordsError(f"{where}: {name}: {_shown(value)} is not a record's {name}")
         if record.get("kind") not in KINDS:
-            raise RecordsError(f"{where}: kind: {record.get('kind')!r} is not an outcome kind")
+            raise RecordsError(
+                f"{where}: kind: {_shown(record.get('kind'))} is not an outcome kind"
+            )
+        _misfit(record, RECORD, where, " (docs/formats.md: results.jsonl)")
         found.append(record)
     return found
 
 
-def read_json(path: Path) -> dict | None:
+def read_json(path: Path, spec: _Spec | None = None) -> dict | None:
     """A JSON object file's content, or None when it does not exist;
-    RecordsError when it is not a JSON object (or not readable text)."""
+    RecordsError when it is not a JSON object (or not readable text), or
+    when a field the readers use is not what ``spec`` says."""
     try:
-        content = json.loads(path.read_bytes().decode("utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError:
         return None
     except IsADirectoryError:
         raise RecordsError(f"{path}: a folder, not a file") from None
-    except UnicodeDecodeError:
-        raise RecordsError(f"{path}: not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise RecordsError(f"{path}: not JSON ({error.msg})") from None
+    try:
+        content = _parse(raw)
+    except ValueError as error:
+        why = str(error)
+        if why == "not UTF-8":
+            raise RecordsError(f"{path}: not UTF-8 text") from None
+        raise RecordsError(f"{path}: not JSON ({why})") from None
     if not isinstance(content, dict):
         raise RecordsError(f"{path}: a JSON {type(content).__name__}, not an object")
+    if spec is not None:
+        _misfit(content, spec, str(path), " (docs/formats.md)")
     return content
 
 
@@ -330,48 +572,117 @@ class RunFolder:
 
 def read_folder(path: Path) -> RunFolder:
     """A run folder, or a results file and the files beside it; RecordsError
-    when its files do not belong together (:func:`check_together`)."""
+    when a file is not what formats.md says, or the files do not belong
+    together (:func:`check_together`)."""
     results, folder = locate(path)
     run = RunFolder(
         folder=folder,
-        header=read_json(folder / HEADER) or {},
+        header=read_json(folder / HEADER, HEADER_SPEC) or {},
         records=read_records(results),
-        summary=read_json(folder / SUMMARY),
-        gate=read_json(folder / GATE),
-        groups=read_json(folder / GROUPS),
-        findings=read_json(folder / FINDINGS),
+        summary=read_json(folder / SUMMARY, SUMMARY_SPEC),
+        gate=read_json(folder / GATE, GATE_SPEC),
+        groups=read_json(folder / GROUPS, GROUPS_SPEC),
+        findings=read_json(folder / FINDINGS, FINDINGS_SPEC),
     )
     check_together(run, results)
+    if run.gate is not None:
+        _check_verdict(run.gate, folder / GATE)
     return run
 
 
+def _check_verdict(gate: dict, path: Path) -> None:
+    """A gate.json whose verdict is not what it lists (a pass with new groups,
+    a failure with none) was not written by the gate: refused, never shown."""
+    fails = bool(gate["new"]) or (bool(gate["fixed"]) and not gate.get("allow_fixed"))
+    if gate["passed"] == fails:
+        raise RecordsError(
+            f"{path}: passed is {str(gate['passed']).lower()}, but it lists "
+            f"{len(gate['new'])} new group(s) and {len(gate['fixed'])} entries fixed upstream? "
+            f"(allow_fixed {str(bool(gate.get('allow_fixed'))).lower()}): not the gate's verdict"
+        )
+
+
+def counted(found: list[dict]) -> dict:
+    """What a run's summary counts of these records (conformance.engine.run
+    counts each record as it writes it): records, runtime -> kind -> records,
+    discrepancies, harness errors, and each discrepancy group's records."""
+    counts: dict[str, Counter] = {}
+    groups: Counter = Counter()
+    for record in found:
+        counts.setdefault(record["runtime"], Counter())[record["kind"]] += 1
+        if record["kind"] in DISCREPANCIES:
+            groups[tuple(group_key(record))] += 1
+    return {
+        "records": len(found),
+        "counts": {runtime: dict(kinds) for runtime, kinds in counts.items()},
+        "discrepancies": sum(groups.values()),
+        "harness_errors": sum(bool(record.get("harness_error")) for record in found),
+        "groups": dict(groups),
+    }
+
+
+def _summarised(summary: dict) -> dict:
+    """What a summary says it counts, in the form of :func:`counted` (zero counts left out)."""
+    groups: Counter = Counter()
+    for group in summary["groups"]:
+        key = (group["runtime"], group["kind"], group["op"], group["group"])
+        groups[key] += group["records"]
+    counts = {
+        runtime: {kind: n for kind, n in kinds.items() if n}
+        for runtime, kinds in summary["counts"].items()
+    }
+    return {
+        "records": summary["records"],
+        "counts": {runtime: kinds for runtime, kinds in counts.items() if kinds},
+        "discrepancies": summary["discrepancies"],
+        "harness_errors": summary["harness_errors"],
+        "groups": {key: n for key, n in groups.items() if n},
+    }
+
+
 def check_together(run: RunFolder, results: Path) -> None:
-    """A run folder is a unit: its header, summary and every record carry the
-    run's id, and the summary counts the records there are. A folder where
-    two runs wrote, or whose results were cut or swapped, is refused (a gate
-    must never pass on results that are not the run's)."""
+    """A run folder is a unit: its header, summary, groups.json and every
+    record carry the run's id, and the summary counts the records there are,
+    outcome by outcome and group by group. A folder where two runs wrote, or
+    whose results were cut, swapped or edited, is refused (a gate must never
+    pass on results that are not the run's)."""
     for name, content in ((HEADER, run.header), (SUMMARY, run.summary)):
         if content is not None and not isinstance(content, dict):
             raise RecordsError(f"{run.folder / name}: not a JSON object")
     run_id = run.header.get("run_id")
-    if run_id is None:
-        return  # written before run ids, or not by a run (the pytest plugin)
     summary = run.summary
     if summary is not None and summary.get("run_id") != run_id:
         raise RecordsError(
             f"{run.folder}: {SUMMARY} is of run {summary.get('run_id')}, {HEADER} of run "
             f"{run_id}: the files are not of one run"
         )
+    if run.groups is not None and run.groups.get("run_id") != run_id:
+        raise RecordsError(
+            f"{run.folder}: {GROUPS} is of run {run.groups.get('run_id')}, {HEADER} of run "
+            f"{run_id}: the files are not of one run"
+        )
+    if run_id is None and summary is None:
+        return  # a results file alone, or a run from before run ids: nothing to hold it to
     others = sorted({str(r.get("run_id")) for r in run.records if r.get("run_id") != run_id})
     if others:
         raise RecordsError(
             f"{results}: records of another run ({', '.join(others[:3])}) beside run {run_id}'s"
         )
-    if summary is not None and summary.get("records") != len(run.records):
+    if summary is None:
+        return
+    if summary["records"] != len(run.records):
         raise RecordsError(
             f"{results}: {len(run.records)} records, but {SUMMARY} counts "
-            f"{summary.get('records')}: the results are not the run's whole results"
+            f"{summary['records']}: the results are not the run's whole results"
         )
+    actual, said = counted(run.records), _summarised(summary)
+    for name in ("counts", "discrepancies", "harness_errors", "groups"):
+        if actual[name] != said[name]:
+            raise RecordsError(
+                f"{results}: the records are not what {SUMMARY} counts: {name} "
+                f"{_shown(actual[name])} in the records, {_shown(said[name])} in {SUMMARY} "
+                "(edited or mixed results are not the run's)"
+            )
 
 
 def read_folders(paths) -> list[RunFolder]:

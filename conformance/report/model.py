@@ -19,8 +19,6 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from conformance.engine import models, records
 from conformance.engine.groups import GroupKey, Signature, group_key
 from conformance.engine.judge import DISCREPANCIES, KINDS
@@ -199,12 +197,26 @@ def _by_severity(item) -> int:
 
 # -- tensors --------------------------------------------------------------------------
 def _element(value) -> str:
-    if isinstance(value, list):  # a complex element: [real, imaginary]
+    if isinstance(value, list) and len(value) == 2:  # a complex element: [real, imaginary]
         return f"({value[0]}, {value[1]}j)"
     text = repr(value) if isinstance(value, str) else str(value)
     if len(text) > SHOWN_STRING:
         text = text[:SHOWN_STRING] + f"… ({len(text)} characters)"
     return text
+
+
+def _leaves(values, rank: int, most: int) -> list:
+    """The first ``most`` elements of a tensor's nested ``values`` in row-major
+    order, each what lies ``rank`` lists deep (a complex element, a [real,
+    imaginary] pair, is one), without trusting the nesting to fit the shape."""
+    found, todo = [], [(values, 0)]
+    while todo and len(found) < most:
+        value, depth = todo.pop()
+        if isinstance(value, list) and depth < rank:
+            todo.extend((item, depth + 1) for item in reversed(value[:most]))
+        else:
+            found.append(value)
+    return found
 
 
 def _tensor(content: dict) -> Tensor:
@@ -213,8 +225,8 @@ def _tensor(content: dict) -> Tensor:
     size = math.prod(shape)
     if "values" not in content:
         return Tensor(content.get("dtype", "?"), shape, f"({size} elements, not kept)", True)
-    values = np.array(content["values"], dtype=object).reshape(-1) if size else []
-    shown = [_element(v) for v in list(values)[:SHOWN_ELEMENTS]]
+    values = _leaves(content["values"], len(shape), SHOWN_ELEMENTS) if size else []
+    shown = [_element(v) for v in values]
     summarised = size > SHOWN_ELEMENTS
     if len(shape) <= 1 or summarised:
         body = "[" + ", ".join(shown) + (", …" if summarised else "") + "]"
