@@ -592,7 +592,9 @@ def read_folder(path: Path) -> RunFolder:
 
 def _check_verdict(gate: dict, path: Path) -> None:
     """A gate.json whose verdict is not what it lists (a pass with new groups,
-    a failure with none) was not written by the gate: refused, never shown."""
+    a failure with none, a group with new results the list of new groups
+    leaves out, known results no entry covers) was not written by the gate:
+    refused, never shown."""
     fails = bool(gate["new"]) or (bool(gate["fixed"]) and not gate.get("allow_fixed"))
     if gate["passed"] == fails:
         raise RecordsError(
@@ -600,6 +602,15 @@ def _check_verdict(gate: dict, path: Path) -> None:
             f"{len(gate['new'])} new group(s) and {len(gate['fixed'])} entries fixed upstream? "
             f"(allow_fixed {str(bool(gate.get('allow_fixed'))).lower()}): not the gate's verdict"
         )
+    for group in gate.get("groups", []):
+        name = f"{group['runtime']} {group['kind']} {group['op']} {group['group']}"
+        known = group["count"] - group["new"]
+        if known < 0 or (known and not group.get("known")) or (group["new"] and not gate["new"]):
+            raise RecordsError(
+                f"{path}: groups: {_shown(name)}: {group['new']} new of {group['count']} "
+                f"result(s), {len(group.get('known', []))} entries covering the rest, "
+                f"{len(gate['new'])} new group(s) in all: not the gate's verdict"
+            )
 
 
 def counted(found: list[dict]) -> dict:

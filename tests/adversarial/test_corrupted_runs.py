@@ -167,6 +167,11 @@ RUN = [_line(run_id="r"), _line(run_id="r", case_id="b.op13.float32.int64", kind
             {"passed": True, "new": [{"runtime": "onnxruntime", "kind": "rejected", "op": "Gather",
                                       "group": "a", "count": 1}], "fixed": [], "not_used": []})),
          "passed is true, but it lists 1 new group(s)"),
+        ("a known group no entry covers", lambda run: (run / records.GATE).write_text(json.dumps(
+            {"passed": True, "new": [], "fixed": [], "not_used": [],
+             "groups": [{"runtime": "onnxruntime", "kind": "rejected", "op": "Gather",
+                         "group": "b", "count": 1, "new": 0, "known": []}]})),
+         "0 new of 1 result(s), 0 entries covering the rest"),
         ("a gate.json without its new groups", lambda run: (run / records.GATE).write_text(
             json.dumps({"passed": True, "fixed": [], "not_used": []})),
          "new: None is not there"),
