@@ -134,3 +134,52 @@ def test_generators_build_what_they_say():
     wide = values.build({"random": {"shape": [4096], "seed": 3}}, f32)
     finite = wide[np.isfinite(wide)]
     assert np.isnan(wide).any() and (np.abs(finite) > 1e30).any()  # full range, not small numbers
+
+
+def test_generators_of_rank_0_build_arrays_for_every_dtype(tmp_path):
+    """A NumPy scalar is not an array (it cannot be frozen); % on a 0-d array
+    gives one, which a rank-0 bool arange once returned."""
+    from conformance.cases import values
+    from conformance.tables import dtypes
+
+    generators = [
+        {"arange": {"shape": []}},
+        {"random": {"shape": [], "seed": 1}},
+        {"random": {"shape": [], "seed": 1, "low": 0, "high": 1}},
+        {"full": {"shape": [], "value": 1}},
+    ]
+    for name in dtypes.NAMES:
+        dtype = dtypes.by_name(name)
+        for generator in generators:
+            if "full" in generator and dtype.kind in ("bool", "string"):
+                continue  # 1 is not a bool or a string literal
+            built = values.build(generator, dtype)
+            assert type(built) is np.ndarray and built.shape == (), (name, generator)
+    text = """\
+    cases:
+      - {id: z, op: Gather, opset: 13, dtype: bool, description: d,
+         spec: 004_d4766443270c2fb5.txt, data: {arange: {shape: [2]}},
+         indices: {arange: {shape: []}}, indices_dtype: int64, expected: oracle}
+    """
+    (tmp_path / "z.yaml").write_text(textwrap.dedent(text))
+    (case,) = load([tmp_path / "z.yaml"])
+    assert case.data.tolist() == [False, True]
+
+
+def test_generator_fields_of_mixed_key_types_are_named_not_sorted():
+    from conformance.cases import values
+    from conformance.tables import dtypes
+
+    with pytest.raises(values.ValueProblem, match="random has no field '7'"):
+        values.build({"random": {"shape": [2], "seed": 1, 7: 2, "x": 1}}, dtypes.by_name("int8"))
+
+
+def test_random_strings_keep_their_values():
+    """Seeds are part of case files: the same seed gives the same strings in
+    every version (these were drawn letter by letter before the draws became
+    one; NumPy's <U1 letters cannot hold NUL, so none appears)."""
+    from conformance.cases import values
+    from conformance.tables import dtypes
+
+    built = values.build({"random": {"shape": [7], "seed": 0}}, dtypes.by_name("string"))
+    assert built.tolist() == ["a<ß\n中", " \n😀", "\n\t", "\t", "😀", "", ""]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from conformance.engine import models
+from conformance.engine import models, records
 from conformance.engine.judge import KINDS
 from conformance.tables import dtypes, spec
 from conformance.tables.features import FEATURES
@@ -345,3 +345,27 @@ def test_a_tensor_is_exact():
     assert not validator("groups").is_valid(
         {"format": 1, "run_id": "0123456789abcdef", "groups": [wrong]}
     )
+
+
+# What the readers check (engine/records: a subset, fast enough for every record
+# of every run) against what the writers promise (the schemas): a field the
+# readers know by a name the schema does not is a drift between the two.
+READER_SPECS = {
+    "result": records.RECORD,
+    "header": records.HEADER_SPEC,
+    "summary": records.SUMMARY_SPEC,
+    "groups": records.GROUPS_SPEC,
+    "gate": records.GATE_SPEC,
+    "findings": records.FINDINGS_SPEC,
+}
+
+
+@pytest.mark.parametrize("name", sorted(READER_SPECS))
+def test_every_field_the_readers_check_is_a_field_of_the_schema(name):
+    schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text())
+    spec_ = READER_SPECS[name]
+    known = set(schema["properties"])
+    read = set(spec_.required) | set(spec_.optional)
+    assert read - known == set(), f"{name}: the readers check fields the schema does not name"
+    required = set(spec_.required)
+    assert required <= set(schema.get("required", [])), f"{name}: required by readers only"

@@ -24,6 +24,7 @@ outright keeps everything but the batch in flight.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -394,6 +395,7 @@ GATE_SPEC = _Object(  # what the report shows of a run's gate.json (every gate.j
                           {"source": _Nullable(TEXT), "message": _Nullable(TEXT)})),
      "fixed": _List(_ENTRY), "not_used": _List(_ENTRY)},
     {"allow_fixed": FLAG, "baseline": _Nullable(TEXT), "unobserved": _List(TEXT),
+     "judged": _List(_Object({"run_id": _Nullable(TEXT), "results_sha256": _Nullable(TEXT)})),
      "unmatched": _List(_ENTRY), "not_reproduced": _List(_ENTRY), "entries": _List(_ENTRY),
      "groups": _List(_Object({**_GROUP_KEY, "count": COUNT, "new": COUNT},
                              {"new_results": _List(_List(TEXT)), "known": _List(_ENTRY)}))},
@@ -543,6 +545,12 @@ class RunFolder:
     gate: dict | None = None
     groups: dict | None = None
     findings: dict | None = None
+    results_sha256: str | None = None  # of results.jsonl as read: what a gate.json judged
+    stale_gate: str | None = None  # why gate.json was set aside (it judged other results)
+
+    def judged(self) -> dict:
+        """What a gate.json names this run by: its id and its results' digest."""
+        return {"run_id": self.header.get("run_id"), "results_sha256": self.results_sha256}
 
     def unfinished(self) -> str | None:
         """Why this run cannot stand for a whole run, or None: a gate must not
@@ -583,10 +591,21 @@ def read_folder(path: Path) -> RunFolder:
         gate=read_json(folder / GATE, GATE_SPEC),
         groups=read_json(folder / GROUPS, GROUPS_SPEC),
         findings=read_json(folder / FINDINGS, FINDINGS_SPEC),
+        results_sha256=hashlib.sha256(results.read_bytes()).hexdigest(),
     )
     check_together(run, results)
     if run.gate is not None:
         _check_verdict(run.gate, folder / GATE)
+        judged = run.gate.get("judged")
+        if judged is not None and run.judged() not in judged:
+            # results edited (and recounted) after the gate judged them: its
+            # verdict is not of these results. Set aside, not refused, so that
+            # `conformance gate RUN --out RUN` can judge them again.
+            run.stale_gate = (
+                f"{folder / GATE} judged other results than {results} holds now (edited "
+                "after the gate?): its verdict is not shown; run `conformance gate` again"
+            )
+            run.gate = None
     return run
 
 

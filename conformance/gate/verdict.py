@@ -60,6 +60,7 @@ class Verdict:
     allow_fixed: bool
     # targets no baseline file says it was observed on, each with the difference
     unobserved: list[str] = field(default_factory=list)
+    judged: list[dict] = field(default_factory=list)  # each run's RunFolder.judged()
 
     @property
     def passed(self) -> bool:
@@ -74,6 +75,7 @@ class Verdict:
             "allow_fixed": self.allow_fixed,
             "baseline": str(self.folder),
             "unobserved": self.unobserved,
+            "judged": self.judged,
             "results": result.results,
             "discrepancies": result.discrepancies,
             "new": [
@@ -173,7 +175,13 @@ def decide(
         for name, about in recorded.items()
     }
     unobserved = _unobserved(Path(folder), where, adapters, {r.get("runtime") for r in results})
-    return Verdict(check(results, baselines, where), Path(folder), allow_fixed, unobserved)
+    return Verdict(
+        check(results, baselines, where),
+        Path(folder),
+        allow_fixed,
+        unobserved,
+        [run.judged() for run in runs],
+    )
 
 
 def _unobserved(folder: Path, targets: dict, adapters: dict, runtimes: set) -> list[str]:

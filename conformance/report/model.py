@@ -164,6 +164,7 @@ class Report:
     baseline_error: str | None = None  # why no baseline could be used
     verdicts: list[dict] = field(default_factory=list)  # each run's gate.json (or the --known one)
     unfinished: list[str] = field(default_factory=list)  # why some run cannot stand for a whole run
+    stale_gates: list[str] = field(default_factory=list)  # gate.json files set aside (RunFolder)
     harness_errors: int = 0
     case_problems: list[dict] = field(default_factory=list)  # case files the oracle contradicts
     families: list[Family] = field(default_factory=list)
@@ -275,6 +276,7 @@ def from_runs(
                 group.reproducer = _reproducer(held["reproducer"])
         group.fuzz_class = classes.get(group.key)
     report.unfinished = [why for run in runs if (why := run.unfinished())]
+    report.stale_gates = [run.stale_gate for run in runs if run.stale_gate]
     report.harness_errors = sum((run.summary or {}).get("harness_errors", 0) for run in runs)
     report.case_problems = [p for run in runs for p in (run.summary or {}).get("case_problems", [])]
     if known is not None:

@@ -196,3 +196,31 @@ def test_the_unchanged_folder_passes_and_every_reader_refuses_a_hidden_discrepan
         done = conformance(*args)
         assert done.returncode == 2, (args[0], done.stdout, done.stderr)
         assert "the records are not what summary.json counts" in done.stderr, done.stderr
+
+
+def test_a_gate_json_of_results_edited_since_is_set_aside_then_judged_again(tmp_path):
+    """Records edited and their summary recounted make a folder that adds up;
+    its gate.json still names the results it judged (run id, SHA-256), so the
+    report shows no verdict from it, and the gate judges the new ones."""
+    run = _run(tmp_path, RUN)
+    assert conformance("gate", str(run), "--out", str(run)).returncode == 0
+    judged = json.loads((run / records.GATE).read_text())["judged"]
+    assert judged == [{"run_id": "r", "results_sha256": records.read_folder(run).results_sha256}]
+    page = tmp_path / "r.html"
+    assert conformance("report", str(run), "-o", str(page)).returncode == 0
+    assert "Gate PASSED" in page.read_text()
+
+    edited = [json.loads(line) for line in RUN]
+    edited[1]["case_id"] = "c.op13.float32.int64"  # same group, same counts: still adds up
+    shutil.rmtree(run)
+    run = _run(tmp_path, [json.dumps(r).encode() for r in edited])
+    (run / records.GATE).write_text(
+        json.dumps({"passed": True, "new": [], "fixed": [], "not_used": [], "judged": judged})
+    )
+    done = conformance("report", str(run), "-o", str(page))
+    assert done.returncode == 0, done.stderr
+    html = page.read_text()
+    assert "Gate PASSED" not in html and "judged other results than" in html
+    assert conformance("gate", str(run), "--out", str(run)).returncode == 0  # judged again
+    assert conformance("report", str(run), "-o", str(page)).returncode == 0
+    assert "Gate PASSED" in page.read_text()

@@ -28,11 +28,11 @@ the Hypothesis profile (conftest.py). In-process calls run under an interval
 timer and a lowered address-space limit, so a hang or a blow-up fails the
 example instead of the worker.
 
-Two defects of files this suite may not change are kept out of the
-generators until they are fixed, each marked DEFECT where it is left out: a
-rank-0 ``arange`` of bool (a NumPy scalar the loader cannot freeze) and a
-generator mapping with unknown keys of two types (they cannot be sorted); and
-so are full-range random strings at the element limit (a minute to build).
+The generators once left out three inputs that this suite found to fail:
+a rank-0 ``arange`` of bool (a NumPy scalar the loader could not freeze), a
+generator mapping with unknown keys of two types (they could not be sorted) and
+full-range random strings at the element limit (a minute to build). They are
+fixed in conformance/cases/values.py and generated again here.
 """
 
 from __future__ import annotations
@@ -277,14 +277,12 @@ SCALARS = (
 )
 JUNK = st.recursive(
     SCALARS,
-    # Keys all text or all numbers: a generator mapping with unknown keys of both
-    # kinds ({random: {shape: [2], seed: 1, 7: 2, x: 1}}) is "internal error:
-    # TypeError: '<' not supported between 'int' and 'str'" (DEFECT in
-    # conformance/cases/values.py, not ours to edit), so that branch is left out.
+    # Keys of text, numbers or both ({random: {shape: [2], seed: 1, 7: 2, x: 1}}).
     lambda inner: (
         st.lists(inner, max_size=4)
         | st.dictionaries(st.text(max_size=6), inner, max_size=3)
         | st.dictionaries(st.integers(-3, 3), inner, max_size=3)
+        | st.dictionaries(st.integers(-3, 3) | st.text(max_size=3), inner, max_size=3)
     ),
     max_leaves=10,
 )
@@ -509,11 +507,9 @@ GENERATORS = st.one_of(
     st.fixed_dictionaries({"bits": st.lists(st.integers(0, 2**64) | BIG_INTS
                                             | st.lists(st.integers(0, 2**32), max_size=2),
                                             max_size=4)}),
-    # The element limit, with low and high: full-range random strings at the limit
-    # take a minute to build (DEFECT in conformance/cases/values.py, not ours to
-    # edit: `cases list` of a 10-line file, data {random: {shape: [4194304],
-    # seed: 1}} as string, takes ~60 s), so that branch is left out here.
+    # The element limit (full-range random strings there built in ~1.5 s).
     st.sampled_from([{"random": {"shape": [2048, 2048], "seed": 1, "low": 0, "high": 9}},
+                     {"random": {"shape": [2048, 2048], "seed": 1}},
                      {"arange": {"shape": [4194305]}},
                      {"full": {"shape": [0, 2**62], "value": 1}},
                      {"full": {"shape": [1] * 33, "value": 1}},
@@ -670,36 +666,6 @@ def _case_file(draw) -> bytes:
     return content
 
 
-def _rank0_bool_generator(content: bytes) -> bool:
-    """DEFECT (conformance/cases/values.py with loader.py, not ours to edit): an
-    ``arange``, or a ``random`` with low and high, of shape [] builds a NumPy
-    scalar for bool, not an array; the loader then fails to freeze it:
-    "internal error: ValueError: Cannot set flags on array scalars", exit 2.
-    Until that is fixed such files are left out (a bool dtype or 'all' and a
-    generator of shape [])."""
-    if b"bool" not in content and b"all" not in content:
-        return False
-    try:
-        document = yaml.safe_load(content)
-    except Exception:  # what does not parse cannot build a generator
-        return False
-    todo, seen = [document], set()
-    while todo:  # each node once: aliases share nodes (a billion laughs), or make cycles
-        node = todo.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, dict):
-            for name in ("arange", "random"):
-                generator = node.get(name)
-                if isinstance(generator, dict) and generator.get("shape") == []:
-                    return True
-            todo.extend(node.values())
-        elif isinstance(node, list):
-            todo.extend(node)
-    return False
-
-
 def _first_id(content: bytes) -> str:
     """The case-file id an ``oracle`` command asks for (the first case's, if it reads)."""
     try:
@@ -733,9 +699,6 @@ def test_fuzzed_case_files(tmp_path):
     @_settings(ci=300)
     @given(_case_file())
     def check(content: bytes) -> None:
-        if _rank0_bool_generator(content):
-            outcomes["left out: rank-0 bool generator (a known defect)"] += 1
-            return
         path = folder / f"case-{len(seen):04d}.yaml"
         path.write_bytes(content)
         started = time.monotonic()
