@@ -93,6 +93,15 @@ def _check_leaf(dtype: DType, leaf, path: tuple):
     }[kind]
     if not ok:
         raise ValueProblem(f"{_show(leaf)} is not a valid {dtype.name} value", path)
+    if kind == "string":
+        try:  # ONNX holds a string as UTF-8 bytes: a lone surrogate ("\ud800") has none
+            leaf.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ValueProblem(
+                f"{_show(leaf)} is not UTF-8 text ({error.reason}: "
+                f"{leaf[error.start:error.end]!r}); ONNX strings are UTF-8",
+                path,
+            ) from None
     if kind in ("int", "uint"):
         info = np.iinfo(dtype.numpy)
         if not info.min <= leaf <= info.max:

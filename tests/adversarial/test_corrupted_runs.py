@@ -224,3 +224,18 @@ def test_a_gate_json_of_results_edited_since_is_set_aside_then_judged_again(tmp_
     assert conformance("gate", str(run), "--out", str(run)).returncode == 0  # judged again
     assert conformance("report", str(run), "-o", str(page)).returncode == 0
     assert "Gate PASSED" in page.read_text()
+
+
+def test_a_record_source_is_shown_never_followed(tmp_path):
+    """A record's ``source`` once made the report read that file (/dev/zero:
+    MemoryError); it is text, shown as such and never a link."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / records.RESULTS).write_bytes(
+        _line(kind="value_mismatch", message="x", source="/dev/zero:1") + b"\n"
+    )
+    page = tmp_path / "r.html"
+    done = conformance("report", str(run), "-o", str(page))
+    assert done.returncode == 0, done.stderr
+    html = page.read_text()
+    assert "/dev/zero:1" in html and 'href="/dev/zero' not in html

@@ -92,6 +92,10 @@ BAD: dict[str, tuple[str, str, int, str, tuple[str, ...]]] = {
                                 7, "data", ("float16", "not exactly representable")),
     "arange-float16-inexact": (SEG, _typed("float16", "{arange: {shape: [3000]}}"),
                                7, "data", ("2049", "float16")),
+    # a string with no UTF-8 (ONNX strings are UTF-8): validated, then `run` died
+    # building the model ("internal error: UnicodeEncodeError")
+    "lone-surrogate": (SEG, _typed("string", '["a", "\\ud800"]'), 7, "data[1]",
+                       ("not UTF-8 text", "surrogates")),
     # 4. malformed: file:line: field: message, never a traceback
     "full-no-broadcast": ("[1.0, 2.0]", "{full: {shape: [3], value: [1, 2]}}",
                           7, "data.full.value", ("[2]", "[3]", "broadcast")),
