@@ -99,7 +99,7 @@ def _check_leaf(dtype: DType, leaf, path: tuple):
         except UnicodeEncodeError as error:
             raise ValueProblem(
                 f"{_show(leaf)} is not UTF-8 text ({error.reason}: "
-                f"{leaf[error.start:error.end]!r}); ONNX strings are UTF-8",
+                f"{leaf[error.start : error.end]!r}); ONNX strings are UTF-8",
                 path,
             ) from None
     if kind in ("int", "uint"):
