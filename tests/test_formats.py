@@ -292,7 +292,8 @@ def record(**changes) -> dict:
         "dtype": "int32", "indices_dtype": "int64", "axis": None, "data_shape": [3],
         "indices_shape": [1], "source": "cases/x.yaml:3",
         "expected": {"dtype": "int32", "shape": [1]}, "disputed": [], "features": [],
-        "load_ms": 0.2, "run_ms": None, "cached": False, "stage": "load",
+        "load_ms": 0.2, "run_ms": None, "cached": False, "packed": False, "confirmed": None,
+        "stage": "load",
     }  # fmt: skip
     base.update(changes)
     return {k: v for k, v in base.items() if v is not ...}
@@ -312,6 +313,9 @@ def record(**changes) -> dict:
         {"axis": "0"},
         {"harness_error": True},  # only on harness_unsupported
         {"case_id": ...},
+        {"packed": ...},  # every record says whether it came from a pack
+        {"confirmed": "yes"},
+        {"packed_kind": "sort_of"},  # the kind a pack gave is a kind
     ],
 )
 def test_the_result_schema_is_exact(changes):

@@ -61,6 +61,7 @@ def _add_arguments(parser) -> None:
         f"{strategies.MAX_ELEMENTS_ENV} or {strategies.DEFAULT_MAX_ELEMENTS})",
     )
     options.add_jobs(parser)
+    options.add_pack(parser)
     parser.add_argument(
         "--timeout",
         type=options.positive_seconds,
@@ -103,6 +104,7 @@ def command(args) -> int:
         workers_chosen="auto" if args.jobs == "auto" else "given",
         timeout=args.timeout,
         shard=args.shard,
+        pack=args.pack,
     )
     live = not args.no_progress and err.is_terminal
     display = Live(Text("starting workers..."), console=err, refresh_per_second=4, transient=True)

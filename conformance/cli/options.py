@@ -155,6 +155,31 @@ def add_jobs(parser) -> None:
     )
 
 
+MAX_PACK = 1024  # cases per model: past a few dozen nothing is gained (engine/packs.py)
+
+
+def pack_size(text: str) -> int:
+    """Cases per model: 1 (each case alone) up to MAX_PACK."""
+    value = positive_int(text)
+    if value > MAX_PACK:
+        raise argparse.ArgumentTypeError(f"{text!r}: give at most {MAX_PACK} cases per model")
+    return value
+
+
+def add_pack(parser) -> None:
+    parser.add_argument(
+        "--pack",
+        type=pack_size,
+        default=None,
+        metavar="N",
+        help="cases per model on every runtime (default: each runtime's measured size, "
+        "32 for onnxruntime and openvino, 1 for reference and other adapters; the header "
+        "says). 1 runs each case alone in its own one-node model. Whatever the size, "
+        "a case that must be rejected or has an empty tensor runs alone, and every "
+        "discrepancy seen in a pack is confirmed alone (docs/cli.md)",
+    )
+
+
 def workers(jobs: int | str, chosen: list[Target]) -> int:
     """Workers per target: -j as given, or for 'auto' as many as leave each
     target's threads their cores (conformance.engine.targets.auto_workers)."""

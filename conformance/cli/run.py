@@ -45,6 +45,7 @@ def _add_arguments(parser) -> None:
         help="model variants (default all five: " + ", ".join(models.VARIANTS) + ")",
     )
     options.add_jobs(parser)
+    options.add_pack(parser)
     parser.add_argument(
         "--out", type=Path, metavar="DIR", help="output folder (default reports/run-<time>)"
     )
@@ -120,6 +121,7 @@ def command(args) -> int:
         timeout=args.timeout,
         worker_memory=args.worker_memory,
         case_memory=args.case_memory,
+        pack=args.pack,
     )
     total = len(cases) * len(variants) * len(runtimes)
     show = not args.no_progress and err.is_terminal

@@ -112,9 +112,9 @@ class LineAppender:
     """A file appended to in whole lines: what :meth:`write` is given (whole
     lines) waits in memory until :meth:`flush` (or until 64 KiB wait), which
     appends it. If the append fails (disk full, file size limit, I/O error),
-    the file is cut back to where it ended before, so that it holds only
-    whole lines, the waiting lines are dropped, and the ``OSError`` names
-    the file."""
+    the file is cut back to the end of the last whole line that reached it,
+    so that it holds only whole lines (those written before the failure stay),
+    the rest of the waiting lines are dropped, and the ``OSError`` names the file."""
 
     FLUSH_AT = 1 << 16
 
@@ -138,17 +138,19 @@ class LineAppender:
     def flush(self) -> None:
         if not self._waiting or self._fd is None:
             return
-        data = memoryview("".join(self._waiting).encode("utf-8", ENCODING_ERRORS))
+        whole = "".join(self._waiting).encode("utf-8", ENCODING_ERRORS)
         self._waiting, self._size = [], 0
         start = os.fstat(self._fd).st_size  # the folder lock makes this process the only writer
-        end = start + len(data)
+        data, written = memoryview(whole), 0
         try:
             while data:
-                data = data[os.write(self._fd, data) :]
+                count = os.write(self._fd, data)
+                data, written = data[count:], written + count
         except BaseException as error:  # a full disk, or Ctrl-C between two writes
             with contextlib.suppress(OSError):
-                if os.fstat(self._fd).st_size != end:
-                    os.ftruncate(self._fd, start)  # no half line is left behind
+                if os.fstat(self._fd).st_size != start + len(whole):
+                    kept = whole.rfind(b"\n", 0, written) + 1  # 0: not one whole line
+                    os.ftruncate(self._fd, start + kept)  # no half line is left behind
             if isinstance(error, OSError):
                 raise _naming(error, self.path) from None
             raise

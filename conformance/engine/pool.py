@@ -87,7 +87,7 @@ class EngineError(RuntimeError):
 
 @dataclass(eq=False)
 class Job:
-    model_key: bytes  # sessions are cached per worker under this key
+    model_key: bytes | None  # sessions are cached per worker under this key (None: not kept)
     model: bytes
     feeds: dict[str, np.ndarray]
     tag: object = None  # the caller's handle, returned untouched
@@ -112,6 +112,12 @@ class Raw:
     cached: bool = False
     signal: str | None = None  # crash: the signal's name, "exit status N" or "memory limit"
     note: str = ""
+    # Packed execution (conformance.engine.packs): whether the case first ran in
+    # a model holding other cases; whether what a pack showed was re-run alone
+    # (None: nothing to confirm); the kind the pack gave when the alone run differs.
+    packed: bool = False
+    confirmed: bool | None = None
+    packed_kind: str | None = None
 
 
 def _seconds(value) -> bool:
@@ -425,10 +431,14 @@ class WorkerPool:
 
     # -- running --------------------------------------------------------------
     def run(
-        self, jobs: Iterable[Job], deadline: float | None = None
+        self, jobs: Iterable[Job], deadline: float | None = None, more: deque | None = None
     ) -> Iterator[list[tuple[Job, str, Raw]]]:
         """Run every job on every runtime (or on the job's ``runtimes``); yield
         results as each batch comes back.
+
+        ``more``: jobs the caller adds while it handles results (a pack split,
+        a discrepancy confirmed alone); they go before the rest, and the run
+        ends only when ``jobs`` and ``more`` are both done.
 
         Each yielded list is one batch's worth of (job, runtime name, Raw).
         Results of one runtime come in job order, except for jobs that were
@@ -440,16 +450,30 @@ class WorkerPool:
         most one timeout, however many jobs hang.
         """
         source = iter(jobs)
+        more = more if more is not None else deque()
         exhausted = False
         lanes = list(self.lanes.values())
         queued_bytes = 0
+
+        def enqueue(job: Job, first: bool = False) -> None:
+            nonlocal queued_bytes
+            targets = [lane for lane in lanes if job.runtimes is None or lane.name in job.runtimes]
+            job.pending = len(targets)
+            job.size = len(job.model) + sum(a.nbytes for a in job.feeds.values())
+            queued_bytes += job.size if targets else 0
+            for lane in targets:
+                (lane.queue.appendleft if first else lane.queue.append)(job)
+
         while True:
-            if deadline is not None and not exhausted and time.monotonic() >= deadline:
+            late = deadline is not None and time.monotonic() >= deadline
+            if late:
                 exhausted = True
-            if exhausted and deadline is not None and time.monotonic() >= deadline:
+                more.clear()
                 for lane in lanes:  # suspects stay: each is a crash seen, confirmed alone
                     lane.queue.clear()
                     lane.retry.clear()
+            while more:  # follow-ups first: they finish what is already under way
+                enqueue(more.pop(), first=True)
             while not exhausted and (
                 max(len(lane.queue) for lane in lanes) < QUEUE_JOBS and queued_bytes < QUEUE_BYTES
             ):
@@ -457,16 +481,7 @@ class WorkerPool:
                 if job is None:
                     exhausted = True
                     break
-                targets = [
-                    lane for lane in lanes if job.runtimes is None or lane.name in job.runtimes
-                ]
-                if not targets:
-                    continue
-                job.pending = len(targets)
-                job.size = len(job.model) + sum(a.nbytes for a in job.feeds.values())
-                queued_bytes += job.size
-                for lane in targets:
-                    lane.queue.append(job)
+                enqueue(job)
             for lane in lanes:
                 self._dispatch(lane)
             if exhausted and not any(lane.has_work() or lane.busy() for lane in lanes):

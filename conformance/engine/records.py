@@ -100,8 +100,12 @@ def record(
         "load_ms": _ms(raw.load_s),
         "run_ms": _ms(raw.run_s),
         "cached": raw.cached,
+        "packed": raw.packed,
+        "confirmed": raw.confirmed,
         **outcome.details,
     }
+    if raw.packed_kind is not None:
+        content["packed_kind"] = raw.packed_kind
     if raw.note:
         content["note"] = raw.note
     return content
@@ -351,7 +355,8 @@ RECORD = _Object(
      "elements": COUNT, **DIFFERING, "explained_by": _List(TEXT),
      "actual": _Object(optional={"dtype": TEXT, "shape": SHAPE, "values": _List(ANY),
                                  "elements": COUNT}),
-     "signal": _Nullable(TEXT), "harness_error": FLAG, "note": TEXT},
+     "signal": _Nullable(TEXT), "harness_error": FLAG, "note": TEXT, "packed": FLAG,
+     "confirmed": _Nullable(FLAG), "packed_kind": TEXT},
 )  # fmt: skip
 # Fields REQUIRED_TEXT names first: another tool's records are told by them.
 REQUIRED_TEXT = ("case_id", "runtime", "variant", "op")

@@ -12,9 +12,9 @@ import hashlib
 import os
 import time
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from conformance.cases.check import (
@@ -25,9 +25,10 @@ from conformance.cases.check import (
     verdict_of,
 )
 from conformance.cases.model import Case
-from conformance.engine import files, models, records, reproduce, targets, tensors
+from conformance.engine import files, models, packs, records, reproduce, targets, tensors
 from conformance.engine.groups import GroupKey, group_key, is_generated
 from conformance.engine.judge import DISCREPANCIES, Outcome, judge
+from conformance.engine.packs import Alone, Pack
 from conformance.engine.pool import (
     DEFAULT_BATCH,
     DEFAULT_TIMEOUT,
@@ -54,6 +55,7 @@ class Options:
     worker_memory: int = DEFAULT_WORKER_MEMORY
     case_memory: int = DEFAULT_CASE_MEMORY
     workers_chosen: str = "given"  # or "auto": chosen by the threads of the targets
+    pack: int | None = None  # cases per model on every runtime; None: each runtime's measured size
 
 
 @dataclass
@@ -104,6 +106,11 @@ def cpu_budget(info: dict[str, dict], workers: int, chosen: str = "given") -> di
         "threads_at_most": busy,
         "oversubscribed": busy > cores,
     }
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    return lines[0].strip() if lines else ""
 
 
 class _Models:
@@ -263,6 +270,7 @@ class Run:
         self._checked: dict[tuple[str, str], list[str]] = {}  # (case id, source) -> problems
         self._started = 0.0
         self._writer: records.ResultsWriter | None = None
+        self.pack_sizes: dict[str, int] = {}  # runtime -> cases per model (packs.sizes)
 
     def __enter__(self) -> Run:
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -281,9 +289,12 @@ class Run:
             self.pool.__enter__()
             self.summary.counts = {name: Counter() for name in self.pool.runtimes}
             options = self.options
+            adapters = {name: about.get("adapter") for name, about in self.pool.info.items()}
+            self.pack_sizes = packs.sizes(adapters, options.pack)
             settings = {
                 "variants": list(options.variants),
                 "workers_per_runtime": options.workers,
+                "pack": self.pack_sizes,
                 "batch_size": options.batch_size,
                 "timeout_s": options.timeout,
                 "worker_memory_bytes": options.worker_memory,
@@ -343,6 +354,8 @@ class Run:
         runtimes = pool.runtimes
         pending: dict[int, _Pending] = {}
         refused: list[tuple] = []  # results of cases the memory guard stopped
+        more: deque[Job] = deque()  # follow-ups: packs split, discrepancies re-run alone
+        unconfirmed: dict[tuple, Alone] = {}  # (index, variant, runtime) -> awaiting its alone run
         first = summary.cases
 
         def emit(case, variant, runtime, verdict, outcome, raw) -> None:
@@ -370,7 +383,73 @@ class Run:
             if recorded:
                 recorded(case, variant, runtime, verdict, outcome, raw, record)
 
+        def finish(index: int, variant: str, runtime: str, raw: Raw, outcome=None) -> None:
+            waiting = pending[index]
+            outcome = outcome or judge(waiting.verdict, raw)
+            emit(waiting.case, variant, runtime, waiting.verdict, outcome, raw)
+            waiting.remaining -= 1
+            waiting.done += 1
+            if not waiting.remaining:
+                del pending[index]
+
+        def pack_job(members: list, variant: str, group: tuple, halved: bool = False) -> Job:
+            cases = [pending[index].case for index, _ in members]
+            return Job(
+                None,  # a pack never repeats: its session is not kept
+                models.build_pack(cases, variant).SerializeToString(),
+                models.pack_feeds(cases, variant),
+                Pack(members, variant, group, halved),
+                group,
+            )
+
+        def alone(tag: Alone, runtime: str) -> None:
+            """Run a case of a pack again in its own one-node model, on one runtime."""
+            unconfirmed[(tag.index, tag.variant, runtime)] = tag
+            case = pending[tag.index].case
+            more.append(self._job(case, tag.variant, tag, [runtime]))
+
+        def packed(tag: Pack, runtime: str, raw: Raw) -> None:
+            """A pack's result on one runtime: each case judged from its own
+            output, discrepancies re-run alone; a failed pack split."""
+            each = packs.shares(raw, len(tag.members))
+            if each is None:
+                for part in packs.split(tag):
+                    if len(part) == 1:
+                        (index, variant), size = part[0], len(tag.members)
+                        alone(Alone(index, variant, size), runtime)
+                    else:
+                        more.append(pack_job(part, tag.variant, (runtime,), halved=True))
+                return
+            for (index, variant), member in zip(tag.members, each, strict=True):
+                outcome = judge(pending[index].verdict, member)
+                if outcome.kind in DISCREPANCIES:
+                    seen = Alone(index, variant, len(tag.members), outcome.kind, outcome.message)
+                    seen.raw = member
+                    alone(seen, runtime)
+                else:
+                    finish(index, variant, runtime, member, outcome)
+
+        def confirmed(tag: Alone, runtime: str, raw: Raw) -> None:
+            del unconfirmed[(tag.index, tag.variant, runtime)]
+            outcome = judge(pending[tag.index].verdict, raw)
+            note = raw.note
+            differs = tag.kind is not None and tag.kind != outcome.kind
+            if differs:
+                note = "; ".join(filter(None, [note, (
+                    f"behaves differently when packed: in a model of {tag.size} cases it was "
+                    f"{tag.kind} ({_first_line(tag.message)}); alone, {outcome.kind}"
+                )]))  # fmt: skip
+            raw = replace(
+                raw,
+                packed=True,
+                confirmed=True,
+                packed_kind=tag.kind if differs else None,
+                note=note,
+            )
+            finish(tag.index, tag.variant, runtime, raw, outcome)
+
         def jobs() -> Iterator[Job]:
+            filling: dict[tuple, list] = {}  # (runtimes, opset, variant, dtype) -> members
             for index, (case, variants, *only) in enumerate(items, start=first):
                 chosen = [rt for rt in runtimes if not only or rt in only[0]]
                 summary.cases += 1
@@ -388,31 +467,57 @@ class Run:
                 verdict = verdict_of(case, options.case_memory)
                 self.case_problems(case, verdict)
                 pending[index] = _Pending(case, verdict, len(variants) * len(chosen))
+                shared = packs.packable(case, verdict)
                 for variant in variants:
-                    yield self._job(case, variant, (index, variant), only[0] if only else None)
+                    by_itself = []
+                    for size, group in packs.groups(chosen, self.pack_sizes):
+                        if size == 1 or not shared:
+                            by_itself += group
+                            continue
+                        key = (group, case.opset, variant, case.dtype)
+                        members = filling.setdefault(key, [])
+                        members.append((index, variant))
+                        if len(members) >= size:
+                            yield pack_job(filling.pop(key), variant, group)
+                    if by_itself:
+                        group = None if len(by_itself) == len(runtimes) else by_itself
+                        yield self._job(case, variant, (index, variant), group)
+            for (group, _, variant, _), members in filling.items():
+                if len(members) == 1:  # a pack of one is its one-node model
+                    ((index, _),) = members
+                    yield self._job(pending[index].case, variant, (index, variant), group)
+                else:
+                    yield pack_job(members, variant, group)
 
         def drain_refused() -> None:
             while refused:
                 emit(*refused.pop())
 
-        for results in pool.run(jobs(), deadline):
+        try:
+            for results in pool.run(jobs(), deadline, more):
+                drain_refused()
+                for job, runtime, raw in results:
+                    tag = job.tag
+                    if isinstance(tag, Pack):
+                        packed(tag, runtime, raw)
+                    elif isinstance(tag, Alone):
+                        confirmed(tag, runtime, raw)
+                    else:
+                        index, variant = tag
+                        finish(index, variant, runtime, raw)
+                writer.flush()
+                self.smallest.save(self.out_dir / records.GROUPS)
+                if progress:
+                    progress(summary.records, summary)
+        finally:
+            # Discrepancies a pack showed whose alone run never came (the budget
+            # ran out, Ctrl-C): recorded as the pack showed them, unconfirmed.
+            for (index, variant, runtime), tag in list(unconfirmed.items()):
+                if tag.raw is not None:
+                    finish(index, variant, runtime, replace(tag.raw, confirmed=False))
             drain_refused()
-            for job, runtime, raw in results:
-                index, variant = job.tag
-                waiting = pending[index]
-                outcome = judge(waiting.verdict, raw)
-                emit(waiting.case, variant, runtime, waiting.verdict, outcome, raw)
-                waiting.remaining -= 1
-                waiting.done += 1
-                if not waiting.remaining:
-                    del pending[index]
             writer.flush()
             self.smallest.save(self.out_dir / records.GROUPS)
-            if progress:
-                progress(summary.records, summary)
-        drain_refused()
-        writer.flush()
-        self.smallest.save(self.out_dir / records.GROUPS)
         unrun = [waiting.case for waiting in pending.values() if not waiting.done]
         summary.cases -= len(unrun)
         if progress:

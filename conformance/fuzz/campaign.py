@@ -60,6 +60,7 @@ class CampaignOptions:
     shrink_calls: int = 1000  # runtime calls per class (the 10 s usually binds first)
     shrink_share: float = 0.5  # of the elapsed time, at most
     shard: tuple[int, int] = (1, 1)  # (I, N): shards draw different examples
+    pack: int | None = None  # cases per model (engine.packs); None: each runtime's measured size
 
 
 @dataclass
@@ -131,6 +132,7 @@ class Campaign:
             workers_chosen=options.workers_chosen,
             timeout=options.timeout,
             batch_size=16,
+            pack=options.pack,
         )
         header = {
             "campaign": {

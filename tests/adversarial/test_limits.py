@@ -197,7 +197,9 @@ def test_no_space_left_on_a_real_small_disk_keeps_whole_lines(tmp_path):
 
 
 def test_results_stay_whole_when_an_append_fails(tmp_path):
-    """The writer itself: a failed append cuts the file back to its last whole line."""
+    """The writer itself: a failed append cuts the file back to its last whole
+    line; the whole lines of the failed append that fit stay (a run's first
+    flush may hold a whole pack's results)."""
     path = tmp_path / "results.jsonl"
     code = (
         "import resource, signal\n"
@@ -220,4 +222,5 @@ def test_results_stay_whole_when_an_append_fails(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"{path} File too large"
     kept = _whole_lines(path)
-    assert [r["n"] for r in kept] == list(range(len(kept))) and len(kept) % 3 == 0
+    assert [r["n"] for r in kept] == list(range(len(kept)))
+    assert 1000 - 60 < path.stat().st_size <= 1000  # every whole line that fit (~57 bytes each)

@@ -1,0 +1,120 @@
+"""Packed execution: many cases in one model, so a run stops paying one compile per case.
+
+Runs are compile-bound: OpenVINO compiles a one-node model in 27-147 ms and
+runs it in ~0.08 ms, but compiles a model of 32 independent nodes in ~2 ms per
+node. A **pack** (:func:`conformance.engine.models.build_pack`) holds cases of
+one opset, one variant and one data dtype, each with its own node, inputs,
+initializers and output; one dtype per pack because runtimes refuse whole
+dtypes (OpenVINO: complex, string), so a refused dtype fails its own packs, not
+every pack it would share.
+
+What never goes into a pack (:func:`packable`) runs alone, in its one-node model:
+
+- a case the oracle says must be rejected: the runtime must reject *that* node;
+- a case with an empty tensor (data, indices or output): where graph code
+  breaks (OpenVINO 2025-2026 crashes with SIGFPE or returns the wrong shape),
+  and one such case would fail every pack it joined.
+
+Isolation stays exact (:class:`conformance.engine.run.Run` drives it):
+
+- a pack that fails as a whole (it does not load or run, the worker crashes or
+  times out, the adapter refuses it, it returns other than one output per case)
+  is split in halves (:func:`split`); a half that fails again is split into
+  single cases, each run alone: every failing case ends up judged alone;
+- a discrepancy seen in a pack is re-run alone: the one-node model is the
+  authority, the record holds its outcome (``confirmed``), and
+  ``packed_kind`` when the pack gave another kind (the runtime handles that
+  case differently in a bigger graph: a finding of its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from conformance.cases.model import Case
+from conformance.engine.pool import Raw
+from conformance.oracle import Verdict
+
+# Cases per pack by adapter, measured on 2 cores (benchmarks/run_throughput.py):
+# OpenVINO compiles 31.6 ms per case alone, 5.4 in packs of 8, 2.1 in packs of
+# 32, 1.7 in packs of 128; ONNX Runtime 3.8 -> 0.36 ms per case at 128. Past 32
+# the gain is small and a failing pack costs more to split. onnx.reference
+# evaluates node by node in Python (nothing to save) and hangs on some inputs,
+# where a pack would make every case of it wait: it runs alone. An adapter not
+# measured here runs alone too, until --pack says otherwise.
+PACK_SIZES = {"onnxruntime": 32, "openvino": 32, "reference": 1}
+UNMEASURED = 1
+
+
+def sizes(adapters: dict[str, str | None], chosen: int | None) -> dict[str, int]:
+    """Cases per pack for each runtime (name -> its adapter): ``chosen``
+    (``--pack``) for every runtime, else each adapter's measured size."""
+    if chosen is not None:
+        return dict.fromkeys(adapters, chosen)
+    return {name: PACK_SIZES.get(adapter or name, UNMEASURED) for name, adapter in adapters.items()}
+
+
+def packable(case: Case, verdict: Verdict | None) -> bool:
+    """Whether the case may share a model with others (see the module's docstring)."""
+    return (
+        verdict is not None
+        and verdict.valid
+        and case.data.size > 0
+        and case.indices.size > 0
+        and verdict.output.size > 0
+    )
+
+
+@dataclass(eq=False)
+class Pack:
+    """A pack job's tag: its cases (the run's (case index, variant)), in graph order."""
+
+    members: list[tuple[int, str]]
+    variant: str
+    runtimes: tuple[str, ...]
+    halved: bool = False  # a half of a pack that failed
+
+
+@dataclass(eq=False)
+class Alone:
+    """A case re-run alone after a pack, on one runtime: what the pack showed of it."""
+
+    index: int
+    variant: str
+    size: int  # cases in the pack it came from
+    kind: str | None = None  # the pack's outcome for it (None: the pack failed as a whole)
+    message: str = ""
+    raw: Raw | None = field(default=None, repr=False)  # its result in the pack
+
+
+def split(pack: Pack) -> list[list[tuple[int, str]]]:
+    """The parts a failed pack is run again as: halves the first time, single
+    cases when a half fails too (a cause shared by many cases, such as a dtype
+    the runtime refuses, would otherwise cost a pack per level)."""
+    members = pack.members
+    if pack.halved or len(members) <= 2:
+        return [[member] for member in members]
+    middle = len(members) // 2
+    return [members[:middle], members[middle:]]
+
+
+def shares(raw: Raw, count: int) -> list[Raw] | None:
+    """Each case's result from a pack's: its own output, the pack's load and
+    run times shared evenly; None when the pack failed as a whole."""
+    if raw.status != "ok" or raw.outputs is None or len(raw.outputs) != count:
+        return None
+    load = None if raw.load_s is None else raw.load_s / count
+    run = None if raw.run_s is None else raw.run_s / count
+    return [
+        Raw("ok", [output], load_s=load, run_s=run, cached=raw.cached, packed=True)
+        for output in raw.outputs
+    ]
+
+
+def groups(runtimes: Sequence[str], size_of: dict[str, int]) -> list[tuple[int, tuple[str, ...]]]:
+    """The runtimes by pack size: one job per group shares its model."""
+    found: dict[int, list[str]] = {}
+    for name in runtimes:
+        found.setdefault(max(1, size_of.get(name, 1)), []).append(name)
+    return [(size, tuple(names)) for size, names in found.items()]

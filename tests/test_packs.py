@@ -1,0 +1,189 @@
+"""Packed execution (conformance/engine/packs.py): many cases per model, the
+same verdicts as one case per model.
+
+A pack-aware fake adapter provokes what real runtimes do not do on demand (a
+wrong value, a refusal or a crash only when packed); the real ONNX Runtime and
+OpenVINO run a sample of the corpus packed and with --pack 1 and must give the
+same outcome kind for every (case, variant, runtime)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conformance.cases import load
+from conformance.engine import packs
+from conformance.engine.pool import Raw
+from conformance.engine.run import Options, run_cases
+from tests import faulty_adapter as faulty
+from tests.conftest import REPO, conformance
+
+PACK_AWARE = "tests.faulty_adapter:PackAwareAdapter"
+
+
+def _records(folder: Path) -> dict[str, dict]:
+    lines = (folder / "results.jsonl").read_text().splitlines()
+    return {record["case_id"]: record for record in map(json.loads, lines)}
+
+
+# -- the rules, as functions ------------------------------------------------------------
+def test_a_failed_pack_splits_in_halves_then_into_single_cases():
+    members = [(index, "static") for index in range(7)]
+    first = packs.Pack(members, "static", ("openvino",))
+    halves = packs.split(first)
+    assert halves == [members[:3], members[3:]]
+    again = packs.split(packs.Pack(halves[1], "static", ("openvino",), halved=True))
+    assert again == [[member] for member in members[3:]]
+    assert packs.split(packs.Pack(members[:2], "static", ("openvino",))) == [
+        [members[0]],
+        [members[1]],
+    ]
+
+
+def test_a_pack_result_is_shared_only_when_it_has_one_output_per_case():
+    outputs = [np.arange(2), np.arange(3)]
+    each = packs.shares(Raw("ok", outputs, load_s=0.2, run_s=0.02), 2)
+    assert [raw.outputs[0].tolist() for raw in each] == [[0, 1], [0, 1, 2]]
+    assert all(raw.packed and raw.load_s == pytest.approx(0.1) for raw in each)
+    assert packs.shares(Raw("ok", outputs), 3) is None  # an output short: failed as a whole
+    assert packs.shares(Raw("load_error", message="no"), 2) is None
+    assert packs.shares(Raw("crash", signal="SIGSEGV"), 2) is None
+
+
+def test_pack_sizes_are_per_runtime_unless_chosen():
+    adapters = {"onnxruntime": "onnxruntime", "ov-f32": "openvino", "reference": "reference",
+                "mine": "my.module:Adapter"}  # fmt: skip
+    assert packs.sizes(adapters, None) == {
+        "onnxruntime": packs.PACK_SIZES["onnxruntime"],
+        "ov-f32": packs.PACK_SIZES["openvino"],
+        "reference": 1,
+        "mine": packs.UNMEASURED,
+    }
+    assert packs.sizes(adapters, 5) == dict.fromkeys(adapters, 5)
+    grouped = packs.groups(["onnxruntime", "ov-f32", "reference"], packs.sizes(adapters, None))
+    assert sorted(grouped) == sorted([(32, ("onnxruntime", "ov-f32")), (1, ("reference",))])
+
+
+CASES = """
+defaults:
+  op: Gather
+  opset: 13
+  dtype: int32
+  indices_dtype: int64
+  spec: "004_d4766443270c2fb5.txt: gather entries of the axis dimension of data"
+  description: packing
+cases:
+"""
+
+
+def _case(name: str, data: str, indices: str = "[0, 2]", **more: str) -> str:
+    more = more or {"expected": "oracle"}
+    extra = "".join(f", {key}: {value}" for key, value in more.items())
+    return f"  - {{id: {name}, data: {data}, indices: {indices}{extra}}}\n"
+
+
+def _pack_cases(tmp_path: Path) -> Path:
+    text = CASES + _case("wrong-in-a-pack", f"[{faulty.WRONG}, 2, 3]")  # packed with ok-1..3
+    for number in range(1, 10):
+        text += _case(f"ok-{number}", f"[{number}, 2, 3]")
+    text += _case("fails-everywhere", f"[{faulty.FAIL}, 2, 3]")
+    text += _case("out-of-bounds", "[1, 2, 3]", "[7]", expect_error="index-out-of-range")
+    text += _case("empty-indices", "[1, 2, 3]", "[]")
+    path = tmp_path / "packs.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_only_valid_non_empty_cases_are_packed(tmp_path):
+    path = _pack_cases(tmp_path)
+    folder = tmp_path / "run"
+    summary = run_cases(load([path]), folder, Options([PACK_AWARE], variants=("static",), pack=4))
+    found = _records(folder)
+    assert summary.records == len(found) == 13
+    assert not found["out-of-bounds.op13.int32.int64"]["packed"]
+    assert not found["empty-indices.op13.int32.int64"]["packed"]
+    passing = [found[f"ok-{number}.op13.int32.int64"] for number in range(1, 10)]
+    assert all(record["kind"] == "pass" and record["packed"] for record in passing)
+    # the pack holding fails-everywhere failed as a whole: its mates were run alone
+    assert sum(record["confirmed"] is None for record in passing) >= 4
+    header = json.loads((folder / "header.json").read_text())
+    assert header["pack"] == {"packaware": 4}
+
+
+def test_the_alone_run_is_the_authority_and_a_difference_is_a_finding(tmp_path):
+    """A wrong value only when packed: recorded as the alone run's pass,
+    with the pack's kind and a note; a failure everywhere: confirmed as is."""
+    folder = tmp_path / "run"
+    run_cases(load([_pack_cases(tmp_path)]), folder, Options([PACK_AWARE], ("static",), pack=4))
+    found = _records(folder)
+    wrong = found["wrong-in-a-pack.op13.int32.int64"]
+    assert wrong["kind"] == "pass" and wrong["packed"] and wrong["confirmed"] is True
+    assert wrong["packed_kind"] == "value_mismatch"
+    assert "behaves differently when packed" in wrong["note"]
+    fails = found["fails-everywhere.op13.int32.int64"]
+    assert fails["kind"] == "rejected" and fails["confirmed"] is True
+    assert "packed_kind" not in fails  # alone it failed the same way
+
+
+@pytest.mark.parametrize("code", [faulty.REFUSE, faulty.SEGV])
+def test_a_pack_failing_as_a_whole_is_split_until_each_case_runs_alone(tmp_path, code):
+    """A refusal or a crash only when packed: every case still gets its own
+    verdict (all pass alone); the failing case and its pack mates are confirmed."""
+    text = CASES + "".join(_case(f"ok-{n}", f"[{n}, 2, 3]") for n in range(1, 8))
+    text += _case("spoils-its-pack", f"[{code}, 2, 3]")
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    folder = tmp_path / "run"
+    summary = run_cases(load([path]), folder, Options([PACK_AWARE], ("static",), pack=8))
+    found = _records(folder)
+    assert summary.records == 8
+    assert {record["kind"] for record in found.values()} == {"pass"}
+    spoiled = found["spoils-its-pack.op13.int32.int64"]
+    assert spoiled["packed"] and spoiled["confirmed"] is True and "packed_kind" not in spoiled
+    # halves of 4, then the failing half in single cases: its mates were confirmed too
+    assert sum(record["confirmed"] is True for record in found.values()) == 4
+    assert sum(record["confirmed"] is None for record in found.values()) == 4
+
+
+def test_pack_1_runs_every_case_alone(tmp_path):
+    folder = tmp_path / "run"
+    run_cases(load([_pack_cases(tmp_path)]), folder, Options([PACK_AWARE], ("static",), pack=1))
+    found = _records(folder)
+    assert not any(record["packed"] for record in found.values())
+    assert found["wrong-in-a-pack.op13.int32.int64"]["kind"] == "pass"
+
+
+# -- the real runtimes: packed and --pack 1 agree ---------------------------------------
+def test_packed_and_unpacked_runs_of_a_corpus_sample_agree(tmp_path):
+    """Every 6th corpus case (about 110), two variants, ONNX Runtime and
+    OpenVINO at their measured pack sizes and at --pack 1: the same outcome kind
+    for every (case, variant, runtime). The whole corpus agrees too (README)."""
+    kinds = {}
+    for pack in ("default", "1"):
+        folder = tmp_path / pack
+        args = ["--pack", pack] if pack != "default" else []
+        done = conformance(
+            "run", "--runtime", "onnxruntime", "--runtime", "openvino", "--shard", "1/6",
+            "--variants", "static", "both_initializers", "--out", str(folder), "--no-progress",
+            *args, cwd=REPO,
+        )  # fmt: skip
+        assert done.returncode in (0, 1), done.stderr
+        lines = (folder / "results.jsonl").read_text().splitlines()
+        found = [json.loads(line) for line in lines]
+        kinds[pack] = {(r["case_id"], r["variant"], r["runtime"]): (r["kind"], r["packed"])
+                       for r in found}  # fmt: skip
+        # The alone run is the authority, so a packing bug (outputs given to the
+        # wrong case, say) would still end in the same kinds, as packed_kind:
+        # none here, on these runtimes' pinned versions.
+        assert [r["case_id"] for r in found if "packed_kind" in r] == []
+    packed, alone = kinds["default"], kinds["1"]
+    assert packed.keys() == alone.keys() and len(packed) > 400
+    assert {key: kind for key, (kind, _) in packed.items()} == {
+        key: kind for key, (kind, _) in alone.items()
+    }
+    assert sum(was_packed for _, was_packed in packed.values()) > len(packed) / 3
+    assert not any(was_packed for _, was_packed in alone.values())
