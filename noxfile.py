@@ -103,10 +103,11 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
-    """Oracle speed, and end-to-end run throughput against the ceiling and the naive loop."""
+    """Oracle speed, run throughput (packed, --pack 1, ceiling, naive) and fuzzing rate."""
     _install(session, "-e", ".")
     session.run("python", "benchmarks/oracle_speed.py")
     session.run("python", "benchmarks/run_throughput.py", *session.posargs)
+    session.run("python", "benchmarks/fuzz_rate.py")
 
 
 @nox.session(python=PYTHON)

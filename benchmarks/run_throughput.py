@@ -1,26 +1,30 @@
-"""End-to-end throughput of `conformance run`, against the raw-call ceiling and the naive loop.
+"""Throughput of `conformance run`: packed, --pack 1, the raw-call ceiling, the naive loop.
 
-Three ways to run the same (case, variant, runtime) jobs, side by side:
+Four ways to run the same (case, variant, runtime) jobs, side by side, per runtime:
 
-- harness: the run engine as `conformance run` uses it (oracle, models,
-  isolated worker processes, judging, results.jsonl), wall time;
-- ceiling: the same calls made directly in this process, sessions cached by
-  model, models serialized beforehand, no oracle, no judging, no records;
+- packed: the run engine as `conformance run` uses it by default (oracle,
+  models, isolated worker processes, judging, results.jsonl; many cases per
+  model, conformance/engine/packs.py), wall time;
+- pack 1: the same with `--pack 1`, every case alone in its one-node model;
+- ceiling: the same one-node calls made directly in this process, sessions
+  cached by model, models serialized beforehand, no oracle, no judging, no records;
 - naive: build, serialize and compile a model for every job, then run it.
 
 Rates are jobs per second, a job being one (case, variant, runtime) run.
-The three are timed on the cases every runtime passes in every variant (the
-ceiling and the naive loop have no isolation, and a misbehaving runtime can
-take them down); the harness's figure over all cases, crashes, refusals and
-timeouts included, is reported as well. Peak memory is the sum of the
-resident memory of this process and all its children, sampled every 20 ms.
+Packed and pack 1 are timed over all cases (crashes, refusals and timeouts
+included: what a run costs) and compared outcome kind by outcome kind (they
+must agree on every one); the ceiling and the naive loop on the cases every
+runtime passes in every variant (they have no isolation, and a misbehaving
+runtime can take them down). Then both runtimes in one run, packed and pack
+1: the main job's shape. Peak memory is the sum of the resident memory of
+this process and all its children, sampled every 20 ms.
 
 Two workloads: the case corpus (cases/, every variant), and N small generated
 cases (a fixed palette of shapes and axes, random values and indices, ~1 in
 10 invalid) in the static and dynamic variants: the workload of a fuzzing
 campaign, where shapes recur and values change.
 
-    python benchmarks/run_throughput.py [--generated 5000] [--naive-sample 300] [--json]
+    python benchmarks/run_throughput.py [--generated 2000] [--naive-sample 300] [--json]
 """
 
 from __future__ import annotations
@@ -145,10 +149,11 @@ def generated_cases(count: int, seed: int = 7) -> list[Case]:
     return cases
 
 
-def harness(cases, variants, runtimes) -> tuple[float, int, list[dict]]:
+def harness(cases, variants, runtimes, pack=None) -> tuple[float, int, list[dict]]:
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
-        summary = run_cases(cases, Path(out), Options(runtimes=runtimes, variants=variants))
+        options = Options(runtimes=runtimes, variants=variants, pack=pack)
+        summary = run_cases(cases, Path(out), options)
         elapsed = time.perf_counter() - started
         records = [json.loads(line) for line in (Path(out) / "results.jsonl").open()]
     return elapsed, summary.records, records
@@ -215,47 +220,76 @@ def _log(message: str) -> None:
     print(f"[{time.strftime('%X')}] {message}", file=sys.stderr, flush=True)
 
 
-def workload(name, cases, variants, runtimes, sample) -> dict:
-    _log(f"{name}: harness over all {len(cases)} cases")
+def _kinds(records: list[dict]) -> dict[tuple, str]:
+    return {(r["case_id"], r["variant"], r["runtime"]): r["kind"] for r in records}
+
+
+def _timed(name, cases, variants, runtimes, pack) -> dict:
+    label = "packed" if pack is None else f"pack {pack}"
+    _log(f"{name}: {', '.join(runtimes)}: {label} over {len(cases)} cases")
     with PeakMemory() as memory:
-        full_s, full_n, records = harness(cases, variants, runtimes)
-    safe = _safe(cases, records)
-    _log(f"{name}: harness over the {len(safe)} cases that pass everywhere")
-    with PeakMemory() as safe_memory:
-        harness_s, harness_n, _ = harness(safe, variants, runtimes)
-    _log(f"{name}: ceiling")
-    ceiling_s, ceiling_n = ceiling(safe, variants, runtimes)
-    _log(f"{name}: naive loop on {sample} jobs per runtime")
-    naive_s, naive_n = naive(safe, variants, runtimes, sample)
-    rates = {
-        "harness_all": full_n / full_s,
-        "harness": harness_n / harness_s,
-        "ceiling": ceiling_n / ceiling_s,
-        "naive": naive_n / naive_s,
-    }
+        seconds, jobs, records = harness(cases, variants, runtimes, pack)
+    return {"seconds": seconds, "jobs": jobs, "records": records, "peak": memory.peak}
+
+
+def workload(name, cases, variants, runtimes, sample) -> dict:
+    per_runtime, everything = {}, []
+    for runtime in runtimes:
+        packed = _timed(name, cases, variants, [runtime], None)
+        alone = _timed(name, cases, variants, [runtime], 1)
+        everything += packed["records"]
+        differ = [key for key, kind in _kinds(packed["records"]).items()
+                  if _kinds(alone["records"]).get(key) != kind]  # fmt: skip
+        safe = _safe(cases, packed["records"])
+        _log(f"{name}: {runtime}: ceiling and naive loop on the {len(safe)} cases that pass")
+        ceiling_s, ceiling_n = ceiling(safe, variants, [runtime])
+        naive_s, naive_n = naive(safe, variants, [runtime], sample)
+        rates = {
+            "packed": packed["jobs"] / packed["seconds"],
+            "pack_1": alone["jobs"] / alone["seconds"],
+            "ceiling": ceiling_n / ceiling_s,
+            "naive": naive_n / naive_s,
+        }
+        per_runtime[runtime] = {
+            "jobs": packed["jobs"],
+            "seconds": {"packed": packed["seconds"], "pack_1": alone["seconds"]},
+            "jobs_per_s": rates,
+            "packed_vs_pack_1": rates["packed"] / rates["pack_1"],
+            "packed_vs_naive": rates["packed"] / rates["naive"],
+            "kinds_differing": len(differ),
+            "packed_records": sum(bool(r.get("packed")) for r in packed["records"]),
+            "confirmed_alone": sum(r.get("confirmed") is True for r in packed["records"]),
+            "peak_memory_mib": max(packed["peak"], alone["peak"]) / (1 << 20),
+        }
+    together = {}
+    if len(runtimes) > 1:
+        packed = _timed(name, cases, variants, list(runtimes), None)
+        alone = _timed(name, cases, variants, list(runtimes), 1)
+        differ = [key for key, kind in _kinds(packed["records"]).items()
+                  if _kinds(alone["records"]).get(key) != kind]  # fmt: skip
+        together = {
+            "jobs": packed["jobs"],
+            "seconds": {"packed": packed["seconds"], "pack_1": alone["seconds"]},
+            "packed_vs_pack_1": alone["seconds"] / packed["seconds"],
+            "kinds_differing": len(differ),
+            "peak_memory_mib": max(packed["peak"], alone["peak"]) / (1 << 20),
+        }
+    naive_rate = len(runtimes) / sum(1 / r["jobs_per_s"]["naive"] for r in per_runtime.values())
     return {
         "workload": name,
         "cases": len(cases),
-        "cases_timed": len(safe),
         "variants": list(variants),
-        "runtimes": list(runtimes),
-        "jobs": harness_n,
-        "seconds": {
-            "harness_all": full_s,
-            "harness": harness_s,
-            "ceiling": ceiling_s,
-            "naive_sample": naive_s,
-        },
-        "jobs_per_s": rates,
-        "harness_vs_ceiling": rates["harness"] / rates["ceiling"],
-        "harness_vs_naive": rates["harness"] / rates["naive"],
-        "peak_memory_mib": max(memory.peak, safe_memory.peak) / (1 << 20),
+        "runtimes": per_runtime,
+        "together": together,
+        "together_vs_naive": (together["jobs"] / together["seconds"]["packed"] / naive_rate)
+        if together
+        else None,
     }
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--generated", type=int, default=5000, help="generated cases (5000)")
+    parser.add_argument("--generated", type=int, default=2000, help="generated cases (2000)")
     parser.add_argument("--naive-sample", type=int, default=300, help="jobs timed naively")
     parser.add_argument("--runtime", nargs="+", default=list(RUNTIMES), dest="runtimes")
     parser.add_argument("--skip-corpus", action="store_true")
@@ -276,23 +310,26 @@ def main(argv=None) -> int:
         print()
         return 0
     for r in results:
-        rates = r["jobs_per_s"]
-        print(
-            f"{r['workload']}: {r['cases']} cases ({r['cases_timed']} pass everywhere and are "
-            f"timed) x {len(r['variants'])} variants x {', '.join(r['runtimes'])} "
-            f"= {r['jobs']} jobs"
-        )
-        print(
-            f"  harness {rates['harness']:8.0f} jobs/s  ({rates['harness_all']:.0f} jobs/s "
-            f"over all cases, crashes and timeouts included)"
-        )
-        print(f"  ceiling {rates['ceiling']:8.0f} jobs/s  (raw calls, cached sessions)")
-        print(f"  naive   {rates['naive']:8.0f} jobs/s  (model built and compiled per job)")
-        print(
-            f"  harness / ceiling = {r['harness_vs_ceiling']:.2f} (goal >= 0.5), "
-            f"harness / naive = {r['harness_vs_naive']:.1f}x (goal >= 50x), "
-            f"peak memory {r['peak_memory_mib']:.0f} MiB (goal < 1536)"
-        )
+        print(f"{r['workload']}: {r['cases']} cases x {len(r['variants'])} variants")
+        for runtime, f in r["runtimes"].items():
+            rates = f["jobs_per_s"]
+            print(
+                f"  {runtime:12} packed {rates['packed']:7.0f} jobs/s  pack 1 "
+                f"{rates['pack_1']:6.0f}  ceiling {rates['ceiling']:6.0f}  naive "
+                f"{rates['naive']:5.0f}  -> packed/pack 1 {f['packed_vs_pack_1']:.1f}x, "
+                f"packed/naive {f['packed_vs_naive']:.1f}x; {f['packed_records']} of "
+                f"{f['jobs']} results from packs, {f['confirmed_alone']} re-run alone; "
+                f"kinds differing {f['kinds_differing']}; peak {f['peak_memory_mib']:.0f} MiB"
+            )
+        t = r["together"]
+        if t:
+            print(
+                f"  together     packed {t['seconds']['packed']:.1f} s, pack 1 "
+                f"{t['seconds']['pack_1']:.1f} s for {t['jobs']} jobs -> "
+                f"{t['packed_vs_pack_1']:.1f}x (goal >= 5x), {r['together_vs_naive']:.1f}x the "
+                f"naive loop (goal >= 10x); kinds differing {t['kinds_differing']}; peak "
+                f"{t['peak_memory_mib']:.0f} MiB (goal < 1536)"
+            )
     return 0
 
 

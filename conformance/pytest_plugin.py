@@ -41,7 +41,7 @@ from conformance.cases.check import OverMemory, verdict_of
 from conformance.cases.loader import CaseErrors, load_file
 from conformance.engine import models, records
 from conformance.engine.judge import DISCREPANCIES
-from conformance.engine.pool import DEFAULT_TIMEOUT
+from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS
 from conformance.gate import baseline
 
 DEFAULT_OUT = Path("reports") / "pytest"
@@ -91,11 +91,21 @@ def pytest_addoption(parser) -> None:
         help=f"where results.jsonl and report.html go (default {DEFAULT_OUT})",
     )
     group.addoption(
+        "--conformance-pack",
+        type=int,
+        default=None,
+        metavar="N",
+        help="cases per model on every runtime (default: each runtime's measured size; 1: "
+        "each case alone), as conformance run --pack",
+    )
+    group.addoption(
         "--conformance-timeout",
         type=float,
-        default=DEFAULT_TIMEOUT,
+        default=None,
         metavar="S",
-        help=f"seconds per case and runtime (default {DEFAULT_TIMEOUT:g})",
+        help=f"seconds per case and runtime (default {DEFAULT_TIMEOUT:g}, "
+        + ", ".join(f"{t:g} for {name}" for name, t in RUNTIME_TIMEOUTS.items())
+        + ")",
     )
 
 
@@ -144,6 +154,8 @@ class _Session:
         worker = _worker(config)
         self.out = option.conformance_out / worker if worker else option.conformance_out
         self.run = None
+        # (case id, source, variant, runtime) -> record, run ahead of the items
+        self.records: dict[tuple, dict] | None = None
 
     def start(self):
         """The session's run: workers start at the first item, not at collection."""
@@ -154,11 +166,46 @@ class _Session:
                 runtimes=self.runtimes,
                 variants=self.variants,
                 timeout=self.config.option.conformance_timeout,
+                pack=self.config.option.conformance_pack,
             )
             command = ["pytest", *self.config.invocation_params.args]
             self.run = Run(self.out, options, command=[str(c) for c in command])
             self.run.__enter__()
         return self.run
+
+    def record_of(self, item: CaseItem) -> dict:
+        """The item's record. Without xdist, the first item runs every selected
+        item's case at once (one drive: packed, engine/packs.py), and each
+        item then judges its own record; under xdist a worker does not know
+        its share ahead, so each item runs its case alone."""
+        run = self.start()
+        if self.records is None and not _worker(self.config):
+            self.records = {}
+            wanted: dict[int, tuple] = {}  # case -> (case, runtime -> its selected variants)
+            for other in item.session.items:
+                if isinstance(other, CaseItem):
+                    case, chosen = wanted.setdefault(id(other.case), (other.case, {}))
+                    chosen.setdefault(other.runtime, []).append(other.variant)
+            items = []  # exactly the selected (variant, runtime) pairs, nothing more
+            for case, chosen in wanted.values():
+                variants = list(chosen.values())
+                if all(v == variants[0] for v in variants):
+                    items.append((case, variants[0], list(chosen)))
+                else:
+                    items += [(case, v, [runtime]) for runtime, v in chosen.items()]
+            run.drive(items, recorded=self._keep)
+        key = (item.case.id, str(item.case.source), item.variant, item.runtime)
+        if self.records is not None and key in self.records:
+            return self.records.pop(key)
+        got = []
+        run.drive(
+            [(item.case, [item.variant], [item.runtime])],
+            recorded=lambda *args: got.append(args[-1]),
+        )
+        return got[0]
+
+    def _keep(self, case, variant, runtime, verdict, outcome, raw, record) -> None:
+        self.records[(case.id, str(case.source), variant, runtime)] = record
 
     def close(self) -> None:
         if self.run is not None:
@@ -298,13 +345,8 @@ class CaseItem(pytest.Item):
             self.add_marker(pytest.mark.xfail(strict=True, raises=KnownDiscrepancy, reason=reason))
 
     def runtest(self) -> None:
-        got = []
         run = _session(self.config).start()
-        run.drive(
-            [(self.case, [self.variant], [self.runtime])],
-            recorded=lambda *args: got.append(args[-1]),
-        )
-        (self.record,) = got
+        self.record = _session(self.config).record_of(self)
         kind = self.record["kind"]
         self.user_properties.append(("outcome", kind))
         problems = run.case_problems(self.case)  # checked once, when the case first ran

@@ -223,7 +223,10 @@ class PackAwareAdapter(FaultyAdapter):
         outputs = []
         for node, code in zip(nodes, codes, strict=True):
             data, indices = inputs[node.input[0]], inputs[node.input[1]]
-            output = oracle.evaluate(node.op_type, opset, data, indices, _axis(node))
+            try:
+                output = oracle.evaluate(node.op_type, opset, data, indices, _axis(node))
+            except oracle.SpecViolation as violation:
+                raise RunError(f"packaware: {violation}") from None
             if packed and code == WRONG:
                 output = output.copy()
                 output.flat[-1] += 1

@@ -187,3 +187,15 @@ def test_packed_and_unpacked_runs_of_a_corpus_sample_agree(tmp_path):
     }
     assert sum(was_packed for _, was_packed in packed.values()) > len(packed) / 3
     assert not any(was_packed for _, was_packed in alone.values())
+
+
+def test_the_report_lists_what_behaves_differently_when_packed(tmp_path):
+    path = _pack_cases(tmp_path)
+    folder = tmp_path / "run"
+    done = conformance("run", "--cases", str(path), "--runtime", PACK_AWARE, "--pack", "4",
+                       "--variants", "static", "--out", str(folder), "--no-progress")  # fmt: skip
+    assert done.returncode == 1, done.stderr  # fails-everywhere is a discrepancy
+    html = (folder / "report.html").read_text()
+    section = html[html.index('id="packed-differently"') :]
+    assert "wrong-in-a-pack.op13.int32.int64" in section[: section.index("</table>")]
+    assert "results ran first in a pack" in html

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from conformance.cli import exits, options
 from conformance.engine import models, records
-from conformance.engine.pool import DEFAULT_TIMEOUT, EngineError
+from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS, EngineError
 from conformance.engine.run import Options, run_cases
 from conformance.report import terminal
 
@@ -52,9 +52,11 @@ def _add_arguments(parser) -> None:
     parser.add_argument(
         "--timeout",
         type=options.positive_seconds,
-        default=DEFAULT_TIMEOUT,
+        default=None,
         metavar="S",
-        help=f"seconds per case and runtime, load and run (default {DEFAULT_TIMEOUT:g})",
+        help=f"seconds per case and runtime, load and run (default {DEFAULT_TIMEOUT:g}; "
+        + ", ".join(f"{t:g} for {name}" for name, t in RUNTIME_TIMEOUTS.items())
+        + ": the header's timeouts_s says)",
     )
     parser.add_argument(
         "--batch-size",
@@ -84,7 +86,7 @@ def _add_arguments(parser) -> None:
 
 def command(args) -> int:
     err = options.stderr()
-    if args.batch_size < 1 or args.timeout <= 0:
+    if args.batch_size < 1 or (args.timeout is not None and args.timeout <= 0):
         err.print("-j, --batch-size and --timeout must be positive")
         return exits.USAGE
     runtimes = options.chosen_runtimes(args, err)

@@ -58,6 +58,10 @@ from conformance.engine.worker import PROGRESS
 # well under a second; onnx.reference hangs for good on some inputs (np.choose
 # in "wrap" mode on index 2**63-1), and each such hang costs a full timeout.
 DEFAULT_TIMEOUT = 10.0
+# ... unless the adapter's own default is lower: onnx.reference's slowest
+# legitimate corpus job takes ~1.2 s on 2 cores, and each of its hangs cost the
+# main job a full 10 s (10 of them: 100 s); 4 s still leaves it 3x its worst.
+RUNTIME_TIMEOUTS = {"reference": 4.0}
 DEFAULT_BATCH = 32
 # Resident memory a worker may reach before it is killed. Watched from the
 # parent, not set as an rlimit: OpenVINO reserves ~17 MB of address space
@@ -319,6 +323,7 @@ class _Lane:
     retry: deque = field(default_factory=deque)  # survivors of a dead batch, sent first
     suspects: deque = field(default_factory=deque)  # jobs that crashed a worker once
     startup_failures: int = 0
+    timeout: float = DEFAULT_TIMEOUT  # seconds a job may run on this runtime
 
     def has_work(self) -> bool:
         return bool(self.queue or self.retry or self.suspects)
@@ -343,18 +348,17 @@ class WorkerPool:
         runtimes: Sequence[str | Target],
         workers: int = 1,
         batch_size: int = DEFAULT_BATCH,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | None = DEFAULT_TIMEOUT,
         worker_memory: int = DEFAULT_WORKER_MEMORY,
     ) -> None:
-        if workers < 1 or batch_size < 1 or timeout <= 0:
+        if workers < 1 or batch_size < 1 or (timeout is not None and timeout <= 0):
             raise ValueError("workers and batch_size must be >= 1 and timeout > 0")
         self.targets = [
             spec if isinstance(spec, Target) else targets.parse(spec) for spec in runtimes
         ]
         self.workers_per_runtime = workers
         self.batch_size = batch_size
-        self.timeout = timeout
-        self.startup_timeout = max(timeout, STARTUP_FLOOR)
+        self.timeout = timeout  # None: each adapter's default (RUNTIME_TIMEOUTS)
         self.worker_memory = worker_memory
         self.lanes: dict[str, _Lane] = {}
         self.info: dict[str, dict] = {}
@@ -372,11 +376,26 @@ class WorkerPool:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def timeout_of(self, target: Target) -> float:
+        """Seconds a job may run on this target: --timeout, or its adapter's default."""
+        if self.timeout is not None:
+            return self.timeout
+        return RUNTIME_TIMEOUTS.get(target.adapter, DEFAULT_TIMEOUT)
+
+    def startup_timeout(self, target: Target) -> float:
+        return max(self.timeout_of(target), STARTUP_FLOOR)
+
+    @property
+    def timeouts(self) -> dict[str, float]:
+        """Seconds per job, by runtime name (once started)."""
+        return {name: lane.timeout for name, lane in self.lanes.items()}
+
     def start(self) -> None:
         started = []
         for target in self.targets:
             workers = [Worker(target) for _ in range(self.workers_per_runtime)]
-            started.append((target, _Lane(target.name, workers)))
+            lane = _Lane(target.name, workers, timeout=self.timeout_of(target))
+            started.append((target, lane))
             self.lanes[str(len(self.lanes))] = started[-1][1]  # closed on failure below
         for target, lane in started:
             for worker in lane.workers:
@@ -390,7 +409,7 @@ class WorkerPool:
 
     def _await_hello(self, worker: Worker) -> None:
         """Block until the worker is ready; EngineError if it cannot start."""
-        left = self.startup_timeout - (time.monotonic() - worker.spawned_at)
+        left = self.startup_timeout(worker.target) - (time.monotonic() - worker.spawned_at)
         if left > 0 and worker.conn.poll(left):
             try:
                 message = pickle.loads(worker.conn.recv_bytes())
@@ -406,17 +425,17 @@ class WorkerPool:
                     worker.info, worker.state = info, "idle"
                     return
         else:
-            why = self._no_answer()
+            why = self._no_answer(worker.target)
         tail = worker.stderr_tail()
         raise EngineError(
             f"the {worker.target.name or worker.target.adapter} worker did not start: {why}"
             + (f"\n{tail}" if tail else "")
         )
 
-    def _no_answer(self) -> str:
+    def _no_answer(self, target: Target) -> str:
         return (
-            f"no answer in {self.startup_timeout:g} s (start-up is bounded by the timeout, "
-            f"at least {STARTUP_FLOOR:g} s)"
+            f"no answer in {self.startup_timeout(target):g} s (start-up is bounded by the "
+            f"timeout, at least {STARTUP_FLOOR:g} s)"
         )
 
     def close(self) -> None:
@@ -504,7 +523,7 @@ class WorkerPool:
                     yield results
 
     def _tick(self) -> float:
-        return min(0.25, self.timeout / 4)
+        return min(0.25, min(lane.timeout for lane in self.lanes.values()) / 4)
 
     def _dispatch(self, lane: _Lane) -> None:
         for worker in lane.workers:
@@ -610,8 +629,10 @@ class WorkerPool:
             if worker.state in ("busy", "starting") and worker.exited():
                 results += self._dead(lane, worker)
                 continue
-            if worker.state == "starting" and now - worker.spawned_at > self.startup_timeout:
-                self._failed_start(lane, worker, self._no_answer())
+            if worker.state == "starting" and now - worker.spawned_at > self.startup_timeout(
+                worker.target
+            ):
+                self._failed_start(lane, worker, self._no_answer(worker.target))
                 continue
             if worker.state != "busy":
                 continue
@@ -628,13 +649,13 @@ class WorkerPool:
             elif progress != worker.last_progress:
                 worker.last_progress, worker.last_change = progress, now
                 continue
-            elif now - worker.last_change > self.timeout:
+            elif now - worker.last_change > lane.timeout:
                 raw = Raw(
                     "timeout",
-                    message=f"no result after {self.timeout:g} s; the worker was killed "
+                    message=f"no result after {lane.timeout:g} s; the worker was killed "
                     "and restarted",
                 )
-                self.events.append(f"{lane.name}: timeout after {self.timeout:g} s")
+                self.events.append(f"{lane.name}: timeout after {lane.timeout:g} s")
             else:
                 continue
             culprit = max(progress - worker.base - 1, worker.delivered)

@@ -31,7 +31,6 @@ from conformance.engine.judge import DISCREPANCIES, Outcome, judge
 from conformance.engine.packs import Alone, Pack
 from conformance.engine.pool import (
     DEFAULT_BATCH,
-    DEFAULT_TIMEOUT,
     DEFAULT_WORKER_MEMORY,
     EngineError,
     Job,
@@ -51,7 +50,7 @@ class Options:
     variants: Sequence[str] = models.VARIANTS
     workers: int = 1
     batch_size: int = DEFAULT_BATCH
-    timeout: float = DEFAULT_TIMEOUT
+    timeout: float | None = None  # seconds per job; None: each adapter's (pool.RUNTIME_TIMEOUTS)
     worker_memory: int = DEFAULT_WORKER_MEMORY
     case_memory: int = DEFAULT_CASE_MEMORY
     workers_chosen: str = "given"  # or "auto": chosen by the threads of the targets
@@ -297,6 +296,7 @@ class Run:
                 "pack": self.pack_sizes,
                 "batch_size": options.batch_size,
                 "timeout_s": options.timeout,
+                "timeouts_s": self.pool.timeouts,
                 "worker_memory_bytes": options.worker_memory,
                 "case_memory_bytes": options.case_memory,
                 "cpu_budget": cpu_budget(self.pool.info, options.workers, options.workers_chosen),

@@ -170,6 +170,17 @@ class Report:
     families: list[Family] = field(default_factory=list)
 
     @property
+    def packing(self) -> dict:
+        """What packed execution did: results from packs, those re-run alone,
+        and the results whose pack gave another kind (findings of their own)."""
+        return {
+            "packed": sum(bool(r.get("packed")) for r in self.records),
+            "confirmed": sum(r.get("confirmed") is True for r in self.records),
+            "unconfirmed": sum(r.get("confirmed") is False for r in self.records),
+            "differently": [r for r in self.records if r.get("packed_kind")],
+        }
+
+    @property
     def targets(self) -> dict[str, dict]:
         """runtime -> what its run header says of it (adapter, profile, version,
         requested and effective properties, interpreter) and of its machine."""
