@@ -204,6 +204,13 @@ class _Session:
         )
         return got[0]
 
+    def where(self, runtime: str) -> baseline.Where:
+        """The target as the gate matches entries on it: version, profile, CPU flags."""
+        about = self.start().pool.info.get(runtime) or {}
+        return baseline.Where(
+            about.get("version"), about.get("profile"), frozenset(records.cpu_flags())
+        )
+
     def _keep(self, case, variant, runtime, verdict, outcome, raw, record) -> None:
         self.records[(case.id, str(case.source), variant, runtime)] = record
 
@@ -336,9 +343,9 @@ class CaseItem(pytest.Item):
         self.record: dict | None = None
 
     def setup(self) -> None:
-        run = _session(self.config).start()
-        version = (run.pool.info.get(self.runtime) or {}).get("version")
-        self.entries = [e for e in self.entries if e.applies_to(version)]
+        # Entries hold for a version, a profile and CPU flags: scoped as the gate does.
+        where = _session(self.config).where(self.runtime)
+        self.entries = [e for e in self.entries if e.applies_to(where)]
         each = [e for e in self.entries if e.each]
         if each:
             reason = "; ".join(f"{e.where}: {e.reason}" for e in each)
@@ -361,8 +368,8 @@ class CaseItem(pytest.Item):
             pytest.skip(f"harness_unsupported: {self.record['message']}")
         if kind not in DISCREPANCIES:
             return
-        version = (_session(self.config).start().pool.info.get(self.runtime) or {}).get("version")
-        decided = gate.check([self.record], {self.runtime: self.entries}, {self.runtime: version})
+        where = _session(self.config).where(self.runtime)
+        decided = gate.check([self.record], {self.runtime: self.entries}, {self.runtime: where})
         cover = decided.covered_by.get(id(self.record))
         if cover is not None:
             if cover.each:

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from conformance.engine import records
 from tests.conftest import CASES, conformance
 from tests.test_diff import rewrite  # another run: changed records, a summary counting them
 
@@ -197,6 +198,26 @@ def test_a_case_entry_is_a_strict_xfail(project):
                        "-k", "plug-ok")  # fmt: skip
     assert result.returncode == 1
     assert "[XPASS(strict)]" in result.stdout and "pretend this was wrong" in result.stdout
+
+
+@pytest.mark.parametrize("holds", ["has", "lacks"])
+def test_entries_scoped_by_cpu_flags_apply_in_pytest_as_in_the_gate(project, holds):
+    """An entry for a CPU that has (or lacks) a flag: held here only where the
+    gate would hold it (the plugin once ignored CPU scopes: XPASS(strict) on a
+    CPU the entry does not speak of)."""
+    flag = "sse4_2"  # nearly every x86-64 CPU has it; here is what decides
+    here = flag in records.cpu_flags()
+    known = project / "cases" / "known" / "onnxruntime.yaml"
+    known.write_text(
+        "entries:\n  - case: plug-ok\n    outcome: value_mismatch\n"
+        f"    cpu: {{{holds}: [{flag}]}}\n"
+        "    reason: pretend this was wrong on some CPUs\n    clause: bitwise-exact\n"
+    )
+    result = pytest_in(project, "cases", "--runtime", "onnxruntime", "--variants", "static",
+                       "-k", "plug-ok")  # fmt: skip
+    applies = here if holds == "has" else not here
+    assert ("[XPASS(strict)]" in result.stdout) == applies, result.stdout
+    assert result.returncode == (1 if applies else 0), result.stdout
 
 
 def test_entries_on_the_axis_apply_in_pytest_as_in_the_gate(project):
