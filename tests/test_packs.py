@@ -23,6 +23,9 @@ from tests import faulty_adapter as faulty
 from tests.conftest import REPO, conformance
 
 PACK_AWARE = "tests.faulty_adapter:PackAwareAdapter"
+# Models that carry their values: no two cases share one, so nothing is cached
+# and every valid, non-empty case may be packed (a fed model met before is not).
+BAKED = ("both_initializers",)
 
 
 def _records(folder: Path) -> dict[str, dict]:
@@ -101,7 +104,7 @@ def _pack_cases(tmp_path: Path) -> Path:
 def test_only_valid_non_empty_cases_are_packed(tmp_path):
     path = _pack_cases(tmp_path)
     folder = tmp_path / "run"
-    summary = run_cases(load([path]), folder, Options([PACK_AWARE], variants=("static",), pack=4))
+    summary = run_cases(load([path]), folder, Options([PACK_AWARE], BAKED, pack=4))
     found = _records(folder)
     assert summary.records == len(found) == 13
     assert not found["out-of-bounds.op13.int32.int64"]["packed"]
@@ -118,7 +121,7 @@ def test_the_alone_run_is_the_authority_and_a_difference_is_a_finding(tmp_path):
     """A wrong value only when packed: recorded as the alone run's pass,
     with the pack's kind and a note; a failure everywhere: confirmed as is."""
     folder = tmp_path / "run"
-    run_cases(load([_pack_cases(tmp_path)]), folder, Options([PACK_AWARE], ("static",), pack=4))
+    run_cases(load([_pack_cases(tmp_path)]), folder, Options([PACK_AWARE], BAKED, pack=4))
     found = _records(folder)
     wrong = found["wrong-in-a-pack.op13.int32.int64"]
     assert wrong["kind"] == "pass" and wrong["packed"] and wrong["confirmed"] is True
@@ -138,7 +141,7 @@ def test_a_pack_failing_as_a_whole_is_split_until_each_case_runs_alone(tmp_path,
     path = tmp_path / "c.yaml"
     path.write_text(text)
     folder = tmp_path / "run"
-    summary = run_cases(load([path]), folder, Options([PACK_AWARE], ("static",), pack=8))
+    summary = run_cases(load([path]), folder, Options([PACK_AWARE], BAKED, pack=8))
     found = _records(folder)
     assert summary.records == 8
     assert {record["kind"] for record in found.values()} == {"pass"}
@@ -151,7 +154,7 @@ def test_a_pack_failing_as_a_whole_is_split_until_each_case_runs_alone(tmp_path,
 
 def test_pack_1_runs_every_case_alone(tmp_path):
     folder = tmp_path / "run"
-    run_cases(load([_pack_cases(tmp_path)]), folder, Options([PACK_AWARE], ("static",), pack=1))
+    run_cases(load([_pack_cases(tmp_path)]), folder, Options([PACK_AWARE], BAKED, pack=1))
     found = _records(folder)
     assert not any(record["packed"] for record in found.values())
     assert found["wrong-in-a-pack.op13.int32.int64"]["kind"] == "pass"
@@ -193,9 +196,24 @@ def test_the_report_lists_what_behaves_differently_when_packed(tmp_path):
     path = _pack_cases(tmp_path)
     folder = tmp_path / "run"
     done = conformance("run", "--cases", str(path), "--runtime", PACK_AWARE, "--pack", "4",
-                       "--variants", "static", "--out", str(folder), "--no-progress")  # fmt: skip
+                       "--variants", *BAKED, "--out", str(folder), "--no-progress")  # fmt: skip
     assert done.returncode == 1, done.stderr  # fails-everywhere is a discrepancy
     html = (folder / "report.html").read_text()
     section = html[html.index('id="packed-differently"') :]
     assert "wrong-in-a-pack.op13.int32.int64" in section[: section.index("</table>")]
     assert "results ran first in a pack" in html
+
+
+def test_a_fed_model_met_before_runs_alone_from_the_workers_cache(tmp_path):
+    """static and dynamic models depend on shapes (or ranks) only: a case whose
+    one-node model the run already met runs alone, compiled once per worker
+    and cached; only the first of each signature may join a pack."""
+    text = CASES + "".join(_case(f"same-{n}", f"[{n}, 2, 3]") for n in range(6))
+    text += "".join(_case(f"own-{n}", str(list(range(n + 3))), "[0]") for n in range(6))
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    folder = tmp_path / "run"
+    run_cases(load([path]), folder, Options([PACK_AWARE], ("static",), pack=8))
+    found = _records(folder)
+    assert [found[f"same-{n}.op13.int32.int64"]["packed"] for n in range(6)] == [True] + [False] * 5
+    assert all(found[f"own-{n}.op13.int32.int64"]["packed"] for n in range(6))

@@ -44,6 +44,9 @@ def _bfloat16_from(value: ort.OrtValue) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.uint16).view(_BFLOAT16).reshape(shape).copy()
 
 
+SPINNING = "session.intra_op.allow_spinning"
+
+
 class OnnxRuntimeAdapter(Adapter):
     name = "onnxruntime"
     provider = "CPUExecutionProvider"
@@ -63,6 +66,14 @@ class OnnxRuntimeAdapter(Adapter):
         # the log; the refusal reaches us as an exception with the same text.
         ort.set_default_logger_severity(4)
         self._options = ort.SessionOptions()
+        # Idle intra-op threads do not spin-wait for work. A worker keeps hundreds
+        # of sessions (the cache), each with its own thread pool; spinning pools
+        # starve whatever runs next: destroying one session with 256 others alive
+        # took 317 ms (0.08 ms without spinning), which made every uncached model
+        # (initializer variants, packs, refusals) cost up to a third of a second.
+        # Spinning decides how an idle thread waits, not what any thread computes:
+        # the outputs are the same bytes. info() reads it back (effective).
+        self._options.add_session_config_entry(SPINNING, "0")
         for name, value in self.properties.items():
             if name == "graph_optimization_level":
                 value = ort.GraphOptimizationLevel.__members__[str(value)]
@@ -80,7 +91,8 @@ class OnnxRuntimeAdapter(Adapter):
             "provider": self.provider,
             "available_providers": ort.get_available_providers(),
             "effective": {
-                name: str(getattr(options, name)).rpartition(".")[2] for name in self.EFFECTIVE
+                **{name: str(getattr(options, name)).rpartition(".")[2] for name in self.EFFECTIVE},
+                SPINNING: options.get_session_config_entry(SPINNING),
             },
         }
 

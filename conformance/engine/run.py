@@ -270,6 +270,7 @@ class Run:
         self._started = 0.0
         self._writer: records.ResultsWriter | None = None
         self.pack_sizes: dict[str, int] = {}  # runtime -> cases per model (packs.sizes)
+        self.signatures = packs.Signatures()  # one-node models met: those run alone, cached
 
     def __enter__(self) -> Run:
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -470,8 +471,12 @@ class Run:
                 shared = packs.packable(case, verdict)
                 for variant in variants:
                     by_itself = []
+                    signature = models.cache_key(
+                        case.op, case.opset, case.data, case.indices, case.axis, variant
+                    )
+                    cached = self.signatures.repeated(signature)
                     for size, group in packs.groups(chosen, self.pack_sizes):
-                        if size == 1 or not shared:
+                        if size == 1 or not shared or cached:
                             by_itself += group
                             continue
                         key = (group, case.opset, variant, case.dtype)
