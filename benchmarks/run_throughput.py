@@ -241,12 +241,14 @@ def workload(name, cases, variants, runtimes, sample) -> dict:
         differ = [key for key, kind in _kinds(packed["records"]).items()
                   if _kinds(alone["records"]).get(key) != kind]  # fmt: skip
         safe = _safe(cases, packed["records"])
-        _log(f"{name}: {runtime}: ceiling and naive loop on the {len(safe)} cases that pass")
+        _log(f"{name}: {runtime}: packed, ceiling, naive loop on the {len(safe)} cases that pass")
+        packed_safe = _timed(name, safe, variants, [runtime], None)
         ceiling_s, ceiling_n = ceiling(safe, variants, [runtime])
         naive_s, naive_n = naive(safe, variants, [runtime], sample)
         rates = {
             "packed": packed["jobs"] / packed["seconds"],
             "pack_1": alone["jobs"] / alone["seconds"],
+            "packed_passing": packed_safe["jobs"] / packed_safe["seconds"],
             "ceiling": ceiling_n / ceiling_s,
             "naive": naive_n / naive_s,
         }
@@ -255,7 +257,7 @@ def workload(name, cases, variants, runtimes, sample) -> dict:
             "seconds": {"packed": packed["seconds"], "pack_1": alone["seconds"]},
             "jobs_per_s": rates,
             "packed_vs_pack_1": rates["packed"] / rates["pack_1"],
-            "packed_vs_naive": rates["packed"] / rates["naive"],
+            "packed_vs_naive": rates["packed_passing"] / rates["naive"],  # the same cases
             "kinds_differing": len(differ),
             "packed_records": sum(bool(r.get("packed")) for r in packed["records"]),
             "confirmed_alone": sum(r.get("confirmed") is True for r in packed["records"]),
@@ -274,16 +276,12 @@ def workload(name, cases, variants, runtimes, sample) -> dict:
             "kinds_differing": len(differ),
             "peak_memory_mib": max(packed["peak"], alone["peak"]) / (1 << 20),
         }
-    naive_rate = len(runtimes) / sum(1 / r["jobs_per_s"]["naive"] for r in per_runtime.values())
     return {
         "workload": name,
         "cases": len(cases),
         "variants": list(variants),
         "runtimes": per_runtime,
         "together": together,
-        "together_vs_naive": (together["jobs"] / together["seconds"]["packed"] / naive_rate)
-        if together
-        else None,
     }
 
 
@@ -315,9 +313,10 @@ def main(argv=None) -> int:
             rates = f["jobs_per_s"]
             print(
                 f"  {runtime:12} packed {rates['packed']:7.0f} jobs/s  pack 1 "
-                f"{rates['pack_1']:6.0f}  ceiling {rates['ceiling']:6.0f}  naive "
-                f"{rates['naive']:5.0f}  -> packed/pack 1 {f['packed_vs_pack_1']:.1f}x, "
-                f"packed/naive {f['packed_vs_naive']:.1f}x; {f['packed_records']} of "
+                f"{rates['pack_1']:6.0f}  -> {f['packed_vs_pack_1']:.1f}x; on the cases that "
+                f"pass: packed {rates['packed_passing']:6.0f}, ceiling {rates['ceiling']:6.0f}, "
+                f"naive {rates['naive']:5.0f} -> packed/naive {f['packed_vs_naive']:.1f}x "
+                f"(goal >= 10x); {f['packed_records']} of "
                 f"{f['jobs']} results from packs, {f['confirmed_alone']} re-run alone; "
                 f"kinds differing {f['kinds_differing']}; peak {f['peak_memory_mib']:.0f} MiB"
             )
@@ -326,8 +325,8 @@ def main(argv=None) -> int:
             print(
                 f"  together     packed {t['seconds']['packed']:.1f} s, pack 1 "
                 f"{t['seconds']['pack_1']:.1f} s for {t['jobs']} jobs -> "
-                f"{t['packed_vs_pack_1']:.1f}x (goal >= 5x), {r['together_vs_naive']:.1f}x the "
-                f"naive loop (goal >= 10x); kinds differing {t['kinds_differing']}; peak "
+                f"{t['packed_vs_pack_1']:.1f}x (goal >= 5x); kinds differing "
+                f"{t['kinds_differing']}; peak "
                 f"{t['peak_memory_mib']:.0f} MiB (goal < 1536)"
             )
     return 0
