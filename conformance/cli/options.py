@@ -160,10 +160,7 @@ MAX_PACK = 1024  # cases per model: past a few dozen nothing is gained (engine/p
 
 def pack_size(text: str) -> int:
     """Cases per model: 1 (each case alone) up to MAX_PACK."""
-    value = positive_int(text)
-    if value > MAX_PACK:
-        raise argparse.ArgumentTypeError(f"{text!r}: give at most {MAX_PACK} cases per model")
-    return value
+    return at_most(text, MAX_PACK, "cases per model")
 
 
 def add_pack(parser) -> None:
@@ -248,9 +245,14 @@ def element_cap(text: str) -> int:
     """Elements per tensor: 1 up to the case files' limit (conformance.cases.values)."""
     from conformance.cases.values import MAX_ELEMENTS
 
+    return at_most(text, MAX_ELEMENTS, "elements")
+
+
+def at_most(text: str, maximum: int, unit: str) -> int:
+    """A whole number from 1 up to ``maximum`` (of ``unit``)."""
     value = positive_int(text)
-    if value > MAX_ELEMENTS:
-        raise argparse.ArgumentTypeError(f"{text!r}: give at most {MAX_ELEMENTS} elements")
+    if value > maximum:
+        raise argparse.ArgumentTypeError(f"{text!r}: give at most {maximum} {unit}")
     return value
 
 

@@ -199,6 +199,9 @@ FUZZ = ("fuzz", "--runtime", "reference", "--seed", "1", "--time-budget", "2")
         (FUZZ, "--time-budget", "nan"),
         (FUZZ, "--timeout", "nan"),
         (FUZZ, "--max-elements", "0"),
+        (RUN, "--pack", "0"),
+        (RUN, "--pack", "2000"),
+        (FUZZ, "--pack", "-3"),
     ],
 )
 def test_numeric_options_are_checked_by_argparse(tmp_path, command, option, value):
