@@ -156,6 +156,7 @@ class _Session:
         self.run = None
         # (case id, source, variant, runtime) -> record, run ahead of the items
         self.records: dict[tuple, dict] | None = None
+        self._where: dict[str, baseline.Where] = {}
 
     def start(self):
         """The session's run: workers start at the first item, not at collection."""
@@ -205,11 +206,14 @@ class _Session:
         return got[0]
 
     def where(self, runtime: str) -> baseline.Where:
-        """The target as the gate matches entries on it: version, profile, CPU flags."""
-        about = self.start().pool.info.get(runtime) or {}
-        return baseline.Where(
-            about.get("version"), about.get("profile"), frozenset(records.cpu_flags())
-        )
+        """The target as the gate matches entries on it: version, profile, CPU flags
+        (read once per session, not per item)."""
+        if runtime not in self._where:
+            about = self.start().pool.info.get(runtime) or {}
+            self._where[runtime] = baseline.Where(
+                about.get("version"), about.get("profile"), frozenset(records.cpu_flags())
+            )
+        return self._where[runtime]
 
     def _keep(self, case, variant, runtime, verdict, outcome, raw, record) -> None:
         self.records[(case.id, str(case.source), variant, runtime)] = record

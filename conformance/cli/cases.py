@@ -11,13 +11,7 @@ import onnx
 from conformance.cases.check import OverMemory, problems, verdict_of
 from conformance.cli import exits, options
 from conformance.engine import models
-from conformance.report import terminal
-
-
-def say(text: str, file=None) -> None:
-    """Print text from case files (ids, descriptions, paths, string data) with
-    control characters escaped: a case file must not drive the terminal."""
-    print(terminal.safe(text, lines=True), file=file)
+from conformance.report.terminal import say
 
 
 def add_parser(commands) -> None:

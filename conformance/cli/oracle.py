@@ -8,16 +8,10 @@ import numpy as np
 
 from conformance.cases.check import OverMemory, verdict_of
 from conformance.cli import exits, options
-from conformance.report import terminal
+from conformance.report.terminal import say
 from conformance.tables import decisions
 
 SHOWN_ELEMENTS = 200  # a tensor above this is summarised (first and last elements)
-
-
-def say(text: str, file=None) -> None:
-    """Print text from case files (ids, descriptions, paths, string data) with
-    control characters escaped: a case file must not drive the terminal."""
-    print(terminal.safe(text, lines=True), file=file)
 
 
 def add_parser(commands) -> None:

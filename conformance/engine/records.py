@@ -473,13 +473,19 @@ def _parse(raw: bytes):
     return value
 
 
-def read_records(results: Path) -> list[dict]:
-    """Every record of a results file; RecordsError (``file:line: what``) for
-    anything that is not a record of ours. A last line cut short (a run
-    killed mid-write) is dropped, as the writer could not finish it."""
+def _results_bytes(results: Path) -> bytes:
     if results.is_dir():
         raise RecordsError(f"{results}: a folder, not a results file")
-    data = results.read_bytes()
+    return results.read_bytes()
+
+
+def read_records(results: Path, data: bytes | None = None) -> list[dict]:
+    """Every record of a results file (``data``: its bytes, when already
+    read); RecordsError (``file:line: what``) for anything that is not a
+    record of ours. A last line cut short (a run killed mid-write) is
+    dropped, as the writer could not finish it."""
+    if data is None:
+        data = _results_bytes(results)
     lines = data.split(b"\n")
     found = []
     for number, raw in enumerate(lines, 1):
@@ -588,15 +594,16 @@ def read_folder(path: Path) -> RunFolder:
     when a file is not what formats.md says, or the files do not belong
     together (:func:`check_together`)."""
     results, folder = locate(path)
+    data = _results_bytes(results)  # read once: the records and the digest a gate.json names
     run = RunFolder(
         folder=folder,
         header=read_json(folder / HEADER, HEADER_SPEC) or {},
-        records=read_records(results),
+        records=read_records(results, data),
         summary=read_json(folder / SUMMARY, SUMMARY_SPEC),
         gate=read_json(folder / GATE, GATE_SPEC),
         groups=read_json(folder / GROUPS, GROUPS_SPEC),
         findings=read_json(folder / FINDINGS, FINDINGS_SPEC),
-        results_sha256=hashlib.sha256(results.read_bytes()).hexdigest(),
+        results_sha256=hashlib.sha256(data).hexdigest(),
     )
     check_together(run, results)
     if run.gate is not None:

@@ -118,8 +118,11 @@ class _Models:
     def __init__(self) -> None:
         self._cache: dict[tuple, tuple[bytes, bytes]] = {}
 
-    def get(self, case: Case, variant: str) -> tuple[bytes, bytes]:
-        key = models.cache_key(case.op, case.opset, case.data, case.indices, case.axis, variant)
+    def get(self, case: Case, variant: str, key: tuple | None = None) -> tuple[bytes, bytes]:
+        """(model key, serialized model); ``key``: the case's models.cache_key when
+        the caller has it already (None: computed here)."""
+        if key is None:
+            key = models.cache_key(case.op, case.opset, case.data, case.indices, case.axis, variant)
         if key is not None and key in self._cache:
             return self._cache[key]
         model = models.build_for_case(case, variant).SerializeToString()
@@ -469,13 +472,14 @@ class Run:
                 self.case_problems(case, verdict)
                 pending[index] = _Pending(case, verdict, len(variants) * len(chosen))
                 shared = packs.packable(case, verdict)
+                sized = packs.groups(chosen, self.pack_sizes)
                 for variant in variants:
                     by_itself = []
                     signature = models.cache_key(
                         case.op, case.opset, case.data, case.indices, case.axis, variant
                     )
                     cached = self.signatures.repeated(signature)
-                    for size, group in packs.groups(chosen, self.pack_sizes):
+                    for size, group in sized:
                         if size == 1 or not shared or cached:
                             by_itself += group
                             continue
@@ -486,7 +490,7 @@ class Run:
                             yield pack_job(filling.pop(key), variant, group)
                     if by_itself:
                         group = None if len(by_itself) == len(runtimes) else by_itself
-                        yield self._job(case, variant, (index, variant), group)
+                        yield self._job(case, variant, (index, variant), group, signature)
             for (group, _, variant, _), members in filling.items():
                 if len(members) == 1:  # a pack of one is its one-node model
                     ((index, _),) = members
@@ -546,9 +550,16 @@ class Run:
             ]
         return self._checked[key]
 
-    def _job(self, case: Case, variant: str, tag, runtimes: Sequence[str] | None = None) -> Job:
+    def _job(
+        self,
+        case: Case,
+        variant: str,
+        tag,
+        runtimes: Sequence[str] | None = None,
+        signature: tuple | None = None,
+    ) -> Job:
         """The one way a case in a variant becomes a job for the workers."""
-        key, model = self.models.get(case, variant)
+        key, model = self.models.get(case, variant, signature)
         return Job(key, model, models.feeds(case.data, case.indices, variant), tag, runtimes)
 
     def cut_reproducers(self) -> None:

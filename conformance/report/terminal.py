@@ -35,6 +35,13 @@ def safe(text, lines: bool = False) -> str:
     return files.visible(text, "\t\n" if lines else "\t")
 
 
+def say(text: str, file=None) -> None:
+    """Print text from case files or runs (ids, descriptions, paths, string
+    data) with control characters escaped, newlines kept: an input must not
+    drive the terminal."""
+    print(safe(text, lines=True), file=file)
+
+
 def gate_lines(
     gate: Gate,
     allow_fixed: bool,

@@ -85,6 +85,8 @@ def read_only(tmp_path):
         folder.chmod(0o755)
         return
     if not _probe_read_only_mount(folder):
+        # Environment only: root ignores permissions, so without a private mount
+        # there is no folder root cannot write to (ran here and in CI: unshare works).
         pytest.skip("running as root without unshare and mount: no read-only folder to test")
     yield folder, [*_read_only_prefix(folder), *base], "Read-only file system"
 
@@ -190,6 +192,8 @@ def test_no_space_left_on_a_real_small_disk_keeps_whole_lines(tmp_path):
         cwd=REPO, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     if done.returncode == 99:
+        # Environment only (no mount namespace); the same failure is provoked
+        # everywhere by RLIMIT_FSIZE in test_a_full_disk_in_the_middle_of_a_run_keeps_whole_lines.
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     line = _last_line(done)
     assert line.startswith(f"error: {out}/") and line.endswith(": No space left on device"), line
