@@ -37,8 +37,15 @@ def _pytest(session: nox.Session, *args: str) -> None:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Run the tests of the harness itself (real ONNX Runtime and OpenVINO, no mocks)."""
+    """Run the tests of the harness itself (real runtimes, no mocks).
+
+    ONNX Runtime's OpenVINO EP gets its own environment (its module is also
+    `onnxruntime`); tests/test_openvino_ep.py runs its workers there
+    (CONFORMANCE_EP_PYTHON).
+    """
     _install(session, "-e", ".[test]")
+    ep_python, _ = _ep_environment(session)
+    session.env["CONFORMANCE_EP_PYTHON"] = str(ep_python.absolute())
     _pytest(session)
 
 
@@ -153,6 +160,24 @@ print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))
 """
 
 
+def _environment(
+    session: nox.Session, env: Path, requirements: list[str], module: str, packages
+) -> tuple[Path, dict]:
+    """A worker environment at ``env``: the requirements, this project (--no-deps),
+    checked by importing ``module``; its interpreter and the packages' versions."""
+    python = env / "bin" / "python"
+    if not python.exists():
+        session.run("python", "-m", "venv", str(env))
+    pip = (str(python), "-m", "pip", "install", "--quiet")
+    session.run(*pip, *requirements, external=True)
+    session.run(*pip, "--no-deps", "-e", ".", external=True)
+    session.run(str(python), "-c", f"import {module}", external=True)
+    found = subprocess.run(
+        [str(python), "-c", _VERSIONS_OF, *packages], capture_output=True, text=True, check=True
+    ).stdout
+    return python, json.loads(found)
+
+
 @nox.session(python=PYTHON, default=False)
 def versions(session: nox.Session) -> None:
     """An environment per runtime for its oldest supported, pinned and newest release.
@@ -186,20 +211,12 @@ def versions(session: nox.Session) -> None:
         for release in RELEASES:
             name = f"{runtime}-{release}"
             env = envs / name
-            python = env / "bin" / "python"
             started = time.monotonic()
-            if not python.exists():
-                session.run("python", "-m", "venv", str(env))
-            pip = (str(python), "-m", "pip", "install", "--quiet")
-            session.run(*pip, *requirements[release], external=True)
-            session.run(*pip, "--no-deps", "-e", ".", external=True)
-            session.run(str(python), "-c", f"import {ADAPTER_MODULES[runtime]}", external=True)
-            found = subprocess.run(
-                [str(python), "-c", _VERSIONS_OF, *packages],
-                capture_output=True, text=True, check=True,
-            ).stdout  # fmt: skip
+            python, found = _environment(
+                session, env, requirements[release], ADAPTER_MODULES[runtime], packages
+            )
             seconds = time.monotonic() - started
-            built.append((name, runtime, python, json.loads(found), seconds))
+            built.append((name, runtime, python, found, seconds))
             session.log(f"{name}: {python} ({seconds:.0f} s)")
     lines = [
         "# Written by `nox -s versions`: one environment per runtime release",
@@ -238,3 +255,65 @@ def versions(session: nox.Session) -> None:
                 "-o", str(TARGETS_FILE.parent / f"diff-{runtime}-{release}.html"),
                 success_codes=[0, 1],
             )  # fmt: skip
+
+
+# -- nox -s scoreboard ---------------------------------------------------------------------
+# Every target the project judges: the built-in runtimes of this environment, and
+# ONNX Runtime's OpenVINO execution provider, whose package (onnxruntime-openvino)
+# is also imported as `onnxruntime` and so gets an environment of its own.
+SCOREBOARD = Path("reports/scoreboard")
+EP_PACKAGES = ("onnxruntime-openvino", *COMPANIONS)
+
+
+def _ep_environment(session: nox.Session) -> tuple[Path, dict]:
+    """The environment of ONNX Runtime's OpenVINO EP, pinned by constraints.txt."""
+    env = Path(session.virtualenv.location) / "envs" / "onnxruntime-openvino"
+    return _environment(
+        session, env, ["-c", CONSTRAINTS, *EP_PACKAGES], ADAPTER_MODULES["onnxruntime"],
+        EP_PACKAGES,
+    )  # fmt: skip
+
+
+@nox.session(python=PYTHON, default=False)
+def scoreboard(session: nox.Session) -> None:
+    """The corpus on every target, one run, then docs/scoreboard.html and .json.
+
+    Targets: onnxruntime, openvino, reference and tract (this environment) and
+    `onnxruntime:openvino-ep` (ONNX Runtime's OpenVINO execution provider, in
+    .nox/scoreboard/envs/onnxruntime-openvino/, pinned by constraints.txt). The
+    run goes to reports/scoreboard/run/ (gated against cases/known/, with its
+    HTML report), with reports/scoreboard/diff-openvino-ep.html saying which of
+    OpenVINO's own outcomes reach ONNX Runtime users through the EP. Commit
+    docs/scoreboard.* with every baseline change (a test holds them to the
+    baselines' digests).
+    """
+    _install(session, "-e", ".")
+    ep_python, found = _ep_environment(session)
+    session.log("onnxruntime:openvino-ep: " + ", ".join(f"{k} {v}" for k, v in found.items()))
+    targets = SCOREBOARD / "targets.yaml"
+    targets.parent.mkdir(parents=True, exist_ok=True)
+    targets.write_text(
+        "# Written by `nox -s scoreboard`. Paths are relative to this file.\n"
+        "targets:\n"
+        + "".join(f"  {name}: {{adapter: {name}}}\n" for name in (*RUNTIMES, "tract"))
+        + "  onnxruntime:openvino-ep:\n"
+        "    adapter: onnxruntime\n"
+        "    profile: openvino-ep\n"
+        f"    python: {json.dumps(os.path.relpath(ep_python, targets.parent))}\n"
+    )
+    run = SCOREBOARD / "run"
+    # Exit 1 is a verdict (a discrepancy outside cases/known/): the scoreboard
+    # shows it as not triaged; 2 (a harness error) stops here.
+    session.run(
+        "conformance", "run", "--targets", str(targets), "--out", str(run), "--no-progress",
+        "--gate", success_codes=[0, 1],
+    )  # fmt: skip
+    session.run(
+        "conformance", "diff", str(run), str(run), "--cross-runtime", "openvino",
+        "onnxruntime:openvino-ep", "-o", str(SCOREBOARD / "diff-openvino-ep.html"),
+        success_codes=[0, 1],
+    )  # fmt: skip
+    session.run(
+        "conformance", "scoreboard", str(run), "-o", "docs/scoreboard.html",
+        "--json", "docs/scoreboard.json", "--known", "cases/known",
+    )  # fmt: skip

@@ -132,6 +132,25 @@ def test_the_alone_run_is_the_authority_and_a_difference_is_a_finding(tmp_path):
     assert "packed_kind" not in fails  # alone it failed the same way
 
 
+def test_a_discrepancy_that_cannot_be_judged_alone_keeps_the_packs_verdict(tmp_path):
+    """Alone, the runtime cannot be judged (harness_unsupported); the pack is its
+    only verdict: kept, unconfirmed, saying why. A pass in a pack is kept as well."""
+    text = CASES + _case("lone", f"[{faulty.LONE}, 2, 3]")
+    text += "".join(_case(f"ok-{n}", f"[{n}, 2, 3]") for n in range(1, 4))
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    folder = tmp_path / "run"
+    run_cases(load([path]), folder, Options([PACK_AWARE], BAKED, pack=4))
+    lone = _records(folder)["lone.op13.int32.int64"]
+    assert lone["kind"] == "value_mismatch" and lone["packed"] and lone["confirmed"] is False
+    assert "packed_kind" not in lone
+    assert "not confirmed alone" in lone["note"]
+    assert "a lone node is not this runtime's verdict" in lone["note"]
+    alone = tmp_path / "alone"
+    run_cases(load([path]), alone, Options([PACK_AWARE], BAKED, pack=1))
+    assert _records(alone)["lone.op13.int32.int64"]["kind"] == "harness_unsupported"
+
+
 @pytest.mark.parametrize("code", [faulty.REFUSE, faulty.SEGV])
 def test_a_pack_failing_as_a_whole_is_split_until_each_case_runs_alone(tmp_path, code):
     """A refusal or a crash only when packed: every case still gets its own

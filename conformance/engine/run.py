@@ -436,6 +436,19 @@ class Run:
         def confirmed(tag: Alone, runtime: str, raw: Raw) -> None:
             del unconfirmed[(tag.index, tag.variant, runtime)]
             outcome = judge(pending[tag.index].verdict, raw)
+            if tag.kind is not None and outcome.kind == "harness_unsupported" and not (
+                outcome.details.get("harness_error")
+            ):
+                # Alone, the runtime cannot be judged on this case (e.g. ONNX Runtime
+                # does not give a lone GatherElements node to the OpenVINO EP): the
+                # pack is its only verdict, kept and marked unconfirmed.
+                note = "; ".join(filter(None, [tag.raw.note, (
+                    f"not confirmed alone: in a model of {tag.size} cases it was {tag.kind}; "
+                    f"alone, harness_unsupported ({_first_line(outcome.message)})"
+                )]))  # fmt: skip
+                kept = replace(tag.raw, packed=True, confirmed=False, note=note)
+                finish(tag.index, tag.variant, runtime, kept)
+                return
             note = raw.note
             differs = tag.kind is not None and tag.kind != outcome.kind
             if differs:

@@ -11,7 +11,9 @@ Why these: OpenVINO's verdicts change with the thread count (a one-thread
 GatherElements reads an index of 2^31-1 instead of refusing it), with the
 execution mode, and with the inference precision its CPU plugin picks by CPU
 (bf16 where the CPU has AMX/avx512_bf16); ONNX Runtime's with its graph
-optimizations (constant folding computes Gather of initializers itself).
+optimizations (constant folding computes Gather of initializers itself) and
+with its execution provider (``openvino-ep`` judges only the nodes the
+OpenVINO EP ran: conformance/adapters/ort.py says how it tells).
 """
 
 from __future__ import annotations
@@ -30,8 +32,19 @@ PROFILES: dict[str, dict[str, dict[str, object]]] = {
         DEFAULT: {},
         "no-opt": {"graph_optimization_level": "ORT_DISABLE_ALL"},
         "1thread": {"intra_op_num_threads": 1, "inter_op_num_threads": 1},
+        # The OpenVINO execution provider (package onnxruntime-openvino, in a
+        # targets file's environment): what ONNX Runtime users of OpenVINO get.
+        "openvino-ep": {
+            "providers": ["OpenVINOExecutionProvider"],
+            "provider_options": [{"device_type": "CPU"}],
+        },
     },
     "reference": {
         DEFAULT: {},
     },
 }
+
+# Profiles whose runtime comes from another package, which cannot share an
+# environment with the runtime's usual one (onnxruntime-openvino is imported as
+# `onnxruntime` too): run them through a targets file's `python`.
+PACKAGES: dict[tuple[str, str], str] = {("onnxruntime", "openvino-ep"): "onnxruntime-openvino"}
