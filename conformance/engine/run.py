@@ -436,9 +436,10 @@ class Run:
         def confirmed(tag: Alone, runtime: str, raw: Raw) -> None:
             del unconfirmed[(tag.index, tag.variant, runtime)]
             outcome = judge(pending[tag.index].verdict, raw)
-            if tag.kind is not None and outcome.kind == "harness_unsupported" and not (
-                outcome.details.get("harness_error")
-            ):
+            unjudged = outcome.kind == "harness_unsupported" and not outcome.details.get(
+                "harness_error"
+            )
+            if tag.kind is not None and unjudged:
                 # Alone, the runtime cannot be judged on this case (e.g. ONNX Runtime
                 # does not give a lone GatherElements node to the OpenVINO EP): the
                 # pack is its only verdict, kept and marked unconfirmed.
