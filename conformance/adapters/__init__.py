@@ -9,8 +9,9 @@ all (:class:`HarnessUnsupported`, never blamed on the runtime).
 Adapters run inside isolated worker processes (:mod:`conformance.engine`);
 nothing here protects against a crash.
 
-Built-in adapters are named ``onnxruntime``, ``openvino`` and ``reference``
-(``onnx.reference.ReferenceEvaluator``). Third-party adapters register a
+Built-in adapters are named ``onnxruntime``, ``openvino``, ``reference``
+(``onnx.reference.ReferenceEvaluator``) and ``tract`` (Sonos' Rust engine,
+through its Python binding). Third-party adapters register a
 ``module:Class`` target in the ``conformance.adapters`` entry-point group; a
 ``module:Class`` target also works directly wherever a runtime name is
 expected.
@@ -34,6 +35,7 @@ BUILTIN: dict[str, tuple[str, str]] = {
     "onnxruntime": ("conformance.adapters.ort:OnnxRuntimeAdapter", "onnxruntime"),
     "openvino": ("conformance.adapters.ov:OpenVinoAdapter", "openvino"),
     "reference": ("conformance.adapters.reference:ReferenceAdapter", "onnx.reference"),
+    "tract": ("conformance.adapters.tract:TractAdapter", "tract"),
 }
 
 

@@ -1,0 +1,176 @@
+"""tract (Sonos' Rust inference engine) through its Python binding, ``tract``.
+
+The default configuration is tract's own documented Python usage (the
+package's README and the docstring of ``tract/__init__.py``), nothing else::
+
+    tract.onnx().load(path).into_model().into_runnable().run([...])[i].to_numpy()
+
+``into_model`` types and declutters the model, ``into_runnable`` prepares it
+on the default CPU runtime, which optimizes it; ``info()['effective']`` reads
+back the runtime's name and the runnable's ``tract.stage`` property. The
+binding sets no thread count or precision: there is nothing to configure.
+
+Traps handled here:
+- The binding loads a model only from a path (libtract has
+  ``tract_onnx_load_buffer``, the binding does not expose it), so the model
+  bytes go through a temporary file, removed as soon as tract has read it.
+- ``run`` takes a list in the model's input order, and the runnable does not
+  name its inputs: the order is read from the typed model before it is
+  consumed by ``into_runnable``.
+- Tensors cross the binding through libtract's C API; the binding converts
+  bool, int8-int64, uint8-uint64, float16, float32, float64 (``_DTYPES``).
+  A string, bfloat16 or complex input cannot go in (``Tensor.from_numpy``
+  fails on their NumPy dtypes), and a string output cannot come out
+  (``Unsupported DatumType in the public API String``): both are refused as
+  harness-unsupported. tract itself runs string Gathers; its ONNX loader
+  refuses bfloat16 and complex models (``Unknown DatumType``), which is the
+  runtime's own refusal.
+- libtract's error text is anyhow's debug form. With ``RUST_BACKTRACE``
+  set, anyhow captures and symbolizes a stack trace for every error (~50 ms
+  per refused input instead of 0.03 ms) and prints it in the message. The
+  adapter sets ``RUST_BACKTRACE=0`` and ``RUST_LIB_BACKTRACE=0`` in its worker
+  before tract runs (both are read once, at first use): what tract computes
+  is the same, its messages say what failed; any backtrace left is cut.
+- A panic inside tract cannot unwind through its C API: the process aborts
+  (SIGABRT, "thread caused non-unwinding panic. aborting."). Nothing to catch
+  here: the isolated worker dies and the run records a crash. The panic's own
+  message ("index out of bounds: the len is 3 but the index is 3") goes to
+  stderr first; the abort then prints a stack trace whatever
+  ``RUST_BACKTRACE`` says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+
+import numpy as np
+import tract
+from tract import DatumType, TractError
+
+from conformance.adapters import Adapter, HarnessUnsupported, LoadError, RunError, probe_model
+from conformance.tables import dtypes
+
+# libtract's public datum types -> the NumPy dtype ``to_numpy`` gives for each.
+_DTYPES = {
+    DatumType.BOOL: np.dtype(np.bool_),
+    DatumType.I8: np.dtype(np.int8),
+    DatumType.I16: np.dtype(np.int16),
+    DatumType.I32: np.dtype(np.int32),
+    DatumType.I64: np.dtype(np.int64),
+    DatumType.U8: np.dtype(np.uint8),
+    DatumType.U16: np.dtype(np.uint16),
+    DatumType.U32: np.dtype(np.uint32),
+    DatumType.U64: np.dtype(np.uint64),
+    DatumType.F16: np.dtype(np.float16),
+    DatumType.F32: np.dtype(np.float32),
+    DatumType.F64: np.dtype(np.float64),
+}
+CARRIED = frozenset(_DTYPES.values())
+
+PIPELINE = "tract.onnx().load(path).into_model().into_runnable()"
+_NO_DATUM_TYPE = (
+    "tract's Python binding carries only bool, integer and float16/32/64 tensors "
+    "(libtract's C API, which it goes through, has no string or bfloat16 datum type)"
+)
+_STAGE = re.compile(r"String (\w+)\)$")  # the dump of a string scalar: Tensor(,String optimized)
+
+
+def message(error: TractError) -> str:
+    """libtract's error text without the backtrace ``RUST_BACKTRACE`` adds."""
+    return str(error).partition("\n\nStack backtrace:")[0].rstrip()
+
+
+def _to_tensor(name: str, array: np.ndarray) -> tract.Tensor:
+    if array.dtype not in CARRIED:
+        raise HarnessUnsupported(f"input {name!r} is {dtypes.name_of(array)}: {_NO_DATUM_TYPE}")
+    return tract.Tensor.from_numpy(array)
+
+
+def _output_dtype(fact) -> np.dtype | str:
+    """The NumPy dtype an output comes back as, or why it cannot come back."""
+    try:
+        kind = DatumType(fact.datum_type())
+    except TractError as error:  # "Unsupported DatumType in the public API String"
+        return (
+            f"tract ran the model, but its output ({fact.dump()}) cannot come out: "
+            f"{_NO_DATUM_TYPE} ({message(error)})"
+        )
+    if kind not in _DTYPES:
+        return f"tract ran the model, but its output is {kind.name}: Tensor.to_numpy cannot read it"
+    return _DTYPES[kind]
+
+
+def _from_tensor(tensor: tract.Tensor, dtype: np.dtype) -> np.ndarray:
+    array = tensor.to_numpy()
+    if array.dtype != dtype:  # the binding's own conversion, checked rather than trusted
+        raise HarnessUnsupported(f"tract's binding returned {dtype} as NumPy {array.dtype}")
+    return array
+
+
+# Read by Rust's panic hook and by anyhow once per process, at first use.
+QUIET = {"RUST_BACKTRACE": "0", "RUST_LIB_BACKTRACE": "0"}
+
+
+class TractAdapter(Adapter):
+    name = "tract"
+    device = "CPU"
+
+    def __init__(self, properties: dict | None = None) -> None:
+        super().__init__(properties)
+        if self.properties:  # nothing to set: the binding has no configuration
+            raise ValueError(f"tract takes no properties, got {sorted(self.properties)}")
+        os.environ.update(QUIET)
+
+    def info(self) -> dict:
+        runnable, _, _ = self.load(probe_model())
+        stage = runnable.property("tract.stage").dump()
+        found = _STAGE.search(stage)
+        return {
+            "name": self.name,
+            "version": tract.version(),
+            "device": self.device,
+            "interface": "tract Python binding (ctypes over libtract's C API)",
+            "effective": {
+                "pipeline": PIPELINE,
+                "runtime": tract.runtime_for_name("default").name(),
+                "tract.stage": found.group(1) if found else stage,
+                **{name: os.environ.get(name) for name in QUIET},
+            },
+        }
+
+    def load(self, model: bytes):
+        descriptor, path = tempfile.mkstemp(suffix=".onnx", prefix="conformance-tract-")
+        try:
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(model)
+            try:
+                typed = tract.onnx().load(path).into_model()
+            except TractError as error:
+                raise LoadError(message(error)) from None
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        names = [typed.input_name(i) for i in range(typed.input_count())]
+        try:
+            runnable = typed.into_runnable()
+        except TractError as error:
+            raise LoadError(message(error)) from None
+        kinds = [_output_dtype(runnable.output_fact(i)) for i in range(runnable.output_count())]
+        return runnable, names, kinds
+
+    def execute(self, session, feeds):
+        runnable, names, kinds = session
+        tensors = [_to_tensor(name, feeds[name]) for name in names]
+        try:
+            results = runnable.run(tensors)
+        except TractError as error:
+            raise RunError(message(error)) from None
+        arrays = []
+        for tensor, dtype in zip(results, kinds, strict=True):
+            if isinstance(dtype, str):
+                raise HarnessUnsupported(dtype)
+            arrays.append(_from_tensor(tensor, dtype))
+        return arrays
