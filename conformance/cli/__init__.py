@@ -8,10 +8,31 @@ import os
 import sys
 
 from conformance import __version__
-from conformance.cli import cases, decisions, diff, exits, fuzz, gate, oracle, report, run
+from conformance.cli import (
+    cases,
+    decisions,
+    diff,
+    exits,
+    fuzz,
+    gate,
+    oracle,
+    report,
+    run,
+    scoreboard,
+)
 from conformance.report import terminal
 
-COMMANDS = (cases, decisions, run, fuzz, report, gate, diff, oracle)  # in --help's order
+COMMANDS = (
+    cases,
+    decisions,
+    run,
+    fuzz,
+    report,
+    scoreboard,
+    gate,
+    diff,
+    oracle,
+)  # in --help's order
 
 
 def parser() -> argparse.ArgumentParser:

@@ -49,6 +49,11 @@ def render(report: Report) -> str:
     )
 
 
+def render_scoreboard(board: dict) -> str:
+    """The scoreboard page of :func:`conformance.report.scoreboard.build`'s document."""
+    return _environment().get_template("scoreboard.html.j2").render(board=board)
+
+
 def write(
     runs: list[records.RunFolder],
     out: Path,

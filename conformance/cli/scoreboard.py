@@ -1,0 +1,71 @@
+"""``conformance scoreboard RUN...``: every target of finished runs side by side, one page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.cli import exits, options
+from conformance.engine import records
+
+
+def add_parser(commands) -> None:
+    board = commands.add_parser(
+        "scoreboard",
+        help="write the scoreboard of finished runs: every target side by side",
+        description="Read run folders (several are merged, one target per runtime name) and "
+        "write one static HTML page: per target and (op, opset) the share of judged results "
+        "that conform, crashes counted apart; the families of each target's discrepancies "
+        "with their mechanism (the baseline entry's reason, or 'not triaged') and smallest "
+        "input; what could not be judged, and why; the versions and CPU flags measured on. "
+        "`nox -s scoreboard` runs the corpus on every target and writes docs/scoreboard.html.",
+        epilog=exits.epilog(exits.OK, exits.USAGE),
+    )
+    board.add_argument(
+        "results", nargs="+", type=Path, metavar="RESULTS", help="run folders or results.jsonl"
+    )
+    board.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="FILE.html", help="the page to write"
+    )
+    board.add_argument(
+        "--json", type=Path, metavar="FILE.json", help="also the same data as JSON (format 1)"
+    )
+    board.add_argument(
+        "--known",
+        type=Path,
+        metavar="DIR",
+        help="hold the runs against this baseline folder now, and record its files' sha256 "
+        "(default: the verdict each run's gate left in its gate.json)",
+    )
+    board.set_defaults(func=command)
+
+
+def command(args) -> int:
+    from conformance.engine import files
+    from conformance.report import render, scoreboard
+    from conformance.report.terminal import safe
+
+    err = options.stderr()
+    if args.known is not None and options.known_folder(args, err) is None:
+        return exits.USAGE
+    try:
+        runs = records.read_folders(args.results)
+    except records.RecordsError as error:
+        err.print(f"error: {error}", markup=False)
+        return exits.USAGE
+    board = scoreboard.build(runs, args.output, args.known)
+    if board["baseline_error"]:
+        err.print(f"error: {board['baseline_error']}", markup=False)
+        return exits.USAGE
+    files.write_text(args.output, render.render_scoreboard(board))
+    if args.json:
+        files.write_json(args.json, board)
+    targets = ", ".join(
+        f"{t['name']} {t['scores']['total']['percent']} %" for t in board["targets"]
+    )
+    print(
+        safe(
+            f"{args.output}: {len(board['targets'])} targets ({targets}), "
+            f"{len(board['families'])} discrepancy families"
+        )
+    )
+    return exits.OK

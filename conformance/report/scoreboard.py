@@ -1,0 +1,225 @@
+"""The scoreboard: every target of one or more runs side by side, as data.
+
+The ONNX Backend Scoreboard gives a runtime x operator table of pass rates;
+this one also says *why* a target fails: for each (op, opset) the share of
+judged results that conform, with crashes counted apart; for each target the
+families of its discrepancies (a baseline entry's reason is its mechanism,
+or "not triaged"), each with its smallest input; and what the target could
+not be judged on (``harness_unsupported``), by reason. Built on the report's
+model (:func:`conformance.report.model.from_runs`: groups, their smallest
+inputs, families, the gate's marks), so the two pages never disagree.
+
+:func:`build` returns the JSON document (``docs/scoreboard.md`` describes
+every field); the HTML page is rendered from that same document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from conformance import __version__
+from conformance.engine import records
+from conformance.engine.judge import CONFORMING, DISCREPANCIES
+from conformance.engine.targets import adapter_of
+from conformance.report.model import Report, Tensor, _size, from_runs
+
+FORMAT = 1
+# (op, opset) rows: every version of each operator the project covers.
+ROWS = (
+    ("Gather", 1),
+    ("Gather", 11),
+    ("Gather", 13),
+    ("GatherElements", 11),
+    ("GatherElements", 13),
+)
+TOTAL = "total"
+REASONS_SHOWN = 6  # harness_unsupported reasons listed per target
+
+
+def row_name(op: str, opset: int) -> str:
+    return f"{op}-{opset}"
+
+
+def _score(counts: Counter) -> dict:
+    judged = sum(n for kind, n in counts.items() if kind != "harness_unsupported")
+    conforming = sum(counts[kind] for kind in CONFORMING)
+    return {
+        "results": sum(counts.values()),
+        "judged": judged,
+        "conforming": conforming,
+        "percent": round(100.0 * conforming / judged, 1) if judged else None,
+        "crash": counts["crash"],
+        "timeout": counts["timeout"],
+        "harness_unsupported": counts["harness_unsupported"],
+        "outcomes": dict(sorted(counts.items())),
+    }
+
+
+def _tensor(tensor: Tensor | None) -> dict | None:
+    if tensor is None:
+        return None
+    return {"dtype": tensor.dtype, "shape": tensor.shape, "text": tensor.text}
+
+
+def _smallest(group) -> dict:
+    """The smallest input of a group, as the run recorded it and groups.json kept it."""
+    record = group.example
+    found = {
+        name: record.get(name)
+        for name in (
+            "case_id", "source", "op", "opset", "dtype", "indices_dtype", "variant", "axis",
+            "data_shape", "indices_shape", "kind", "message",
+        )
+    }  # fmt: skip
+    found["source"] = _relative_source(found["source"] or "")
+    found["data"], found["indices"] = _tensor(group.data), _tensor(group.indices)
+    found["expected"] = record.get("expected")
+    found["actual"] = record.get("actual")
+    found["signal"] = record.get("signal")
+    found["differing"] = group.differing
+    return found
+
+
+def _relative_source(source: str) -> str:
+    """``file:line`` with the file relative to the working folder when inside it,
+    so that a page committed to a repository names its case files portably."""
+    path, colon, line = source.rpartition(":")
+    if not colon or not path.startswith("/"):
+        return source
+    try:
+        relative = Path(path).resolve().relative_to(Path.cwd().resolve())
+    except (OSError, ValueError):
+        return source
+    return f"{relative.as_posix()}:{line}"
+
+
+def _reason(message: str) -> str:
+    """A harness_unsupported message without its case-specific tail."""
+    line = (message.strip().splitlines() or [""])[0]
+    for cut in (" (", ": input ", "; its graph"):
+        line = line.split(cut)[0]
+    return line[:160]
+
+
+def _digests(folder: Path | None, adapters: set[str]) -> list[dict]:
+    if folder is None:
+        return []
+    found = []
+    for adapter in sorted(adapters):
+        path = Path(folder) / f"{adapter}.yaml"
+        if path.is_file():
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            found.append({"path": path.as_posix(), "sha256": digest})
+    return found
+
+
+def build(runs: list[records.RunFolder], out: Path, known: Path | None = None) -> dict:
+    """The scoreboard of these runs; ``known`` gates them against that baseline
+    folder now (else each run's gate.json, as the report does)."""
+    report: Report = from_runs(runs, out, known)
+    cells: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    unsupported: dict[str, Counter] = defaultdict(Counter)
+    unconfirmed: Counter = Counter()
+    differently: Counter = Counter()
+    for record in report.records:
+        runtime, kind = record["runtime"], record["kind"]
+        cells[runtime][row_name(record["op"], record["opset"])][kind] += 1
+        cells[runtime][TOTAL][kind] += 1
+        if kind == "harness_unsupported":
+            unsupported[runtime][_reason(record.get("message", ""))] += 1
+        unconfirmed[runtime] += record.get("confirmed") is False
+        differently[runtime] += bool(record.get("packed_kind"))
+    about = report.targets
+    started = {
+        name: (header.get("run_id"), header.get("started"))
+        for header in report.headers
+        for name in header.get("runtimes") or {}
+    }
+    targets = []
+    for name in report.runtimes:
+        info = about.get(name, {})
+        targets.append(
+            {
+                "name": name,
+                "adapter": info.get("adapter") or adapter_of(name),
+                "profile": info.get("profile"),
+                "version": info.get("version"),
+                "device": info.get("device"),
+                "provider": info.get("provider"),
+                "openvino_bundled": info.get("openvino_bundled"),
+                "requested": info.get("requested") or {},
+                "effective": info.get("effective") or {},
+                "python_version": info.get("python_version"),
+                "cpu": info.get("cpu"),
+                "cpu_flags": info.get("cpu_flags") or [],
+                "run_id": started.get(name, (None, None))[0],
+                "started": started.get(name, (None, None))[1],
+                "scores": {
+                    key: _score(cells[name][key])
+                    for key in [row_name(*row) for row in ROWS] + [TOTAL]
+                },
+                "not_judged": [
+                    {"reason": reason, "results": count}
+                    for reason, count in unsupported[name].most_common(REASONS_SHOWN)
+                ],
+                "unconfirmed": unconfirmed[name],
+                "packed_differently": differently[name],
+            }
+        )
+    members = defaultdict(list)
+    for group in report.groups:
+        for family_id in group.families:
+            members[family_id].append(group)
+    families = []
+    for family in report.families:
+        groups = members[family.id]
+        smallest = min(groups, key=lambda g: _size(g.example)) if groups else None
+        entry = next(
+            (g.known[family.where] for g in groups if family.where in g.known), {}
+        ) if family.where else {}  # fmt: skip
+        families.append(
+            {
+                "runtime": family.runtime,
+                "kind": family.kind,
+                "op": family.op,
+                "status": "new" if family.new else "known",
+                "mechanism": family.mechanism if not family.new else "not triaged",
+                "message": family.mechanism if family.new else None,
+                "where": family.where,
+                "clause": entry.get("clause"),
+                "upstream": entry.get("upstream"),
+                "scope": entry.get("holds"),
+                "versions": entry.get("versions"),
+                "match": entry.get("match"),
+                "results": family.count,
+                "groups": family.groups,
+                "smallest": _smallest(smallest) if smallest else None,
+            }
+        )
+    first = report.headers[0] if report.headers else {}
+    return {
+        "format": FORMAT,
+        "generated": records.now(),
+        "conformance": __version__,
+        "regenerate": "nox -s scoreboard",
+        "machine": {
+            name: first.get(name) for name in ("cpu", "cpu_flags", "cores", "os", "python")
+        },
+        "packages": first.get("packages") or {},
+        "baseline": report.baseline,
+        "baseline_error": report.baseline_error,
+        "baselines": _digests(known, {t["adapter"] for t in targets}),
+        "gated": bool(report.verdicts),
+        "rows": [{"op": op, "opset": opset, "name": row_name(op, opset)} for op, opset in ROWS],
+        "targets": targets,
+        "families": families,
+        "discrepancies": sum(
+            n
+            for t in targets
+            for kind, n in t["scores"][TOTAL]["outcomes"].items()
+            if kind in DISCREPANCIES
+        ),
+        "unfinished": report.unfinished,
+    }

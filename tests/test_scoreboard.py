@@ -1,0 +1,142 @@
+"""`conformance scoreboard`: every target side by side, from real runs.
+
+The numbers are checked against the records themselves; a crash comes from
+a fake adapter (the real runtimes do not crash on demand), the rest from
+onnx.reference and its shipped baseline. The committed docs/scoreboard.json
+is held to the baselines it was judged against, so a baseline change without
+a new scoreboard fails here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from tests.conftest import REPO, conformance
+from tests.faulty_adapter import SEGV
+
+SCHEMA = json.loads((REPO / "docs/schemas/scoreboard.schema.json").read_text())
+FAULTY = "tests.faulty_adapter:FaultyAdapter"
+
+CASES = f"""
+defaults:
+  op: Gather
+  dtype: int32
+  indices_dtype: int64
+  spec: "004_d4766443270c2fb5.txt: gather entries of the axis dimension of data"
+  description: scoreboard
+cases:
+  - {{id: sb-ok, opset: 13, data: [1, 2, 3], indices: [2, 0], expected: oracle}}
+  - {{id: sb-ok-old, opset: 1, data: [1, 2, 3], indices: [1], expected: oracle}}
+  - {{id: sb-crash, opset: 13, data: [{SEGV}, 2, 3], indices: [0], expected: oracle}}
+  - {{id: sb-out-of-range, opset: 11, data: [1, 2, 3], indices: [3], expect_error: index-out-of-range}}
+  - {{id: sb-ge-out-of-range, opset: 13, op: GatherElements, data: [1, 2, 3], indices: [5], expect_error: index-out-of-range}}
+"""  # noqa: E501
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory) -> tuple[dict, Path, list[dict]]:
+    folder = tmp_path_factory.mktemp("scoreboard")
+    cases = folder / "cases.yaml"
+    cases.write_text(textwrap.dedent(CASES))
+    run = folder / "run"
+    done = conformance(
+        "run", "--runtime", "reference", FAULTY, "--cases", str(cases), "--out", str(run),
+        "--no-progress", "--gate",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr  # the crash is outside every baseline
+    page, data = folder / "board.html", folder / "board.json"
+    done = conformance(
+        "scoreboard", str(run), "-o", str(page), "--json", str(data), "--known", "cases/known"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "2 targets" in done.stdout
+    lines = (run / "results.jsonl").read_text().splitlines()
+    return json.loads(data.read_text()), page, [json.loads(line) for line in lines]
+
+
+def test_the_json_holds_to_its_schema(board):
+    content, _, _ = board
+    errors = [e.message for e in Draft202012Validator(SCHEMA).iter_errors(content)]
+    assert not errors
+
+
+def test_each_cell_counts_the_records_of_its_op_version(board):
+    content, _, results = board
+    for target in content["targets"]:
+        mine = [r for r in results if r["runtime"] == target["name"]]
+        for row in content["rows"]:
+            counts = Counter(
+                r["kind"] for r in mine if (r["op"], r["opset"]) == (row["op"], row["opset"])
+            )
+            score = target["scores"][row["name"]]
+            judged = sum(n for kind, n in counts.items() if kind != "harness_unsupported")
+            assert score["judged"] == judged and score["crash"] == counts["crash"]
+            assert score["conforming"] == counts["pass"] + counts["both_rejected"]
+            if judged:
+                assert score["percent"] == round(100 * score["conforming"] / judged, 1)
+            else:
+                assert score["percent"] is None  # nothing judged: no share, not 0 %
+        assert target["scores"]["total"]["results"] == len(mine) == 25
+
+
+def test_a_crash_is_counted_and_shown_not_triaged_with_its_smallest_input(board):
+    content, page, _ = board
+    faulty = next(t for t in content["targets"] if t["adapter"] == FAULTY)
+    assert faulty["scores"]["Gather-13"]["crash"] == 5  # sb-crash, in every variant
+    assert faulty["scores"]["Gather-1"]["percent"] == 100.0
+    crash = next(f for f in content["families"] if f["runtime"] == faulty["name"])
+    assert crash["kind"] == "crash" and crash["status"] == "new"
+    assert crash["mechanism"] == "not triaged"
+    assert crash["smallest"]["case_id"].startswith("sb-crash.")
+    assert crash["smallest"]["signal"] == "SIGSEGV"
+    assert "not triaged" in page.read_text()
+
+
+def test_a_known_family_carries_its_baseline_entry_as_the_mechanism(board):
+    content, page, _ = board
+    known = [f for f in content["families"] if f["runtime"] == "reference"]
+    assert known and all(f["status"] == "known" for f in known)
+    family = next(f for f in known if f["op"] == "GatherElements")
+    assert family["where"].startswith("cases/known/reference.yaml:")
+    assert family["clause"] == "index-out-of-range" and family["mechanism"]
+    smallest = family["smallest"]
+    assert smallest["data"]["text"] and smallest["indices"]["text"]  # the input itself
+    assert smallest["source"].endswith("cases.yaml:13")  # its line in the case file
+    assert family["mechanism"][:40] in page.read_text()
+    reference = Path("cases/known/reference.yaml")
+    digest = hashlib.sha256((REPO / reference).read_bytes()).hexdigest()
+    assert {"path": "cases/known/reference.yaml", "sha256": digest} in content["baselines"]
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    done = conformance("scoreboard", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.html"))
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_the_committed_scoreboard_is_of_the_shipped_baselines_and_pins():
+    """docs/scoreboard.* are regenerated (`nox -s scoreboard`) with every baseline
+    change and version pin: a stale one would show verdicts nobody gets any more."""
+    content = json.loads((REPO / "docs/scoreboard.json").read_text())
+    assert not list(Draft202012Validator(SCHEMA).iter_errors(content))
+    for held in content["baselines"]:
+        now = hashlib.sha256((REPO / held["path"]).read_bytes()).hexdigest()
+        assert held["sha256"] == now, f"{held['path']} changed: run `nox -s scoreboard`"
+    pins = dict(
+        line.split("==") for line in (REPO / "constraints.txt").read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    )  # fmt: skip
+    versions = {t["name"]: t["version"] for t in content["targets"]}
+    assert versions["onnxruntime"] == pins["onnxruntime"]
+    assert versions["onnxruntime:openvino-ep"] == pins["onnxruntime-openvino"]
+    assert versions["tract"] == pins["tract"]
+    assert versions["openvino"].startswith(pins["openvino"])
+    assert (REPO / "docs/scoreboard.html").read_text().count('<h2 id="target-') == len(versions)
