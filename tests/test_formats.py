@@ -19,7 +19,7 @@ from conformance.tables.features import FEATURES
 from tests.conftest import REPO, conformance
 
 SCHEMAS = REPO / "docs" / "schemas"
-NAMES = ("result", "header", "summary", "groups", "gate", "report", "findings")
+NAMES = ("result", "header", "summary", "groups", "gate", "report", "findings", "scoreboard")
 FILES = {  # file of a run folder -> its schema
     "header.json": "header",
     "summary.json": "summary",
