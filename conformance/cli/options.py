@@ -282,6 +282,20 @@ def add_gate(parser) -> None:
     )
 
 
+def finished_runs(args, err: Console) -> list | None:
+    """The run folders ``args.results`` names, read (``args.known`` checked
+    first): None after saying why they cannot be used."""
+    from conformance.engine import records
+
+    if args.known is not None and known_folder(args, err) is None:
+        return None
+    try:
+        return records.read_folders(args.results)
+    except records.RecordsError as error:
+        err.print(f"error: {error}", markup=False)
+        return None
+
+
 def known_folder(args, err: Console) -> Path | None:
     """The baseline folder: --known (None after saying so when it does not
     exist), else cases/known."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.cli import exits, options
-from conformance.engine import records
 
 
 def add_parser(commands) -> None:
@@ -50,12 +49,8 @@ def command(args) -> int:
     from conformance.report.terminal import safe
 
     err = options.stderr()
-    if args.known is not None and options.known_folder(args, err) is None:
-        return exits.USAGE
-    try:
-        runs = records.read_folders(args.results)
-    except records.RecordsError as error:
-        err.print(f"error: {error}", markup=False)
+    runs = options.finished_runs(args, err)
+    if runs is None:
         return exits.USAGE
     written = render.write(runs, args.output, junit=args.junit, summary=args.json, known=args.known)
     print(
