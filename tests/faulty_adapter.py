@@ -151,6 +151,16 @@ class FaultyAdapter(Adapter):
         return [output]
 
 
+class SlowAdapter(FaultyAdapter):
+    """FaultyAdapter taking 10 ms per job: a corpus run lasts half a minute or
+    more on any machine, so a test can interrupt or kill it mid-run (the plain
+    one can finish the corpus between two polls)."""
+
+    def execute(self, session, feeds):
+        time.sleep(0.01)
+        return super().execute(session, feeds)
+
+
 class NamelessAdapter(FaultyAdapter):
     """``info()`` without a name."""
 

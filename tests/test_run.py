@@ -142,9 +142,12 @@ def test_usage_errors_exit_2_without_a_traceback(tmp_path, args, message):
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
+SLOW = "tests.faulty_adapter:SlowAdapter"
+
+
 def _start_long_run(out):
     return subprocess.Popen(
-        [sys.executable, "-m", "conformance", "run", "--runtime", FAULTY, "--batch-size", "4",
+        [sys.executable, "-m", "conformance", "run", "--runtime", SLOW, "--batch-size", "4",
          "--no-progress", "--out", str(out)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
