@@ -153,8 +153,7 @@ class FaultyAdapter(Adapter):
 
 class SlowAdapter(FaultyAdapter):
     """FaultyAdapter taking 10 ms per job: a corpus run lasts half a minute or
-    more on any machine, so a test can interrupt or kill it mid-run (the plain
-    one can finish the corpus between two polls)."""
+    more whatever the machine's speed, so a test interrupts or kills it mid-run."""
 
     def execute(self, session, feeds):
         time.sleep(0.01)
