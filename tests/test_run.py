@@ -150,6 +150,10 @@ def _start_long_run(out):
         [sys.executable, "-m", "conformance", "run", "--runtime", SLOW, "--batch-size", "4",
          "--no-progress", "--out", str(out)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # Ctrl-C as a terminal delivers it: a test run started in the background
+        # (nohup, `cmd &`) inherits SIGINT ignored, and Python then never raises
+        # KeyboardInterrupt (the run would go on and exit 0).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
 
 
