@@ -415,6 +415,17 @@ def test_an_entry_scoped_to_a_profile_or_cpu_is_not_used_elsewhere_never_fixed(t
     lines = gate_lines(decided, False, "k")
     assert any("holds for profile 1thread" in line for line in lines)
     assert any("holds for CPU lacks avx512_bf16" in line for line in lines)
+    # Entries that hold in the same place are one line, naming each
+    both = entries(
+        tmp_path,
+        CASE_ENTRY.replace("    outcome", "    profile: 1thread\n    outcome")
+        + CASE_ENTRY.replace("gather-x", "gather-y").replace(
+            "    outcome", "    profile: 1thread\n    outcome"
+        ),
+    )
+    lines = gate_lines(gate.check(results, both, {"openvino": on_bf16}), False, "k")
+    (unused,) = [line for line in lines if line.startswith("not used")]
+    assert "2 entries of" in unused and "holds for profile 1thread" in unused
     # Where they hold, they are judged: conforming results there mean fixed upstream?
     one_thread = baseline.Where("2026.4.1", "1thread", NO_BF16)
     decided = gate.check(results, known, {"openvino": one_thread})

@@ -102,9 +102,16 @@ def gate_lines(
     if gate.unmatched:  # normal for a subset or a fuzz campaign: one line, details in gate.json
         places = ", ".join(r.entry.where.rsplit("/", 1)[-1] for r in gate.unmatched)
         lines.append(f"unmatched (no result in scope here, not a failure): {places}")
+    # One line per (runtime, where they hold): a baseline scoped to another
+    # profile or version (the OpenVINO EP's entries for plain ONNX Runtime) is
+    # a dozen entries that do not apply, not a dozen things to read.
+    unused: dict[tuple[str, str], list[str]] = {}
     for result in gate.inapplicable:
         entry = result.entry
-        lines.append(f"not used: {entry.where} ({entry.runtime}): holds for {entry.conditions()}")
+        unused.setdefault((entry.runtime, entry.conditions()), []).append(entry.where)
+    for (runtime, holds), places in unused.items():
+        where = places[0] if len(places) == 1 else _places(places)
+        lines.append(f"not used: {where} ({runtime}): holds for {holds}")
     covered = gate.discrepancies - len(gate.unexpected)
     verdict = "PASSED" if gate.passed(allow_fixed) else "FAILED"
     if gate.fixed and not gate.unexpected and not allow_fixed:
@@ -335,3 +342,12 @@ def fuzz_families(campaign: Campaign) -> list[str]:
             )
         )
     return lines
+
+
+def _places(places: list[str]) -> str:
+    """``file:1``, ``file:9`` as ``N entries of file (lines 1, 9)`` when one file holds them."""
+    files = {place.rpartition(":")[0] for place in places}
+    if len(files) != 1:
+        return ", ".join(places)
+    lines = ", ".join(place.rpartition(":")[2] for place in places)
+    return f"{len(places)} entries of {files.pop()} (lines {lines})"
