@@ -434,3 +434,64 @@ def test_two_targets_of_one_run_are_diffed_by_name(tmp_path):
     )
     one = conformance("diff", str(out), str(out), "--cross-runtime", "onnxruntime")
     assert one.returncode == 2 and "takes no name, or two" in one.stderr
+
+
+# -- whole runs compared, as a user does ------------------------------------------
+def test_diff_of_ort_run_with_itself_shows_nothing(ort_run, tmp_path):
+    result = conformance("diff", str(ort_run), str(ort_run), "-o", str(tmp_path / "d.html"))
+    assert result.returncode == 0, result.stderr
+    assert "0 new, 0 fixed, 0 changed" in result.stdout
+    assert (tmp_path / "d.html").exists()
+
+
+def test_diff_names_new_fixed_and_changed_discrepancies(ort_run, tmp_path):
+    def change(r):
+        if r["dtype"] == "complex64" and r["variant"] == "static":
+            r["kind"], r["message"] = "pass", ""  # fixed
+        elif r["dtype"] == "float32" and r["variant"] == "dynamic":
+            r["kind"], r["message"] = "value_mismatch", "1 of 16 elements differ"  # new
+        elif r["dtype"] == "string" and r["variant"] == "static":
+            r["kind"], r["message"] = "crash", "the worker died (SIGSEGV)"  # changed
+        return r
+
+    b = rewrite(ort_run, tmp_path / "b", change)
+    result = conformance("diff", str(ort_run), str(b))
+    assert result.returncode == 1, result.stderr
+    out = result.stdout
+    assert "2 new, 2 fixed, 2 changed discrepancies" in out  # int32 and int64 indices each
+    assert "onnxruntime  pass -> value_mismatch" in out and "gather-every-dtype (2)" in out
+    assert "onnxruntime  rejected -> pass" in out
+    assert "onnxruntime  value_mismatch -> crash" in out
+    page = (b / "diff.html").read_text()
+    assert 'id="new"' in page and "New (2)" in page and "Fixed (2)" in page
+    assert "the worker died (SIGSEGV)" in page and "<script" not in page
+
+
+def test_a_discrepancy_the_harness_cannot_carry_any_more_is_changed_not_lost(ort_run, tmp_path):
+    def change(r):
+        if r["kind"] == "rejected" and r["variant"] == "static":
+            r["kind"], r["message"] = "harness_unsupported", "the binding cannot carry it"
+        return r
+
+    b = rewrite(ort_run, tmp_path / "b", change)
+    result = conformance("diff", str(ort_run), str(b))
+    assert result.returncode == 1, result.stdout
+    assert "0 new, 0 fixed, 4 changed" in result.stdout  # complex64/128 x int32/int64
+    assert "rejected -> harness_unsupported" in result.stdout
+
+
+def test_diff_of_fuzz_campaigns_compares_signatures(tmp_path):
+    runs = []
+    for seed in (1, 2):
+        out = tmp_path / f"f{seed}"
+        conformance("fuzz", "--runtime", "onnxruntime", "--time-budget", "4", "--seed",
+                    str(seed), "--out", str(out), "--no-progress")  # fmt: skip
+        runs.append(str(out))
+    result = conformance("diff", *runs)
+    assert result.returncode in (0, 1), result.stderr
+    assert "fuzz campaigns: compared by discrepancy signature" in result.stdout
+
+
+def test_diff_of_a_missing_run_is_a_usage_error(tmp_path):
+    result = conformance("diff", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert result.returncode == 2 and "no such file or folder" in result.stderr

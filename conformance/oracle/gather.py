@@ -1,4 +1,4 @@
-"""Gather (ONNX opsets 1, 11, 13; document 004).
+"""Gather (ONNX opsets 1, 11, 13; spec document "ONNX Gather", tables.decisions.S004).
 
 output[i_0, ..., i_{q-1}, j_0, ..., j_{r-2}] = data[k, j_0, ..., j_{r-2}]  (axis = 0)
 with k = indices[i_0, ..., i_{q-1}], and likewise on any axis:

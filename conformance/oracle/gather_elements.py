@@ -1,5 +1,6 @@
-"""GatherElements (ONNX opsets 11, 13; documents 000 and 002, with 001 and 003
-for OpenVINO's reading).
+"""GatherElements (ONNX opsets 11, 13; spec documents "ONNX GatherElements" and
+its reference page, tables.decisions.S000 and S002, with "OpenVINO
+GatherElements-6" S001 and S003 for OpenVINO's reading).
 
     out[i][j][k] = input[index[i][j][k]][j][k] if axis = 0  (and so on per axis)
     "Its output shape is the same as the shape of indices."
