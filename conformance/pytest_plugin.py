@@ -39,7 +39,7 @@ import pytest
 from conformance import adapters, gate
 from conformance.cases.check import OverMemory, verdict_of
 from conformance.cases.loader import CaseErrors, load_file
-from conformance.engine import models, records
+from conformance.engine import models, records, targets
 from conformance.engine.judge import DISCREPANCIES
 from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS
 from conformance.gate import baseline
@@ -137,11 +137,10 @@ class _Session:
         self.config = config
         option = config.option
         self.runtimes = list(dict.fromkeys(option.conformance_runtimes or adapters.installed()))
-        for name in self.runtimes:
-            try:
-                adapters.resolve(name)
-            except adapters.UnknownRuntime as error:
-                raise pytest.UsageError(str(error)) from None
+        try:  # the one reading of runtime names, as `conformance run --runtime` has it
+            targets.parse_all(self.runtimes)
+        except targets.TargetError as error:
+            raise pytest.UsageError(str(error)) from None
         self.variants = tuple(dict.fromkeys(option.conformance_variants or models.VARIANTS))
         folder = option.conformance_known or baseline.default_folder()
         if option.conformance_known is not None and not folder.is_dir():

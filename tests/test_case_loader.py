@@ -183,3 +183,41 @@ def test_random_strings_keep_their_values():
 
     built = values.build({"random": {"shape": [7], "seed": 0}}, dtypes.by_name("string"))
     assert built.tolist() == ["a<ß\n中", " \n😀", "\n\t", "\t", "😀", "", ""]
+
+
+# -- issue 25: the strict loader shared by every YAML input --------------------------------
+def test_what_yaml_allows_but_no_case_means_is_refused_with_its_field(tmp_path):
+    """Each at its line and field, never a bare ValueError: integers over
+    Python's 4300-digit limit (in any base, in defaults too), numbers beyond
+    float64 written finite, YAML types no case file has."""
+    big = "9" * 4301
+    for old, new, where in [
+        ("indices: [1]", f"indices: [{big}]", f":7: cases[0].indices[0]: {big[:12]}"),
+        ("indices: [1]", f"indices: [0{'7' * 5000}]", ":7: cases[0].indices[0]: 07777777777"),
+        ("indices: [1]", "indices: [1:30:" + "1" * 4400 + "]", ":7: cases[0].indices[0]: "),
+        ("data: [1.0, 2.0]", "data: [1.0, 1.0e+308, 3.0e+308]", ":6: cases[0].data[2]: 3.0e+308"),
+        ("expected: [2.0]", "expected: [.5e+1000]", ":8: cases[0].expected[0]: .5e+1000"),
+        ("indices: [1]", "indices: !!omap [{a: 1}]", ":7: cases[0].indices: the YAML type !!omap"),
+        ("indices: [1]", "indices: !!pairs [{a: 1}]", ":7: cases[0].indices: the YAML type"),
+    ]:
+        errors = _errors(tmp_path, GOOD.replace(old, new))
+        assert len(errors) == 1 and errors[0].startswith(f"{tmp_path / 'bad.yaml'}{where}"), (
+            new[:40],
+            errors,
+        )
+    text = f"defaults:\n  opset: {big}\n" + GOOD
+    (error,) = _errors(tmp_path, text)
+    assert error.startswith(f"{tmp_path / 'bad.yaml'}:2: defaults.opset: "), error
+
+
+def test_special_floats_stay_and_a_plain_date_is_a_string(tmp_path):
+    """.inf, -.inf, .nan (any case) are written as such and stay; a float at
+    float64's edge is not an overflow; 2026-04-01 is the text it is written as."""
+    text = GOOD.replace("dtype: float32", "dtype: float64")
+    text = text.replace("[1.0, 2.0]", "[.inf, -.Inf, .NaN, 1.7976931348623157e+308]")
+    text = text.replace("[2.0]", "[-.inf]").replace("a valid case", "2026-04-01")
+    (tmp_path / "ok.yaml").write_text(text)
+    (case,) = load([tmp_path / "ok.yaml"])
+    assert case.description == "2026-04-01"
+    assert np.isposinf(case.data[0]) and np.isneginf(case.data[1]) and np.isnan(case.data[2])
+    assert case.data[3] == np.finfo(np.float64).max

@@ -600,3 +600,105 @@ def test_gate_and_run_refuse_a_catch_all_baseline_with_exit_2(tmp_path):
                         "--known", str(known), "--out", str(again))  # fmt: skip
     assert rerun.returncode == 2, rerun.stdout + rerun.stderr
     assert expected in rerun.stderr and not again.exists()
+
+
+# -- issue 25: what YAML allows but a baseline does not mean ---------------------------
+ENTRY_TAIL = "    outcome: rejected\n    reason: r\n    clause: data-dtype\n"
+
+
+def test_observed_fields_have_their_types(tmp_path):
+    """`observed` takes a version string, a profile name and a list of flags:
+    a list as version, a mapping as profile, a number YAML read from an
+    unquoted version, a flag that is not a string are refused at their line."""
+    found = problems(
+        tmp_path,
+        "observed:\n"
+        "  - {version: [1, 2], profile: default, cpu_flags: []}\n"
+        "  - {version: 1.2.3, profile: {a: 1}, cpu_flags: []}\n"
+        "  - {version: 2026.4, profile: default, cpu_flags: [true]}\n"
+        "  - {version: '', profile: turbo, cpu_flags: avx2}\n"
+        "  - {version: 2026.4.1, profile: default, cpu_flags: [avx2]}\n"
+        "entries:\n  - signature: {dtype: string}\n" + ENTRY_TAIL,
+    )
+    where = tmp_path / "openvino.yaml"
+    assert found == [
+        f"{where}:2: observed[0].version: [1, 2]: the runtime's version as the run header has "
+        "it, a string",
+        f"{where}:3: observed[1].profile: {{'a': 1}} is not a profile (1thread, accuracy, bf16, "
+        "default, f32, no-opt, openvino-ep)",
+        f"{where}:4: observed[2].version: 2026.4: the runtime's version as the run header has "
+        "it, a string (quote a version: '2026.4')",
+        f"{where}:4: observed[2].cpu_flags: a list of CPU flags among "
+        + ", ".join(records.CPU_FLAGS),
+        f"{where}:5: observed[3].version: '': the runtime's version as the run header has it, "
+        "a string",
+        f"{where}:5: observed[3].profile: 'turbo' is not a profile (1thread, accuracy, bf16, "
+        "default, f32, no-opt, openvino-ep)",
+        f"{where}:5: observed[3].cpu_flags: a list of CPU flags among "
+        + ", ".join(records.CPU_FLAGS),
+    ]
+    path = write(tmp_path, "openvino", "observed:\n  - {version: 2026.4.1, profile: default, "
+                 "cpu_flags: [avx2]}\nentries: []\n")  # fmt: skip
+    (seen,) = baseline.observed(path)
+    assert seen == baseline.Observed("2026.4.1", "default", frozenset({"avx2"}))
+
+
+def test_signature_integers_are_integers(tmp_path):
+    """`true` is not opset 1 (bool is an int in Python), 13.0 is not opset 13,
+    `false` is not axis 0, and an axis is an int64."""
+    from conformance.tables import dtypes
+
+    found = problems(
+        tmp_path,
+        "entries:\n"
+        "  - signature: {opset: true, dtype: string}\n" + ENTRY_TAIL
+        + "  - signature: {opset: [13.0, 11], dtype: string}\n" + ENTRY_TAIL
+        + "  - signature: {axis: [0, false], dtype: string}\n" + ENTRY_TAIL
+        + "  - signature: {axis: 9223372036854775808, dtype: string}\n" + ENTRY_TAIL
+        + "  - signature: {dtype: [string, 1]}\n" + ENTRY_TAIL,
+    )  # fmt: skip
+    where = tmp_path / "openvino.yaml"
+    assert found == [
+        f"{where}:2: entries[0].signature.opset: True (a boolean): not one of 1, 11, 13",
+        f"{where}:6: entries[1].signature.opset: 13.0: not one of 1, 11, 13",
+        f"{where}:10: entries[2].signature.axis: False (a boolean): not an integer",
+        f"{where}:14: entries[3].signature.axis: 9223372036854775808: outside int64 "
+        "(an ONNX attribute int)",
+        f"{where}:18: entries[4].signature.dtype: 1: not one of " + ", ".join(dtypes.NAMES),
+    ]
+    text = "entries:\n  - signature: {opset: 1, axis: -9223372036854775808, dtype: string}\n"
+    (entry,) = baseline.load_file(write(tmp_path, "openvino", text + ENTRY_TAIL))
+    assert entry.signature["opset"] == (1,) and entry.signature["axis"] == (-(1 << 63),)
+
+
+def test_a_baseline_yaml_cannot_mean_is_refused_by_the_cli_at_its_line(tmp_path):
+    """A 5000-digit integer (once "internal error: ValueError", no line), a
+    number beyond float64 and a list as `observed` version: exit 2, each at
+    its file:line and field, nothing run."""
+    digits = "9" * 5000
+    for text, expected in [
+        (f"entries:\n  - signature: {{axis: {digits}, dtype: string}}\n" + ENTRY_TAIL,
+         ":2: entries[0].signature.axis: 999999999999...999999 (5000 characters): an integer "
+         "of more than 4300 digits"),
+        (f"observed:\n  - {{version: {digits}, profile: default, cpu_flags: []}}\nentries: []\n",
+         ":2: observed[0].version: 999999999999...999999 (5000 characters)"),
+        ("entries:\n  - signature: {axis: 1.0e+999, dtype: string}\n" + ENTRY_TAIL,
+         ":2: entries[0].signature.axis: 1.0e+999 is out of range for a float"),
+        ("observed:\n  - {version: [2026, 4], profile: default, cpu_flags: []}\nentries: []\n",
+         ":2: observed[0].version: [2026, 4]: the runtime's version"),
+        ("observed:\n  - {version: 2026.4.1, profile: {a: 1}, cpu_flags: []}\nentries: []\n",
+         ":2: observed[0].profile: {'a': 1} is not a profile"),
+        ("entries:\n  - signature: {opset: true, dtype: string}\n" + ENTRY_TAIL,
+         ":2: entries[0].signature.opset: True (a boolean): not one of"),
+    ]:  # fmt: skip
+        known = tmp_path / "known"
+        shutil.rmtree(known, ignore_errors=True)
+        path = write(known, "reference", text)
+        out = tmp_path / "out"
+        done = conformance("run", "--runtime", "reference", "-k", "gather-example-axis0",
+                           "--variants", "static", "--gate", "--known", str(known),
+                           "--out", str(out), "--no-progress")  # fmt: skip
+        said = done.stdout + done.stderr
+        assert done.returncode == 2, said
+        assert "internal error" not in said and "Traceback" not in said, said
+        assert f"{path}{expected}" in said, (expected, said)

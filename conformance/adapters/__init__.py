@@ -15,6 +15,17 @@ through its Python binding). Third-party adapters register a
 ``module:Class`` target in the ``conformance.adapters`` entry-point group; a
 ``module:Class`` target also works directly wherever a runtime name is
 expected.
+
+A runtime name is read in one place, :func:`parse`, by every caller
+(``--runtime``, the pytest plugin's ``--runtime``, a targets file's
+``adapter``, :func:`resolve`): ``NAME`` (a registered runtime), ``NAME:PROFILE``
+(a profile of :mod:`conformance.tables.profiles` of that runtime), or
+``module:Class`` where ``module`` is not a registered name: a dotted Python
+module path and a class name starting with a capital letter
+(``mypkg.adapters:MyAdapter``). Nothing else is a runtime name: not an empty
+or blank one, not one with spaces, not ``NAME:`` with no profile, not
+``foo:bar``. Whether a ``module:Class`` imports is found by its worker, in
+its own interpreter.
 """
 
 from __future__ import annotations
@@ -27,6 +38,8 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 
 import numpy as np
+
+from conformance.tables.profiles import DEFAULT, PROFILES
 
 ENTRY_POINT_GROUP = "conformance.adapters"
 
@@ -66,7 +79,11 @@ class HarnessUnsupported(Exception):
 
 
 class UnknownRuntime(LookupError):
-    pass
+    """Not a runtime name (:func:`parse`); the message says what is known."""
+
+
+class UnknownProfile(UnknownRuntime):
+    """A registered runtime with no such profile."""
 
 
 @dataclass(frozen=True)
@@ -172,14 +189,58 @@ def installed() -> list[str]:
     return found
 
 
-def resolve(name: str) -> str:
-    """The ``module:Class`` target of a runtime name (a target passes through)."""
-    if ":" in name:
-        return name
+@dataclass(frozen=True)
+class RuntimeName:
+    """What a runtime name says (:func:`parse`)."""
+
+    adapter: str  # the registered runtime name, or the module:Class itself
+    target: str  # the module:Class its worker instantiates
+    profile: str | None  # the profile named after NAME: (None: none named)
+
+    @property
+    def is_class(self) -> bool:
+        """A ``module:Class`` given as such, not a registered name."""
+        return self.adapter == self.target
+
+
+def _is_module_path(text: str) -> bool:
+    return all(part.isidentifier() for part in text.split("."))
+
+
+def parse(spec: str) -> RuntimeName:
+    """The one reading of a runtime name: ``NAME``, ``NAME:PROFILE`` or
+    ``module:Class``; raises UnknownRuntime (UnknownProfile) saying what exists."""
     known = registered()
-    if name not in known:
-        raise UnknownRuntime(f"unknown runtime {name!r}; known: {', '.join(sorted(known))}")
-    return known[name]
+    listed = ", ".join(sorted(known))
+    if not isinstance(spec, str) or not spec.strip():
+        raise UnknownRuntime(f"a runtime name is empty; known: {listed}")
+    if not spec.isprintable() or any(ch.isspace() for ch in spec):
+        raise UnknownRuntime(
+            f"{spec!r} is not a runtime name (no spaces or control characters); known: {listed}"
+        )
+    if spec in known:
+        return RuntimeName(spec, known[spec], None)
+    name, colon, after = spec.partition(":")
+    if colon and name in known:
+        profiles = PROFILES.get(name, {DEFAULT: {}})
+        if after not in profiles:
+            said = f"no profile {after!r}" if after else "no profile after ':'"
+            raise UnknownProfile(f"{name} has {said}; its profiles: {', '.join(profiles)}")
+        return RuntimeName(name, known[name], after)
+    if colon and _is_module_path(name) and after.isidentifier() and after[0].isupper():
+        return RuntimeName(spec, spec, None)
+    hint = (
+        " (a module:Class adapter is a dotted module path and a capitalised class name: "
+        "mypkg.adapters:MyAdapter)"
+        if colon
+        else ""
+    )
+    raise UnknownRuntime(f"unknown runtime {name!r}; known: {listed}{hint}")
+
+
+def resolve(name: str) -> str:
+    """The ``module:Class`` target of a runtime name, as :func:`parse` reads it."""
+    return parse(name).target
 
 
 def instantiate(target: str, properties: dict | None = None) -> Adapter:

@@ -171,8 +171,12 @@ def _field_name(path: Iterable) -> str:
 
 
 class YamlFileReader:
-    """Collects the errors of one YAML file (case file or baseline) as
-    ``file:line: field: message`` while something reads it."""
+    """Collects the errors of one YAML file (case file, baseline, targets
+    file) as ``file:line: field: message`` while something reads it. Every
+    YAML input is parsed here, by the strict loader of
+    :mod:`conformance.cases.yaml_lines`: what no file means (an integer over
+    Python's 4300-digit limit, a finite number that would become inf, a
+    ``!!set``) is refused at its line and field before any reader sees it."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -198,6 +202,9 @@ class YamlFileReader:
                 self.error(path, message, line=line)
                 return False
             self.root = yaml_lines.load(text)
+        except yaml_lines.Refused as exc:  # a value no file means, at its field
+            self.error(exc.path, exc.problem, line=exc.problem_mark.line + 1)
+            return False
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = mark.line + 1 if mark else None

@@ -5,13 +5,27 @@ directly) and the Python environment its worker runs in.
 ``--runtime`` takes ``NAME[:PROFILE]`` (``openvino``, ``openvino:1thread``);
 a bare name is the ``default`` profile. ``module:Class`` (a third-party or
 test adapter) still works where the part before the colon is not a runtime
-name. ``--targets FILE`` names targets in YAML, checked like case files::
+name. The syntax is read by :func:`conformance.adapters.parse` alone, here,
+in the pytest plugin and in a targets file's ``adapter``. ``--targets FILE``
+names targets in YAML, checked like case files (``file:line: field:
+message``, through the strict loader of :mod:`conformance.cases.yaml_lines`)::
 
     targets:
       ov2025:                      # the name results carry (`runtime`)
         adapter: openvino
         profile: default           # or: properties: {INFERENCE_NUM_THREADS: 1}
         python: envs/ov2025/bin/python   # another environment (relative to the file)
+
+A target's name is 1 to :data:`MAX_NAME` ASCII letters, digits, ``_``,
+``-``, ``.`` and ``:``, starting with a letter or digit: it becomes part of
+file names (a fuzz class's folder) and is typed on command lines. A name
+that is a runtime name (``openvino``, ``onnxruntime:openvino-ep``) must be
+that target, its adapter in that profile: results named ``openvino`` are
+OpenVINO's default profile wherever they are read. ``python`` is a path
+relative to the targets file's folder (never looked up on ``$PATH``), or
+absolute; it must be an executable file. Properties are checked by
+:func:`conformance.tables.profiles.property_problem` (no null, NaN or
+infinity, integers within int64, thread counts whole numbers).
 
 Results carry the target's name in ``runtime``; the header says, per target,
 the adapter, profile, requested and effective properties, the package
@@ -21,13 +35,20 @@ version and the interpreter.
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance import adapters
+from conformance.cases import yaml_lines
 from conformance.cases.loader import CaseErrors, YamlFileReader
-from conformance.tables.profiles import DEFAULT, PROFILES
+from conformance.tables.profiles import DEFAULT, PROFILES, property_problem
+
+MAX_NAME = 64  # characters of a targets file's target name
+NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:-]{{0,{MAX_NAME - 1}}}")
+TARGET_FIELDS = ("adapter", "profile", "properties", "python")
 
 
 class TargetError(ValueError):
@@ -88,10 +109,14 @@ def threads(target: Target, cores: int) -> int:
 
 
 def adapter_of(name: str) -> str:
-    """The adapter of a target named on the command line (``openvino:1thread``
-    is OpenVINO; a ``module:Class`` is its own); a targets file's names are
-    mapped by the run header."""
-    return name.partition(":")[0] if ":" in name and "." not in name else name
+    """The adapter of a target named on the command line, as
+    :func:`conformance.adapters.parse` reads it (``openvino:1thread`` is
+    OpenVINO; a ``module:Class`` is its own). A name it does not read (a
+    targets file's, mapped by the run header) is its own adapter."""
+    try:
+        return adapters.parse(name).adapter
+    except adapters.UnknownRuntime:
+        return name
 
 
 def auto_workers(chosen: Iterable[Target], cores: int) -> int:
@@ -110,16 +135,17 @@ def _profile(adapter: str, profile: str) -> dict:
 
 
 def parse(spec: str) -> Target:
-    """A target from ``--runtime``: ``NAME``, ``NAME:PROFILE`` or ``module:Class``."""
-    name, _, profile = spec.partition(":")
-    registered = adapters.registered()
-    if name in registered:
-        profile = profile or DEFAULT
-        properties = _profile(name, profile)
-        return Target(spec if profile != DEFAULT else name, name, profile, properties)
-    if profile and ("." in name or profile[:1].isupper()):
+    """A target from ``--runtime``: ``NAME``, ``NAME:PROFILE`` or ``module:Class``
+    (:func:`conformance.adapters.parse` reads it)."""
+    try:
+        named = adapters.parse(spec)
+    except adapters.UnknownRuntime as error:
+        raise TargetError(str(error)) from None
+    if named.is_class:
         return Target("", spec)  # module:Class: named by the adapter itself
-    raise TargetError(f"unknown runtime {name!r}; known: {', '.join(sorted(registered))}")
+    profile = named.profile or DEFAULT
+    properties = _profile(named.adapter, profile)
+    return Target(spec if profile != DEFAULT else named.adapter, named.adapter, profile, properties)
 
 
 def parse_all(specs: Iterable[str]) -> list[Target]:
@@ -141,57 +167,147 @@ class _TargetsReader(YamlFileReader):
         if not isinstance(root, dict) or not isinstance(root.get("targets"), dict):
             self.error((), "a targets file is a mapping with 'targets': {name: {adapter, ...}}")
             return []
+        for key in sorted(set(root) - {"targets"}, key=str):
+            self.error((key,), "unknown field; a targets file has 'targets' only")
+        if not root["targets"]:
+            self.error(("targets",), "no targets: name at least one {name: {adapter, ...}}")
+            return []
         found = []
         for name, raw in root["targets"].items():
-            target = self._target(str(name), raw)
+            target = self._target(name, raw)
             if target is not None:
                 found.append(target)
         return found
 
-    def _target(self, name: str, raw) -> Target | None:
+    def _name_problem(self, name) -> str | None:
+        if not isinstance(name, str):
+            return f"{name!r} is not a target name: a name is a string (quote it)"
+        if not name:
+            return "a target's name is empty (its results would carry another's name)"
+        if len(name) > MAX_NAME:
+            return (
+                f"{yaml_lines.shown(name)!r}: a name of {len(name)} characters; at most "
+                f"{MAX_NAME} (it becomes part of file names)"
+            )
+        if not NAME.fullmatch(name):
+            return (
+                f"{name!r}: a target's name is ASCII letters, digits, '_', '-', '.' and ':', "
+                "starting with a letter or digit"
+            )
+        return None
+
+    def _target(self, name, raw) -> Target | None:
         at = ("targets", name)
+        problem = self._name_problem(name)
+        if problem:  # said of the name, on its line: the field would be the name itself
+            self.error(("targets",), problem, line=yaml_lines.line_of(self.root, at))
+            return None
         if not isinstance(raw, dict):
             self.error(at, "give a mapping: {adapter, profile or properties, python}")
             return None
-        unknown = sorted(set(raw) - {"adapter", "profile", "properties", "python"})
-        if unknown:
-            self.error(
-                (*at, unknown[0]), "unknown field; give adapter, profile, properties, python"
-            )
+        before = len(self.errors)
+        for key in sorted(set(raw) - set(TARGET_FIELDS), key=str):
+            self.error((*at, key), f"unknown field; give {', '.join(TARGET_FIELDS)}")
         adapter = raw.get("adapter")
         if not isinstance(adapter, str) or not adapter:
             self.error((*at, "adapter"), "required: a runtime name (openvino) or module:Class")
             return None
         try:
-            adapters.resolve(adapter)
+            named = adapters.parse(adapter)
         except adapters.UnknownRuntime as error:
             self.error((*at, "adapter"), str(error))
+            return None
+        if named.profile is not None:
+            self.error(
+                (*at, "adapter"),
+                f"{adapter!r}: the adapter alone ({named.adapter}); give the profile as "
+                f"'profile: {named.profile}'",
+            )
             return None
         if "profile" in raw and "properties" in raw:
             self.error((*at, "properties"), "give a profile or properties, not both")
             return None
         profile, properties = DEFAULT, {}
         if "properties" in raw:
-            if not isinstance(raw["properties"], dict):
-                self.error((*at, "properties"), "a mapping of property name to value")
+            properties = self._properties(raw["properties"], (*at, "properties"))
+            if properties is None:
                 return None
-            profile, properties = None, {str(k): v for k, v in raw["properties"].items()}
+            profile = None
         elif "profile" in raw:
-            profile = str(raw["profile"])
+            profile = raw["profile"]
+            if not isinstance(profile, str) or not profile:
+                self.error(
+                    (*at, "profile"),
+                    f"{profile!r} is not a profile name (a string; YAML reads yes/no/on/off "
+                    "as booleans: quote it)",
+                )
+                return None
             try:
-                properties = _profile(adapter, profile)
+                properties = _profile(named.adapter, profile)
             except TargetError as error:
                 self.error((*at, "profile"), str(error))
                 return None
-        python = raw.get("python")
-        if python is not None:
-            path = Path(str(python))
-            path = path if path.is_absolute() else self.path.parent / path
-            if not path.exists():
-                self.error((*at, "python"), f"no interpreter at {path}")
+        python = self._python(raw["python"], (*at, "python")) if "python" in raw else None
+        if len(self.errors) > before:
+            return None
+        try:  # a name that is a runtime name stands for that target, not another
+            same = adapters.parse(name)
+        except adapters.UnknownRuntime:
+            same = None
+        if same is not None and same.profile == DEFAULT:  # one name for one thing
+            self.error(
+                ("targets",),
+                f"{name!r} is the target {same.adapter}: call it {same.adapter!r}",
+                line=yaml_lines.line_of(self.root, at),
+            )
+            return None
+        if same is not None and (
+            same.adapter != named.adapter or (same.profile or DEFAULT) != profile
+        ):
+            said = f"{named.adapter}, " + (f"profile {profile}" if profile else "its properties")
+            self.error(
+                ("targets",),
+                f"{name!r} is the name of the target {same.adapter} in profile "
+                f"{same.profile or DEFAULT}; this one is {said}: give it another name",
+                line=yaml_lines.line_of(self.root, at),
+            )
+            return None
+        return Target(name, named.adapter, profile, properties, python)
+
+    def _properties(self, raw, at: tuple) -> dict | None:
+        if not isinstance(raw, dict):
+            self.error(at, "a mapping of property name to value")
+            return None
+        properties = {}
+        for key, value in raw.items():
+            if not isinstance(key, str) or not key:
+                self.error(at, f"{key!r}: a property name is a non-empty string")
                 return None
-            python = str(path)
-        return Target(name, adapter, profile, properties, python)
+            problem = property_problem(key, value)
+            if problem:
+                below, message = problem
+                self.error((*at, key, *below), message)
+                return None
+            properties[key] = value
+        return properties
+
+    def _python(self, raw, at: tuple) -> str | None:
+        """The interpreter, relative to this file's folder unless absolute:
+        never looked up on $PATH, never made relative to the working folder."""
+        if not isinstance(raw, str) or not raw.strip():
+            self.error(at, "the path of a Python interpreter (relative to this file, or absolute)")
+            return None
+        given = Path(raw)
+        folder = self.path.parent.resolve()  # the file's folder; the interpreter's own
+        path = given if given.is_absolute() else folder / given  # link is kept (a venv's python)
+        beside = "" if given.is_absolute() else f" (relative to {folder}, this file's folder)"
+        if not path.exists():
+            self.error(at, f"no interpreter at {path}{beside}")
+        elif not path.is_file() or not os.access(path, os.X_OK):
+            self.error(at, f"{path} is not an executable file{beside}")
+        else:
+            return str(path)
+        return None
 
 
 def load_file(path: Path) -> list[Target]:
@@ -199,4 +315,4 @@ def load_file(path: Path) -> list[Target]:
     return _TargetsReader(Path(path)).read_or_raise()
 
 
-__all__ = ["CaseErrors", "Target", "TargetError", "load_file", "parse", "parse_all"]
+__all__ = ["MAX_NAME", "CaseErrors", "Target", "TargetError", "load_file", "parse", "parse_all"]

@@ -33,6 +33,8 @@ Two kinds of entry, as the word "each" decides:
 -1 is not 1; an absent axis counts as 0), ``violation`` (the clause an
 invalid input breaks, ``none`` for a valid input) and ``features`` (all of
 these input features present; see :mod:`conformance.tables.features`).
+``opset`` and ``axis`` are integers (``true`` is not opset 1, nor ``13.0``
+opset 13; an axis within int64), the others strings.
 
 A family whose discrepancy shows only on some values (ONNX Runtime's string
 Gather goes wrong only when the strings of a block differ) says
@@ -57,7 +59,8 @@ the run recorded (``conformance.engine.records.CPU_FLAGS``). An entry that
 does not apply to a target is "not used" for it, never "fixed upstream?".
 
 A baseline says what it was observed on (``observed``, a list of
-``{version, profile, cpu_flags}``): a target that matches none of them is
+``{version, profile, cpu_flags}``: a version string, quoted if YAML would
+read a number; a profile name; a list of CPU flags): a target that matches none of them is
 named first by the gate, with the difference, so that a verdict on another
 machine or version is read as what it is.
 
@@ -86,6 +89,7 @@ from packaging.version import InvalidVersion, Version
 
 from conformance.cases import yaml_lines
 from conformance.cases.loader import CaseErrors, YamlFileReader
+from conformance.cases.yaml_lines import is_int
 from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.records import CPU_FLAGS
@@ -101,10 +105,12 @@ SIGNATURE_FIELDS: dict[str, tuple] = {
     "dtype": tuple(dtypes.NAMES),
     "indices_dtype": tuple(dtypes.NAMES),
     "variant": tuple(models.VARIANTS),
-    "axis": None,  # any integer, as the model gives it (out-of-range ones too)
+    "axis": None,  # any int64, as the model gives it (out-of-range ones too)
     "violation": ("none", *decisions.BY_ID),
     "features": tuple(FEATURES),
 }
+INT64 = -(1 << 63)  # the least int64: an axis is an ONNX attribute int
+INTEGER_FIELDS = ("opset", "axis")  # a bool or a float is refused in these, whatever it equals
 ENTRY_FIELDS = (
     "case", "signature", "outcome", "reason", "clause", "upstream", "versions", "depends_on_values",
     "model", "profile", "cpu",
@@ -253,6 +259,15 @@ class Entry:
         return ", ".join(said) or "everywhere"
 
 
+def _known_profiles() -> set[str]:
+    return {p for profiles in PROFILES.values() for p in profiles}
+
+
+def _shown(value) -> str:
+    """A value for a message, a long one cut (a 4000-digit axis is not shown whole)."""
+    return yaml_lines.shown(repr(value))
+
+
 def _glob_narrows(glob: str) -> bool:
     """Whether a case glob names something: a letter or digit in its case-file
     id (before the first '.'; ``*.op13.*`` or ``*-*`` match every case file)
@@ -377,7 +392,7 @@ class _FileReader(YamlFileReader):
                 f"({', '.join(bug_models.BY_NAME)}): only outputs it explains are covered",
             )
         profile = self._strings(raw, at, "profile")
-        known = {p for profiles in PROFILES.values() for p in profiles}
+        known = _known_profiles()
         for name in profile:
             if name not in known:
                 self.error(
@@ -436,17 +451,33 @@ class _FileReader(YamlFileReader):
         if not isinstance(raw, list):
             self.error(("observed",), "a list of {version, profile, cpu_flags}")
             return []
+        profiles = _known_profiles()
         found = []
         for index, item in enumerate(raw):
             at = ("observed", index)
             if not isinstance(item, dict) or set(item) != set(OBSERVED_FIELDS):
                 self.error(at, "give exactly version, profile and cpu_flags (a list)")
                 continue
-            flags = item["cpu_flags"]
-            if not isinstance(flags, list) or any(f not in CPU_FLAGS for f in flags):
+            before = len(self.errors)
+            version, profile, flags = item["version"], item["profile"], item["cpu_flags"]
+            if not isinstance(version, str) or not version.strip():
+                quote = " (quote a version: '2026.4')" if isinstance(version, (int, float)) else ""
+                self.error(
+                    (*at, "version"),
+                    f"{_shown(version)}: the runtime's version as the run header has it, "
+                    f"a string{quote}",
+                )
+            if not isinstance(profile, str) or profile not in profiles:
+                self.error(
+                    (*at, "profile"),
+                    f"{_shown(profile)} is not a profile ({', '.join(sorted(profiles))})",
+                )
+            if not isinstance(flags, list) or any(
+                not isinstance(f, str) or f not in CPU_FLAGS for f in flags
+            ):
                 self.error((*at, "cpu_flags"), f"a list of CPU flags among {', '.join(CPU_FLAGS)}")
-                continue
-            found.append(Observed(str(item["version"]), str(item["profile"]), frozenset(flags)))
+            if len(self.errors) == before:
+                found.append(Observed(version, profile, frozenset(flags)))
         return found
 
     def _strings(self, raw: dict, at: tuple, key: str) -> list[str]:
@@ -471,15 +502,18 @@ class _FileReader(YamlFileReader):
                 continue
             values = tuple(value) if isinstance(value, list) else (value,)
             allowed = SIGNATURE_FIELDS[name]
-            if allowed is None:  # any integer
-                bad = [v for v in values if not isinstance(v, int) or isinstance(v, bool)]
-                allowed = ("an integer",)
+            if name in INTEGER_FIELDS:  # true is not opset 1, nor 13.0 opset 13
+                bad = [v for v in values if not is_int(v) or (allowed and v not in allowed)]
             else:
-                bad = [v for v in values if v not in allowed]
+                bad = [v for v in values if not isinstance(v, str) or v not in allowed]
             if bad or not values:
-                shown = ", ".join(map(str, allowed))
-                what = shown if SIGNATURE_FIELDS[name] is None else f"one of {shown}"
-                self.error((*at, name), f"{', '.join(map(repr, bad)) or '[]'}: not {what}")
+                what = "an integer" if allowed is None else f"one of {', '.join(map(str, allowed))}"
+                shown = [f"{v} (a boolean)" if isinstance(v, bool) else _shown(v) for v in bad]
+                self.error((*at, name), f"{', '.join(shown) or '[]'}: not {what}")
+                continue
+            if allowed is None and not all(INT64 <= v < -INT64 for v in values):
+                wide = next(v for v in values if not INT64 <= v < -INT64)
+                self.error((*at, name), f"{_shown(wide)}: outside int64 (an ONNX attribute int)")
                 continue
             signature[name] = values
         return signature

@@ -48,3 +48,58 @@ PROFILES: dict[str, dict[str, dict[str, object]]] = {
 # environment with the runtime's usual one (onnxruntime-openvino is imported as
 # `onnxruntime` too): run them through a targets file's `python`.
 PACKAGES: dict[tuple[str, str], str] = {("onnxruntime", "openvino-ep"): "onnxruntime-openvino"}
+
+# What a property value may be, in a profile above or a targets file's
+# `properties`: what its worker is sent as JSON and the header records. A
+# thread count (the runtime's own name for it) is a whole number >= 0.
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+THREAD_COUNTS = ("INFERENCE_NUM_THREADS", "intra_op_num_threads", "inter_op_num_threads")
+
+
+def property_problem(name: str, value, path: tuple = ()) -> tuple[tuple, str] | None:
+    """Where below the property (keys, list positions) and why its value is
+    not one a worker can be given: None for a good value. Values are strings,
+    booleans, integers within int64, finite floats, and lists and mappings
+    (string keys) of them; never null, NaN or an infinity, which JSON has no
+    word for (header.json and scoreboard.json would not be JSON)."""
+    counts = name in THREAD_COUNTS and not path
+    if counts and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        return path, f"{_short(value)}: a thread count is a whole number >= 0 (0: the default)"
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path, f"{_short(value)} is not UTF-8 text"
+        return None
+    if isinstance(value, int):
+        if not INT64_MIN <= value <= INT64_MAX:
+            return path, f"{_short(value)} is outside int64"
+        return None
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return path, f"{value} is not a finite number (JSON has no NaN or infinity)"
+        return None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = property_problem(name, item, (*path, index))
+            if found:
+                return found
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str) or not key:
+                return path, f"{_short(key)}: a key is a non-empty string"
+            found = property_problem(name, item, (*path, key))
+            if found:
+                return found
+        return None
+    if value is None:
+        return path, "no value (null): give one, or leave the property out"
+    return path, f"{_short(value)} is not a property value (a {type(value).__name__})"
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"

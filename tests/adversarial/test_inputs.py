@@ -119,6 +119,28 @@ BAD: dict[str, tuple[str, str, int, str, tuple[str, ...]]] = {
                    7, "data[0]", ("float32", "out of range", "400 characters")),
     "nested-5000": ("[1.0, 2.0]", "[" * 5000 + "1" + "]" * 5000, 7, "data", ("nested deeper",)),
     "nested-90": ("[1.0, 2.0]", "[" * 90 + "1" + "]" * 90, 7, "data", ("dimension",)),
+    # 6. numbers and types YAML allows that no case file means: the strict loader
+    # refuses them at their line and field (a 5000-digit integer was "internal
+    # error: ValueError" with no line; 1.0e+400 silently became inf)
+    "int-5000-digits": ("[1.0, 2.0]", "[" + "9" * 5000 + ", 1]", 7, "data[0]",
+                        ("5000 characters", "more than 4300 digits")),
+    "axis-5000-digits": ("axis: 0", "axis: -" + "9" * 5000, 6, "attributes.axis",
+                         ("4300 digits",)),
+    "opset-5000-digits": ("opset: 13", "opset: [13, " + "1" * 5000 + "]", 4, "opset[1]",
+                          ("4300 digits",)),
+    "hex-5000-digits": ("indices: [1]", "indices: [0x" + "f" * 5000 + "]", 8, "indices[0]",
+                        ("0xffffffffff", "4300 digits")),
+    "float-beyond-float64": ("[1.0, 2.0]", "[1.0e+400, 2.0]", 7, "data[0]",
+                             ("1.0e+400", "out of range", ".inf")),
+    "negative-beyond-float64": ("[1.0, 2.0]", "[1.0, -1.5e+999]", 7, "data[1]",
+                                ("-1.5e+999", "out of range")),
+    "yaml-set": ("indices: [1]", "indices: !!set {1}", 8, "indices", ("!!set",)),
+    "yaml-binary": ("[1.0, 2.0]", "!!binary AAAA", 7, "data", ("!!binary",)),
+    "yaml-timestamp": ("indices: [1]", "indices: [!!timestamp 2024-01-01]", 8, "indices[0]",
+                       ("!!timestamp",)),
+    "opset-bool": ("opset: 13", "opset: true", 4, "opset", ("True", "opset number")),
+    "start-5000-digits": ("[1.0, 2.0]", "{arange: {shape: [3], start: " + "9" * 5000 + "}}",
+                          7, "data.arange.start", ("4300 digits",)),
     # 5. unbounded work from small inputs: aliases counted as what they expand to
     "billion-laughs": ("[1.0, 2.0]", LAUGHS, 7, "data", ("262144 values", "aliases expanded")),
     "alias-cycle": ("[1.0, 2.0]", "&c [1.0, *c]", 7, "data", ("*c", "cycle")),

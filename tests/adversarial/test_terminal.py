@@ -70,6 +70,13 @@ cases:
 """
 TARGETS = """\
 targets:
+  ref:
+    adapter: reference
+"""
+# Target names a targets file may not use (ASCII letters, digits, _ - . : only):
+# refused at their line, and the refusal prints them escaped.
+HOSTILE_TARGETS = """\
+targets:
   "ref\\e[2J\\r":
     adapter: reference
   "[/]":
@@ -99,12 +106,24 @@ def test_a_run_prints_hostile_names_messages_and_files_escaped(hostile_run):
     out, done = hostile_run
     assert done.returncode == 1, done.stdout + done.stderr  # the hostile refusals are new
     shown = _clean(done)
-    for text in ("hostile\\x1b[2J", "ref\\x1b[2J\\r", "[/]", "evil\\x1b[2Jname.yaml:2",
+    for text in ("hostile\\x1b[2J", "[/]", "evil\\x1b[2Jname.yaml:2",
                  "refused \\x1b[31mred\\x1b[0m\\x08\\x07 \\u202eevil [/] [bold]x \\udcff",
                  "known\\x1b[2J/<runtime>.yaml", "run\\x1b[2J/results.jsonl"):  # fmt: skip
         assert text in shown, (text, shown)
     assert "gate FAILED" in done.stdout
-    assert (out / "report.html").exists()  # a target named [/] is not Rich markup
+    assert (out / "report.html").exists()  # "[/]" in a message is not Rich markup
+
+
+def test_hostile_target_names_are_refused_and_printed_escaped(tmp_path):
+    path = tmp_path / f"targets{ESC}.yaml"
+    path.write_text(HOSTILE_TARGETS, encoding="utf-8")
+    done = _conformance("run", "--targets", str(path), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    shown = _clean(done)
+    where = f"{tmp_path}/targets\\x1b[2J.yaml"
+    assert f"{where}:2: targets: 'ref\\x1b[2J\\r': a target's name is" in shown, shown
+    assert f"{where}:4: targets: '[/]': a target's name is" in shown, shown
+    assert not (tmp_path / "out").exists()
 
 
 def test_gate_report_and_diff_print_a_hostile_run_escaped(hostile_run, tmp_path):
