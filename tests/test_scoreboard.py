@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import textwrap
 from collections import Counter
 from pathlib import Path
@@ -113,6 +114,94 @@ def test_a_known_family_carries_its_baseline_entry_as_the_mechanism(board):
     reference = Path("cases/known/reference.yaml")
     digest = hashlib.sha256((REPO / reference).read_bytes()).hexdigest()
     assert {"path": "cases/known/reference.yaml", "sha256": digest} in content["baselines"]
+
+
+SCOPED = """\
+entries:
+  - signature: {op: GatherElements, violation: index-out-of-range}
+    versions: ">=1"
+    profile: [default]
+    depends_on_values: true
+    outcome: accepted_invalid
+    reason: out-of-range GatherElements indices read another element (scoped)
+    clause: index-out-of-range
+"""
+
+
+@pytest.mark.parametrize("gated_by", ["--known", "gate.json"])
+def test_a_family_of_a_scoped_entry_shows_its_scope_versions_and_match(board, tmp_path, gated_by):
+    """The family carries its entry's scope (where it holds), version range and
+    match, whether held against --known now or by the run's own gate.json
+    (both were always null: they were read from a group's entry, which has none)."""
+    _, page, _ = board
+    run = tmp_path / "run"
+    shutil.copytree(page.parent / "run", run)
+    known = tmp_path / "known"
+    known.mkdir()
+    (known / "reference.yaml").write_text(SCOPED)
+    out, data = tmp_path / "board.html", tmp_path / "board.json"
+    if gated_by == "--known":
+        extra = ["--known", str(known)]
+    else:
+        gated = conformance("gate", str(run), "--known", str(known), "--out", str(run))
+        assert gated.returncode == 1, gated.stderr  # the fake adapter's crash is new
+        extra = []
+    done = conformance("scoreboard", str(run), "-o", str(out), "--json", str(data), *extra)
+    assert done.returncode == 0, done.stderr
+    content = json.loads(data.read_text())
+    assert not list(Draft202012Validator(SCHEMA).iter_errors(content))
+    (family,) = [f for f in content["families"] if f["runtime"] == "reference"]
+    assert family["where"] == f"{known / 'reference.yaml'}:2" and family["status"] == "known"
+    assert family["scope"] == "versions >=1, profile default"
+    assert family["versions"] == ">=1"
+    assert family["match"] == "op GatherElements, violation index-out-of-range -> accepted_invalid"
+    assert "holds for versions &gt;=1, profile default" in out.read_text()
+    crash = next(f for f in content["families"] if f["kind"] == "crash")
+    assert (crash["scope"], crash["versions"], crash["match"]) == (None, None, None)  # new
+
+
+def _totals(content: dict) -> dict:
+    return {t["name"]: t["scores"]["total"] for t in content["targets"]}
+
+
+def test_a_run_given_twice_is_read_once(board, tmp_path):
+    """The same folder twice, as its results file, through a link or as a
+    copy (the same run id and results): read once, never counted twice."""
+    content, page, _ = board
+    run = page.parent / "run"
+    copy, link = tmp_path / "copy", tmp_path / "link"
+    shutil.copytree(run, copy)
+    link.symlink_to(run, target_is_directory=True)
+    for twice in ([run, run], [run, run / "results.jsonl"], [run, copy], [link, run]):
+        data = tmp_path / "twice.json"
+        done = conformance(
+            "scoreboard", *map(str, twice), "-o", str(tmp_path / "twice.html"),
+            "--json", str(data), "--known", "cases/known",
+        )  # fmt: skip
+        assert done.returncode == 0, (twice, done.stderr)
+        again = json.loads(data.read_text())
+        assert _totals(again) == _totals(content), twice
+        assert [(f["runtime"], f["results"]) for f in again["families"]] == [
+            (f["runtime"], f["results"]) for f in content["families"]
+        ]
+        assert again["discrepancies"] == content["discrepancies"]
+
+
+def test_two_runs_of_one_target_are_refused_naming_both(board, tmp_path):
+    _, page, _ = board
+    run = page.parent / "run"
+    other = tmp_path / "other"
+    done = conformance("run", "--runtime", "reference", "--cases", str(page.parent / "cases.yaml"),
+                       "--out", str(other), "--no-progress")  # fmt: skip
+    assert done.returncode == 1, done.stderr  # a discrepancy: the GatherElements out of range
+    out = tmp_path / "board.html"
+    for pair in ([run, other], [other, run / "results.jsonl"]):
+        done = conformance("scoreboard", *map(str, pair), "-o", str(out), "--known", "cases/known")
+        assert done.returncode == 2, (pair, done.stdout, done.stderr)
+        assert "target reference is in two runs" in done.stderr, done.stderr
+        assert str(run) in done.stderr and str(other) in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+        assert not out.exists()
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):

@@ -47,7 +47,11 @@ def command(args) -> int:
     runs = options.finished_runs(args, err)
     if runs is None:
         return exits.USAGE
-    board = scoreboard.build(runs, args.output, args.known)
+    try:
+        board = scoreboard.build(runs, args.output, args.known)
+    except scoreboard.ScoreboardError as error:  # a target in two runs
+        err.print(f"error: {error}", markup=False)
+        return exits.USAGE
     if board["baseline_error"]:
         err.print(f"error: {board['baseline_error']}", markup=False)
         return exits.USAGE

@@ -391,9 +391,12 @@ GROUPS_SPEC = _Object(
     {"run_id": _Nullable(TEXT)},
 )  # fmt: skip
 _GROUP_KEY = {"runtime": TEXT, "kind": TEXT, "op": TEXT, "group": TEXT}
-_ENTRY = _Object({"where": TEXT}, {"runtime": TEXT, "reason": _Nullable(TEXT),
-                                   "clause": _Nullable(TEXT), "upstream": _Nullable(TEXT),
-                                   "conforming_now": _List(TEXT)})  # fmt: skip
+_ENTRY = _Object(  # a baseline entry as gate.json lists it (conformance.gate.verdict)
+    {"where": TEXT},
+    {"runtime": TEXT, "reason": _Nullable(TEXT), "clause": _Nullable(TEXT),
+     "upstream": _Nullable(TEXT), "conforming_now": _List(TEXT), "match": _Nullable(TEXT),
+     "versions": _Nullable(TEXT), "holds": _Nullable(TEXT)},
+)  # fmt: skip
 GATE_SPEC = _Object(  # what the report shows of a run's gate.json (every gate.json has these)
     {"passed": FLAG,
      "new": _List(_Object({**_GROUP_KEY, "count": COUNT},
@@ -482,8 +485,10 @@ def _results_bytes(results: Path) -> bytes:
 def read_records(results: Path, data: bytes | None = None) -> list[dict]:
     """Every record of a results file (``data``: its bytes, when already
     read); RecordsError (``file:line: what``) for anything that is not a
-    record of ours. A last line cut short (a run killed mid-write) is
-    dropped, as the writer could not finish it."""
+    record of ours. A last line cut short (a run killed mid-write, or one
+    still writing) is dropped, as the writer could not finish it; in a run
+    folder whose summary says the run ended, :func:`read_folder` refuses it
+    (:func:`check_whole_lines`)."""
     if data is None:
         data = _results_bytes(results)
     lines = data.split(b"\n")
@@ -514,6 +519,33 @@ def read_records(results: Path, data: bytes | None = None) -> list[dict]:
         _misfit(record, RECORD, where, " (docs/formats.md: results.jsonl)")
         found.append(record)
     return found
+
+
+def check_whole_lines(results: Path, data: bytes) -> None:
+    """RecordsError unless ``data`` is whole lines, each a record: what the
+    writer leaves once it is closed (``conformance.engine.files.LineAppender``
+    cuts a failed append back to the last whole line, and the run writes
+    summary.json only after closing the file). A line without its newline, or
+    an empty one, in a folder whose run ended means the file was cut, torn or
+    edited after the run: its records are not the run's whole results."""
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines[:-1], 1):  # lines[-1]: what follows the last newline
+        if not raw.strip():
+            raise RecordsError(
+                f"{results}:{number}: an empty line, but {SUMMARY} says the run ended: the "
+                "results are not as the run wrote them (edited?)"
+            )
+    if lines[-1]:
+        number = len(lines)
+        try:
+            _parse(lines[-1])
+            what = "a record without its newline"
+        except ValueError as error:
+            what = f"a line cut short (not a JSON record: {error})"
+        raise RecordsError(
+            f"{results}:{number}: {what}, but {SUMMARY} says the run ended (its writer "
+            "leaves whole lines only): the results were cut or appended to after the run"
+        )
 
 
 def read_json(path: Path, spec: _Spec | None = None) -> dict | None:
@@ -605,6 +637,8 @@ def read_folder(path: Path) -> RunFolder:
         findings=read_json(folder / FINDINGS, FINDINGS_SPEC),
         results_sha256=hashlib.sha256(data).hexdigest(),
     )
+    if run.summary is not None:  # the run ended (finished or interrupted): its file is closed
+        check_whole_lines(results, data)
     check_together(run, results)
     if run.gate is not None:
         _check_verdict(run.gate, folder / GATE)

@@ -163,6 +163,8 @@ class Report:
     baseline: str | None = None  # the baseline folder(s) groups were held against
     baseline_error: str | None = None  # why no baseline could be used
     verdicts: list[dict] = field(default_factory=list)  # each run's gate.json (or the --known one)
+    # "file:line" -> the verdicts' entry (gate.json ``entries``: match, versions, holds...)
+    entries: dict[str, dict] = field(default_factory=dict)
     unfinished: list[str] = field(default_factory=list)  # why some run cannot stand for a whole run
     stale_gates: list[str] = field(default_factory=list)  # gate.json files set aside (RunFolder)
     harness_errors: int = 0
@@ -374,8 +376,12 @@ def _first_line(text: str, limit: int = 160) -> str:
 
 def _mark(report: Report, marks: list[dict], baseline: str) -> None:
     """Each group's gate verdict: how many of its results are new, which
-    baseline entries cover the rest (per record, for JUnit)."""
+    baseline entries cover the rest (per record, for JUnit); and each entry
+    of the verdicts in full (what it matches, where it holds), by file:line."""
     report.baseline = baseline
+    for decided in report.verdicts:
+        for entry in decided.get("entries", []):
+            report.entries.setdefault(entry["where"], entry)
     by_key: dict[GroupKey, list[dict]] = defaultdict(list)
     for mark in marks:
         by_key[GroupKey(mark["runtime"], mark["kind"], mark["op"], mark["group"])].append(mark)

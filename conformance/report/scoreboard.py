@@ -10,7 +10,9 @@ model (:func:`conformance.report.model.from_runs`: groups, their smallest
 inputs, families, the gate's marks), so the two pages never disagree.
 
 :func:`build` returns the JSON document (``docs/scoreboard.md`` describes
-every field); the HTML page is rendered from that same document.
+every field); the HTML page is rendered from that same document. It takes
+one run per target (:func:`distinct`): a run named twice is read once, a
+target in two runs refused, so that no result counts twice.
 """
 
 from __future__ import annotations
@@ -115,10 +117,46 @@ def _digests(folder: Path | None, adapters: set[str]) -> list[dict]:
     return found
 
 
+class ScoreboardError(records.RecordsError):
+    """Run folders that do not make one scoreboard (a target in two of them)."""
+
+
+def _targets_of(run: records.RunFolder) -> set[str]:
+    """The target names of a run: its header's and its records'."""
+    return set(run.header.get("runtimes") or {}) | {record["runtime"] for record in run.records}
+
+
+def distinct(runs: list[records.RunFolder]) -> list[records.RunFolder]:
+    """One run per target. A run given twice (the same folder, its results
+    file, a copy: the same run id and results digest) is read once, the first
+    named; a target in two different runs (two runs of one target, shards
+    included) is refused naming both folders, since its results would be
+    counted twice or its scores mixed from runs of different versions."""
+    kept: list[records.RunFolder] = []
+    seen: set[tuple] = set()
+    owner: dict[str, records.RunFolder] = {}
+    for run in runs:
+        same = (run.header.get("run_id"), run.results_sha256)
+        if same in seen:
+            continue
+        seen.add(same)
+        for name in sorted(_targets_of(run)):
+            if name in owner:
+                raise ScoreboardError(
+                    f"target {name} is in two runs, {owner[name].folder} and {run.folder}: "
+                    "a scoreboard takes one run per target (its results would count twice); "
+                    "give one of them"
+                )
+            owner[name] = run
+        kept.append(run)
+    return kept
+
+
 def build(runs: list[records.RunFolder], out: Path, known: Path | None = None) -> dict:
-    """The scoreboard of these runs; ``known`` gates them against that baseline
-    folder now (else each run's gate.json, as the report does)."""
-    report: Report = from_runs(runs, out, known)
+    """The scoreboard of these runs (:func:`distinct`: ScoreboardError for a
+    target in two runs); ``known`` gates them against that baseline folder
+    now (else each run's gate.json, as the report does)."""
+    report: Report = from_runs(distinct(runs), out, known)
     cells: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     unsupported: dict[str, Counter] = defaultdict(Counter)
     unconfirmed: Counter = Counter()
@@ -176,7 +214,9 @@ def build(runs: list[records.RunFolder], out: Path, known: Path | None = None) -
     for family in report.families:
         groups = members[family.id]
         smallest = min(groups, key=lambda g: _size(g.example)) if groups else None
-        entry = next(
+        # the entry as the verdict lists it (gate.json ``entries``: its match, versions
+        # and where it holds); a group's ``known`` names only where, reason, clause, upstream
+        entry = report.entries.get(family.where) or next(
             (g.known[family.where] for g in groups if family.where in g.known), {}
         ) if family.where else {}  # fmt: skip
         families.append(

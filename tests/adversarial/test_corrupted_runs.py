@@ -122,6 +122,16 @@ def _run(tmp_path, lines: list[bytes], **summary) -> Path:
     return run
 
 
+def _append(run: Path, data: bytes) -> None:
+    with (run / records.RESULTS).open("ab") as results:
+        results.write(data)
+
+
+def _summary(run: Path, **change) -> None:
+    summary = json.loads((run / records.SUMMARY).read_text())
+    (run / records.SUMMARY).write_text(json.dumps({**summary, **change}))
+
+
 RUN = [_line(run_id="r"), _line(run_id="r", case_id="b.op13.float32.int64", kind="rejected",
                                 stage="load", dtype="complex64")]  # fmt: skip
 
@@ -175,6 +185,26 @@ RUN = [_line(run_id="r"), _line(run_id="r", case_id="b.op13.float32.int64", kind
         ("a gate.json without its new groups", lambda run: (run / records.GATE).write_text(
             json.dumps({"passed": True, "fixed": [], "not_used": []})),
          "new: None is not there"),
+        # results.jsonl of a run that ended holds whole lines only (its writer is closed)
+        ("a torn last line", lambda run: _append(run, b'{"case_id": "\xff\xfe"'),
+         "results.jsonl:3: a line cut short (not a JSON record: not UTF-8), but summary.json"),
+        ("a torn line of UTF-8", lambda run: _append(run, RUN[0][:40]),
+         "results.jsonl:3: a line cut short"),
+        ("a record without its newline", lambda run: (run / records.RESULTS).write_bytes(
+            (run / records.RESULTS).read_bytes()[:-1]),
+         "results.jsonl:2: a record without its newline, but summary.json says the run ended"),
+        ("an empty line", lambda run: (run / records.RESULTS).write_bytes(
+            RUN[0] + b"\n\n" + RUN[1] + b"\n"), "results.jsonl:2: an empty line"),
+        ("a line of spaces at the end", lambda run: _append(run, b"   "),
+         "results.jsonl:3: a line cut short"),
+        ("a torn line in the middle", lambda run: (run / records.RESULTS).write_bytes(
+            RUN[0] + b"\n" + RUN[1][:30] + b"\n" + RUN[1] + b"\n"),
+         "results.jsonl:2: not a JSON record"),
+        ("an extra whole line", lambda run: _append(run, RUN[1] + b"\n"),
+         "3 records, but summary.json counts 2"),
+        ("a torn line on an interrupted run", lambda run: (
+            _summary(run, interrupted=True), _append(run, b'{"case_id": "\xff\xfe"')),
+         "results.jsonl:3: a line cut short"),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
 )  # fmt: skip

@@ -94,3 +94,72 @@ def test_writes_never_follow_a_symlink_planted_in_the_folder(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert victim.read_text() == "keep me"
     assert not (out / records.RESULTS).is_symlink()
+
+
+TORN = b'{"case_id": "\xff\xfe"'  # a last line cut short, inside a character
+
+
+def _readers(out, tmp_path) -> dict[str, list[str]]:
+    """Every command that reads run folders, on ``out``."""
+    return {
+        "gate": ["gate", str(out)],
+        "report": ["report", str(out), "-o", str(tmp_path / "r.html")],
+        "diff": ["diff", str(out), str(out), "-o", str(tmp_path / "d.html")],
+        "scoreboard": ["scoreboard", str(out), "-o", str(tmp_path / "s.html")],
+    }
+
+
+def test_a_torn_or_unterminated_line_in_a_finished_run_is_refused_by_every_reader(tmp_path):
+    """A finished run's writer left whole lines only: a partial last line
+    appended after it (or its last newline gone) means results.jsonl is not
+    what summary.json says was recorded. Refused (exit 2, file and line) by
+    every reader, never judged: the gate used to pass it, the records adding up."""
+    out = tmp_path / "run"
+    assert _run(out).returncode == 0
+    results = out / records.RESULTS
+    whole = results.read_bytes()
+    count = whole.count(b"\n")
+    assert conformance("gate", str(out)).returncode == 0
+    for content, said in (
+        (whole + TORN, f"{results}:{count + 1}: a line cut short (not a JSON record: not UTF-8)"),
+        (whole[:-1], f"{results}:{count}: a record without its newline"),
+    ):
+        results.write_bytes(content)
+        for command, args in _readers(out, tmp_path).items():
+            done = conformance(*args)
+            assert done.returncode == 2, (command, done.stdout, done.stderr)
+            assert said in done.stderr and "summary.json says the run ended" in done.stderr, (
+                command, done.stderr)  # fmt: skip
+            assert "Traceback" not in done.stderr
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "s.html").exists()
+
+
+def test_a_killed_run_keeps_its_partial_last_line_dropped_and_an_interrupted_one_is_read(
+    tmp_path,
+):
+    """What formats.md promises of unfinished folders stays: a killed run (no
+    summary.json) may end in a line cut short, which is dropped (the report
+    reads the rest, the gate refuses the run as unfinished); an interrupted
+    run's whole lines are read (report) and refused by the gate as partial."""
+    out = tmp_path / "run"
+    assert _run(out).returncode == 0
+    results, summary = out / records.RESULTS, out / records.SUMMARY
+    count = results.read_bytes().count(b"\n")
+    content = json.loads(summary.read_text())
+    summary.write_text(json.dumps({**content, "interrupted": True}))
+    done = conformance("report", str(out), "-o", str(tmp_path / "r.html"))
+    assert done.returncode == 0 and f"{count} results" in done.stdout, done.stderr
+    done = conformance("gate", str(out))
+    assert done.returncode == 2 and "interrupted" in done.stderr, done.stderr
+    summary.unlink()  # killed: no summary, and a write cut short
+    with results.open("ab") as appended:
+        appended.write(TORN)
+    for command, args in _readers(out, tmp_path).items():
+        done = conformance(*args)
+        assert "Traceback" not in done.stderr and "cut short" not in done.stderr, done.stderr
+        if command == "gate":
+            assert done.returncode == 2 and "did not finish" in done.stderr, done.stderr
+        else:
+            assert done.returncode == 0, (command, done.stdout, done.stderr)
+    done = conformance("report", str(out), "-o", str(tmp_path / "r.html"))
+    assert f"{count} results" in done.stdout
