@@ -39,6 +39,7 @@ from importlib.metadata import entry_points
 
 import numpy as np
 
+from conformance.errors import ConformanceError
 from conformance.tables.profiles import DEFAULT, PROFILES
 
 ENTRY_POINT_GROUP = "conformance.adapters"
@@ -78,7 +79,7 @@ class HarnessUnsupported(Exception):
     """
 
 
-class UnknownRuntime(LookupError):
+class UnknownRuntime(ConformanceError, LookupError):
     """Not a runtime name (:func:`parse`); the message says what is known."""
 
 

@@ -10,6 +10,7 @@ import math
 
 from conformance import oracle
 from conformance.cases.model import Case
+from conformance.errors import ConformanceError
 from conformance.oracle import compare
 from conformance.tables import decisions
 
@@ -17,7 +18,7 @@ DEFAULT_CASE_MEMORY = 1 << 30  # bytes a case may declare (inputs + output)
 STRING_ELEMENT_BYTES = 64  # a guess for an object-array string: pointer, header, text
 
 
-class OverMemory(Exception):
+class OverMemory(ConformanceError):
     """The case declares more memory than the limit: nothing was computed."""
 
 

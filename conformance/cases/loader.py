@@ -22,6 +22,7 @@ import yaml
 
 from conformance.cases import values, yaml_lines
 from conformance.cases.model import Case, Expectation, Source, concrete_id
+from conformance.errors import ConformanceError
 from conformance.tables import decisions, spec
 
 REQUIRED = ("id", "op", "opset", "dtype", "data", "indices", "description", "spec")
@@ -57,7 +58,7 @@ class CaseFileError:
         )
 
 
-class CaseErrors(Exception):
+class CaseErrors(ConformanceError):
     def __init__(self, errors: list[CaseFileError]) -> None:
         super().__init__("\n".join(map(str, errors)))
         self.errors = errors

@@ -26,6 +26,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from conformance.errors import ConformanceError
+
 LOCK = ".lock"  # in a run folder while a run writes it
 ENCODING_ERRORS = "conformance-escaped"  # see _escaped
 
@@ -53,7 +55,7 @@ _HIDDEN = re.compile(
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-class FolderBusy(RuntimeError):
+class FolderBusy(ConformanceError, RuntimeError):
     """Another process holds the folder's lock; the message names it."""
 
 

@@ -53,6 +53,7 @@ import numpy as np
 from conformance.engine import targets
 from conformance.engine.targets import Target
 from conformance.engine.worker import PROGRESS
+from conformance.errors import ConformanceError
 
 # Seconds per job (load + run). The slowest legitimate job of the corpus takes
 # well under a second; onnx.reference hangs for good on some inputs (np.choose
@@ -85,7 +86,7 @@ STDERR_TAIL = 2000  # characters of a dead worker's stderr kept in the message
 EXIT_GRACE = 2.0
 
 
-class EngineError(RuntimeError):
+class EngineError(ConformanceError, RuntimeError):
     """The harness cannot go on (a worker does not start, a runtime is unknown)."""
 
 

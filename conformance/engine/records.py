@@ -43,6 +43,7 @@ from conformance.engine import files, targets
 from conformance.engine.groups import group_key
 from conformance.engine.judge import DISCREPANCIES, KINDS, Outcome
 from conformance.engine.pool import Raw
+from conformance.errors import ConformanceError
 from conformance.oracle import Verdict
 from conformance.tables import dtypes
 from conformance.tables.features import features
@@ -214,7 +215,7 @@ def header(runtimes: dict[str, dict], options: dict, command: list[str] | None) 
 
 
 # -- reading runs back (the report, the gate and diff do) ------------------------------
-class RecordsError(ValueError):
+class RecordsError(ConformanceError, ValueError):
     """A results file or run folder that cannot be read; says which and where."""
 
 

@@ -44,6 +44,7 @@ from pathlib import Path
 from conformance import adapters
 from conformance.cases import yaml_lines
 from conformance.cases.loader import CaseErrors, YamlFileReader
+from conformance.errors import ConformanceError
 from conformance.tables.profiles import DEFAULT, PROFILES, property_problem
 
 MAX_NAME = 64  # characters of a targets file's target name
@@ -51,7 +52,7 @@ NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:-]{{0,{MAX_NAME - 1}}}")
 TARGET_FIELDS = ("adapter", "profile", "properties", "python")
 
 
-class TargetError(ValueError):
+class TargetError(ConformanceError, ValueError):
     """A runtime or profile that does not exist; the message says which exist."""
 
 

@@ -23,6 +23,7 @@ from conformance.cases.loader import CaseErrors
 from conformance.engine import files, records
 from conformance.engine.groups import grouped
 from conformance.engine.targets import adapter_of
+from conformance.errors import ConformanceError
 from conformance.gate import baseline
 from conformance.gate.check import EntryResult, Gate, check
 
@@ -30,7 +31,7 @@ SCHEMA = "onnx-gather-conformance/gate"
 VERSION = 1
 
 
-class GateError(Exception):
+class GateError(ConformanceError):
     """The gate cannot decide; ``problems`` says each reason on a line."""
 
     def __init__(self, problems: list[str]) -> None:

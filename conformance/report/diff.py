@@ -51,6 +51,7 @@ from pathlib import Path
 from conformance.engine import records
 from conformance.engine.groups import Signature, group_of, is_generated
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
+from conformance.errors import ConformanceError
 
 UNSUPPORTED = "harness_unsupported"
 
@@ -144,7 +145,7 @@ def comparable(kind: str, message: str) -> str:
     return normalised(message) if kind in RUNTIME_TEXT else message
 
 
-class DiffError(ValueError):
+class DiffError(ConformanceError, ValueError):
     """Two runs that cannot be compared as asked (they share no runtime)."""
 
 

@@ -13,6 +13,7 @@ from functools import cache
 
 import onnx.defs
 
+from conformance.errors import ConformanceError
 from conformance.tables import dtypes
 
 # The operators and opsets this project covers (004: "All versions: 1, 11, 13";
@@ -24,7 +25,7 @@ OPSETS: dict[str, tuple[int, ...]] = {
 OPS: tuple[str, ...] = tuple(OPSETS)
 
 
-class UnknownOpset(ValueError):
+class UnknownOpset(ConformanceError, ValueError):
     pass
 
 
