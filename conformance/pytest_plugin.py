@@ -23,10 +23,17 @@ Known discrepancies (``cases/known/<runtime>.yaml``, see
 A discrepancy no entry covers fails the item with the runtime's message and
 the case's file and line; so does a case whose written expectation
 (``expected``, ``expect_error``, ``expected_shape``) disagrees with the oracle,
-whatever the runtime did (its result is judged against the oracle).
+whatever the runtime did (its result is judged against the oracle): pytest
+has no per-item "bad input", and ``conformance run`` exits 2 for it. An item
+that could not be checked is a skip saying "not checked" and why, as
+``cases validate`` and ``run`` say it: a case over the memory guard (nothing
+computed, so nothing held against the oracle either) or a
+``harness_unsupported`` result. A case file that does not load is a
+collection error showing ``file:line: field: message``.
 Options: ``--runtime NAME`` (repeatable; default every installed runtime),
-``--variants V ...``, ``--known DIR``, ``--conformance-out DIR``,
-``--conformance-timeout S``.
+``--variants V ...`` and ``--known DIR`` (defined once, with ``conformance
+run``'s, in :mod:`conformance.cli.options`), ``--conformance-out DIR``,
+``--conformance-pack N``, ``--conformance-timeout S``.
 """
 
 from __future__ import annotations
@@ -38,11 +45,14 @@ import pytest
 
 from conformance import adapters, gate
 from conformance.cases.check import OverMemory, verdict_of
-from conformance.cases.loader import CaseErrors, load_file
+from conformance.cases.loader import load_file
+from conformance.cli import options
 from conformance.engine import models, records, targets
 from conformance.engine.judge import DISCREPANCIES
 from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS
+from conformance.errors import ConformanceError
 from conformance.gate import baseline
+from conformance.report import terminal
 
 DEFAULT_OUT = Path("reports") / "pytest"
 
@@ -68,21 +78,8 @@ def pytest_addoption(parser) -> None:
         metavar="NAME",
         help="runtime to run the case files on (repeatable; default every installed one)",
     )
-    group.addoption(
-        "--variants",
-        dest="conformance_variants",
-        nargs="+",
-        choices=models.VARIANTS,
-        metavar="VARIANT",
-        help="model variants (default all five: " + ", ".join(models.VARIANTS) + ")",
-    )
-    group.addoption(
-        "--known",
-        dest="conformance_known",
-        type=Path,
-        metavar="DIR",
-        help="baseline folder with <runtime>.yaml (default cases/known)",
-    )
+    options.add_variants(group.addoption, dest="conformance_variants")
+    options.add_known(group.addoption, dest="conformance_known")
     group.addoption(
         "--conformance-out",
         type=Path,
@@ -148,8 +145,8 @@ class _Session:
         self.known = folder
         try:
             self.baselines = baseline.load(folder, self.runtimes)
-        except CaseErrors as errors:
-            raise pytest.UsageError(f"bad baseline file:\n{errors}") from None
+        except ConformanceError as error:
+            raise pytest.UsageError(f"bad baseline file:\n{error.message}") from None
         worker = _worker(config)
         self.out = option.conformance_out / worker if worker else option.conformance_out
         self.run = None
@@ -293,23 +290,20 @@ def pytest_sessionfinish(session) -> None:
 
 class CaseFile(pytest.File):
     def repr_failure(self, excinfo):
-        if isinstance(excinfo.value, CaseFileProblem):
-            return str(excinfo.value)  # file:line: field: message, no traceback
+        if isinstance(excinfo.value, ConformanceError):  # CaseErrors, or an unknown opset
+            return excinfo.value.message  # file:line: field: message, no traceback
         return super().repr_failure(excinfo)
 
     def collect(self):
         path = self.path
         if path.is_relative_to(Path.cwd()):  # messages and records name cases/x.yaml:12
             path = path.relative_to(Path.cwd())
-        try:
-            cases = load_file(path)
-        except CaseErrors as errors:
-            raise CaseFileProblem(str(errors)) from None
+        cases = load_file(path)  # CaseErrors: a collection error, every problem of the file
         state = _session(self.config)
         for case in cases:
             try:
                 verdict = verdict_of(case)
-            except OverMemory:  # the run refuses it: a harness_unsupported item, shown as a skip
+            except OverMemory:  # the run refuses it: its items are skips, "not checked"
                 verdict = None
             about = records.about(case, verdict)
             for runtime in state.runtimes:
@@ -328,10 +322,6 @@ class CaseFile(pytest.File):
                         variant=variant,
                         entries=entries,
                     )
-
-
-class CaseFileProblem(Exception):
-    """A case file that does not load: shown as file:line: field: message."""
 
 
 class CaseItem(pytest.Item):
@@ -359,6 +349,8 @@ class CaseItem(pytest.Item):
         self.record = _session(self.config).record_of(self)
         kind = self.record["kind"]
         self.user_properties.append(("outcome", kind))
+        if self.record["expected"] is None:  # over the memory guard: no oracle verdict either
+            pytest.skip(terminal.not_checked(self.record["message"]))
         problems = run.case_problems(self.case)  # checked once, when the case first ran
         if problems:
             case = self.case
@@ -368,7 +360,7 @@ class CaseItem(pytest.Item):
                 f"against the oracle, is {kind}"
             )
         if kind == "harness_unsupported":  # says nothing of the runtime, either way
-            pytest.skip(f"harness_unsupported: {self.record['message']}")
+            pytest.skip(terminal.not_checked(f"harness_unsupported: {self.record['message']}"))
         if kind not in DISCREPANCIES:
             return
         where = _session(self.config).where(self.runtime)

@@ -1,38 +1,42 @@
 """The ``conformance`` command line: one module per command, each a thin
-front-end over the engine, the gate and the report. Exit codes: :mod:`.exits`."""
+front-end over the engine, the gate and the report. Exit codes: :mod:`.exits`.
+
+:func:`main` maps every error once: a user-facing error
+(:class:`conformance.errors.ConformanceError`: a malformed file, an unknown
+runtime, an unreadable run folder, a worker that does not start...) prints
+its message and exits with its ``exit_code`` (2); an unreadable input or
+unwritable output (``OSError``) exits 2 naming the file; anything else is a
+bug of ours, one line and exit 2 (never 1). Commands do not catch these
+errors themselves.
+
+The command modules are imported when the parser is built, not with this
+package: the pytest plugin imports the options it shares with ``run``
+(:mod:`.options`) without loading every command.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 
 from conformance import __version__
-from conformance.cli import (
-    cases,
-    decisions,
-    diff,
-    exits,
-    fuzz,
-    gate,
-    oracle,
-    report,
-    run,
-    scoreboard,
-)
+from conformance.cli import exits
+from conformance.errors import ConformanceError
 from conformance.report import terminal
 
 COMMANDS = (
-    cases,
-    decisions,
-    run,
-    fuzz,
-    report,
-    scoreboard,
-    gate,
-    diff,
-    oracle,
-)  # in --help's order
+    "cases",
+    "decisions",
+    "run",
+    "fuzz",
+    "report",
+    "scoreboard",
+    "gate",
+    "diff",
+    "oracle",
+)  # modules of this package, in --help's order
 
 
 def parser() -> argparse.ArgumentParser:
@@ -43,8 +47,8 @@ def parser() -> argparse.ArgumentParser:
     )
     top.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.add_parser(commands)
+    for name in COMMANDS:
+        importlib.import_module(f"{__name__}.{name}").add_parser(commands)
     return top
 
 
@@ -59,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         # Point stdout at devnull so the interpreter's final flush cannot fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return exits.OK
+    except ConformanceError as error:  # the user's to fix, or the harness cannot go on
+        for line in terminal.error_lines(error):
+            print(line, file=sys.stderr)
+        return error.exit_code
     except OSError as error:  # an unreadable input or unwritable output: the user's to fix
         where = f"{error.filename}: " if error.filename else ""
         print(terminal.safe(f"error: {where}{error.strerror or error}"), file=sys.stderr)

@@ -1,5 +1,10 @@
 """``conformance cases list|validate``: the case files, and their expectations
-held against the oracle."""
+held against the oracle.
+
+``validate`` exits 2 for any problem of a case file (malformed, an
+expectation that disagrees with the oracle, a model that fails onnx.checker:
+the rule of :mod:`conformance.cli.exits`). A case over the memory guard is
+not checked: said with its reason, it does not fail the command."""
 
 from __future__ import annotations
 
@@ -9,8 +14,9 @@ from collections import Counter
 import onnx
 
 from conformance.cases.check import OverMemory, problems, verdict_of
-from conformance.cli import exits, options
+from conformance.cli import exits, inputs, options
 from conformance.engine import models
+from conformance.report import terminal
 from conformance.report.terminal import say
 
 
@@ -28,7 +34,7 @@ def add_parser(commands) -> None:
     validate = actions.add_parser(
         "validate",
         help="check case files and every expectation against the oracle",
-        epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE),
+        epilog=exits.epilog(exits.OK, exits.USAGE),
     )
     options.add_case_paths(validate)
     validate.add_argument(
@@ -37,15 +43,12 @@ def add_parser(commands) -> None:
         help="also build every valid case's model in all five variants and "
         "run onnx.checker (full_check) on it",
     )
-    options.add_case_memory(validate, "the oracle refuses to compute")
+    options.add_case_memory(validate, "are not checked (said, with the reason; not a failure)")
     validate.set_defaults(func=validate_cases)
 
 
 def list_cases(args) -> int:
-    cases = options.load_cases(args.paths)
-    if cases is None:
-        return exits.USAGE
-    for case in options.select(cases, args.k):
+    for case in inputs.select(inputs.load_cases(args.paths), args.k):
         expectation = case.expectation
         what = {
             "error": f"error {expectation.clause}",
@@ -68,19 +71,18 @@ def _check_models(case) -> list[str]:
 
 
 def validate_cases(args) -> int:
-    cases = options.load_cases(args.paths)
-    if cases is None:
-        return exits.USAGE
-    failed = 0
-    kinds = Counter(c.expectation.kind for c in cases)
+    cases = inputs.load_cases(args.paths)
+    failed = unchecked = 0
+    kinds = Counter()  # of the cases checked
     disputed = Counter()
     for case in cases:
         try:
             verdict = verdict_of(case, args.case_memory)
-        except OverMemory as refused:
-            say(f"{case.source}: {case.id}: {refused}", file=sys.stderr)
-            failed += 1
+        except OverMemory as refused:  # nothing to hold it against: not checked, not failed
+            say(terminal.not_checked(str(refused), f"{case.source}: {case.id}"))
+            unchecked += 1
             continue
+        kinds[case.expectation.kind] += 1
         found = problems(case, verdict)
         disputed.update(verdict.disputed)
         if args.check_models and verdict.valid:
@@ -89,19 +91,14 @@ def validate_cases(args) -> int:
             say(f"{case.source}: {case.id}: {problem}", file=sys.stderr)
         failed += bool(found)
     files = len({c.source.path for c in cases})
-    say(
-        f"{len(cases)} cases from {files} files: {kinds['output']} literal outputs and "
-        f"{kinds['error']} expected errors checked against the oracle, {kinds['oracle']} "
-        f"computed by it"
-        + (", models of every valid case checked in 5 variants" if args.check_models else "")
-    )
+    say(terminal.validate_summary(len(cases), files, kinds, args.check_models, unchecked))
     if disputed:
         say(
             "under disputed decisions: "
             + ", ".join(f"{d} ({n})" for d, n in sorted(disputed.items()))
         )
     if failed:
-        say(f"FAILED: {failed} case(s) with problems", file=sys.stderr)
-        return exits.FAILED
-    say("all cases agree with the oracle")
+        say(terminal.validate_failed_line(failed, unchecked), file=sys.stderr)
+        return exits.USAGE
+    say(terminal.validated_line(unchecked))
     return exits.OK

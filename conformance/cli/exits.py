@@ -2,6 +2,17 @@
 
 Every command's ``--help`` epilog is made from :data:`MEANING`; docs/cli.md
 and README.md quote it word for word (tests/test_docs.py holds them to it).
+
+One rule for what is whose: 1 is a verdict on the runtimes (or, for
+``diff``, on what changed); 2 means no verdict can be given: the input is
+wrong or the harness is. A case file that disagrees with the oracle is 2
+wherever it is met (``cases validate``, ``run``; ``gate`` refuses such a
+run): the file or the oracle is wrong, and until one is fixed nothing judged
+against it can be trusted. A case nobody could check (over the memory guard)
+is neither: it is reported as "not checked", with its reason, and exits 0
+when nothing else failed. The user-facing errors
+(:class:`conformance.errors.ConformanceError`) carry 2 themselves and are
+mapped once, in :func:`conformance.cli.main`.
 """
 
 from __future__ import annotations
@@ -13,15 +24,16 @@ INTERRUPTED = 130
 
 # code -> what it means, per command (the commands that can return it)
 MEANING: dict[int, str] = {
-    OK: "success: every outcome conforms, or with the gate every discrepancy is a known "
-    "one that still reproduces; `diff`: nothing changed",
+    OK: "success: every outcome conforms, or with the gate every discrepancy is a known one "
+    "that still reproduces; a case not checked (over the memory guard) is reported, not "
+    "failed; `diff`: nothing changed",
     FAILED: "a check failed: a discrepancy (with the gate: a new one, or a known one fixed "
-    "upstream? unless `--allow-fixed`), a case file that disagrees with the oracle; "
-    "`diff`: something changed",
-    USAGE: "usage error or bad input: malformed case or baseline file, unknown runtime or "
-    "case id, an unreadable or unfinished run folder, a runtime that does not start, "
-    "a harness error during the run, a case whose expectation disagrees with the oracle "
-    "(`run`), two runs that share no runtime (`diff`, without --cross-runtime)",
+    "upstream? unless `--allow-fixed`); `diff`: something changed",
+    USAGE: "usage error or bad input: malformed case or baseline file, a case file that "
+    "disagrees with the oracle (`cases validate`, `run`; with `--check-models`, one whose "
+    "model fails onnx.checker), unknown runtime or case id, an unreadable or unfinished run "
+    "folder, a runtime that does not start, a harness error during the run, two runs that "
+    "share no runtime (`diff`, without --cross-runtime)",
     INTERRUPTED: "interrupted (Ctrl-C): every result recorded so far is kept",
 }
 

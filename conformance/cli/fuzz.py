@@ -10,9 +10,8 @@ from pathlib import Path
 from rich.live import Live
 from rich.text import Text
 
-from conformance.cli import exits, options
+from conformance.cli import exits, finish, inputs, options
 from conformance.engine import records
-from conformance.engine.pool import EngineError
 from conformance.engine.records import FINDINGS
 from conformance.fuzz import strategies
 from conformance.fuzz.campaign import Campaign, CampaignOptions, Status
@@ -76,21 +75,13 @@ def _add_arguments(parser) -> None:
 
 def command(args) -> int:
     err = options.stderr()
-    if args.time_budget <= 0 or args.timeout <= 0:
-        err.print("--time-budget, -j and --timeout must be positive")
-        return exits.USAGE
-    try:
+    try:  # $CONFORMANCE_MAX_ELEMENTS, when --max-elements does not say
         max_elements = args.max_elements or strategies.max_elements()
     except ValueError as error:
         err.print(str(error), markup=False)
         return exits.USAGE
-    if max_elements < 1:
-        err.print("--max-elements must be at least 1")
-        return exits.USAGE
-    runtimes = options.chosen_runtimes(args, err)
-    if runtimes is None:
-        return exits.USAGE
-    baselines = options.load_baselines(args, runtimes, err)
+    runtimes = options.chosen_runtimes(args)
+    baselines = inputs.load_baselines(args, runtimes, err)
     if baselines is None:
         return exits.USAGE
     out = args.out or options.default_out("fuzz")
@@ -117,43 +108,20 @@ def command(args) -> int:
             last[0] = time.monotonic()
             err.print(terminal.status_line(status), markup=False)
 
-    err.print(
-        f"fuzzing {', '.join(t.name or t.adapter for t in runtimes)} "
-        f"for {args.time_budget:g} s, seed {args.seed}, "
-        f"at most {max_elements} elements per tensor -> {out}/",
-        markup=False,
-    )
+    names = [t.name or t.adapter for t in runtimes]
+    header = terminal.fuzz_header(names, args.time_budget, args.seed, max_elements, out)
+    err.print(header, markup=False)
     campaign = Campaign(settings, command=["conformance", *sys.argv[1:]], on_status=on_status)
-    try:
-        if live:
-            with display:
-                run = campaign.execute()
-        else:
+    if live:
+        with display:
             run = campaign.execute()
-    except EngineError as error:
-        err.print(f"harness error: {error}", markup=False)
-        return exits.USAGE
+    else:
+        run = campaign.execute()
     summary = run.summary
-    rate = campaign.examples / campaign.fuzz_s if campaign.fuzz_s else 0.0
-    print(
-        f"{campaign.examples} examples in {campaign.elapsed():.0f} s ({rate:.1f} examples/s "
-        f"while fuzzing; {campaign.shrink_s:.0f} s shrinking), {summary.records} results, "
-        f"{len(campaign.classes)} discrepancy classes"
-        + (f", {campaign.skipped} runs skipped" if campaign.skipped else "")
-    )
-    if campaign.classes:
-        print("discrepancy classes by runtime, kind and op:")
-        print("\n".join(terminal.fuzz_families(campaign)))
-    print(terminal.safe(f"findings: {out / FINDINGS}"))
-    try:
-        written = records.read_folder(out)  # once, for the gate and the report
-    except records.RecordsError as error:
-        err.print(str(error), markup=False)
-        return exits.USAGE
-    status = options.gate_run(written, baselines, args, err)
-    print(terminal.safe(f"report:   {options.write_report(written)}"))
-    if status == exits.USAGE:
-        return status
-    return options.exit_status(
-        summary, err, status == exits.FAILED, "the results and classes found so far"
-    )
+    print("\n".join(terminal.campaign_lines(campaign, summary.records)))
+    print(terminal.path_line("findings:", out / FINDINGS, 9))
+    written = records.read_folder(out)  # once, for the gate and the report
+    return finish.finish(
+        summary, written, baselines, args, err,
+        decides=True, kept="the results and classes found so far", label_width=9,
+    )  # fmt: skip

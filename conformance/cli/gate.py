@@ -30,12 +30,8 @@ def command(args) -> int:
     folder = options.known_folder(args, err)
     if folder is None:
         return exits.USAGE
-    try:
-        runs = records.read_folders(args.paths)
-        decided = verdict.decide(runs, folder, args.allow_fixed, finished_only=True)
-    except (records.RecordsError, verdict.GateError) as error:
-        err.print(str(error), markup=False)
-        return exits.USAGE
+    runs = records.read_folders(args.paths)
+    decided = verdict.decide(runs, folder, args.allow_fixed, finished_only=True)
     if args.out is not None:  # first: a verdict that cannot be written is not printed as one
         verdict.write(decided, args.out)
     places = fuzz_class_places(runs)

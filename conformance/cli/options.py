@@ -1,29 +1,35 @@
-"""What several commands share: their common options, reading case files,
-and the end of a run (gate, report, exit code)."""
+"""What several commands share: their common options, each defined once with
+its argparse type, and what turns the parsed options into what the engine
+takes (targets, workers, the baseline folder). Reading case files, run
+folders and baselines is :mod:`.inputs`; the end of a run (gate, report,
+exit code) :mod:`.finish`.
+
+The options the pytest plugin shares with the commands (``--variants``,
+``--known``) are defined here too, by functions that take the ``add``
+callable (``parser.add_argument``, or pytest's ``group.addoption``), so
+each has one definition.
+"""
 
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import os
 import re
-import sys
 from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
 
 from conformance import adapters
-from conformance.cases import CaseErrors, default_case_paths, load
-from conformance.cli import exits
-from conformance.engine import records, targets
+from conformance.cases.check import DEFAULT_CASE_MEMORY
+from conformance.cases.values import MAX_ELEMENTS
+from conformance.engine import models, targets
 from conformance.engine.targets import Target
-from conformance.gate import baseline, verdict
+from conformance.gate import baseline
 from conformance.report.terminal import safe
 from conformance.tables.profiles import PROFILES
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-REPORT, JUNIT, REPORT_JSON = "report.html", "junit.xml", "report.json"
 
 
 class _Screen(Console):
@@ -41,26 +47,7 @@ def stderr() -> Console:
     return _Screen(stderr=True, soft_wrap=True, emoji=False)
 
 
-# -- case files -------------------------------------------------------------------
-def load_cases(paths: list[Path] | None):
-    """Cases of the given paths (default: the repo's cases/), or None after printing errors."""
-    try:
-        return load(paths or default_case_paths())
-    except CaseErrors as errors:
-        for error in errors.errors:
-            print(safe(error), file=sys.stderr)
-        print(f"{len(errors.errors)} problem(s) in case files; nothing was run", file=sys.stderr)
-        return None
-
-
-def select(cases, pattern: str | None):
-    """Cases whose id contains ``pattern`` (or matches it as a glob)."""
-    if not pattern:
-        return cases
-    glob = pattern if any(ch in pattern for ch in "*?[") else f"*{pattern}*"
-    return [c for c in cases if fnmatch.fnmatchcase(c.id, glob)]
-
-
+# -- case files, variants -------------------------------------------------------------
 def add_case_paths(parser, flag: str | None = None) -> None:
     help_text = "case files or folders (default cases/)"
     if flag:
@@ -68,6 +55,19 @@ def add_case_paths(parser, flag: str | None = None) -> None:
                             help=help_text)  # fmt: skip
     else:
         parser.add_argument("paths", nargs="*", type=Path, help=help_text)
+
+
+def add_variants(add, **extra) -> None:
+    """``--variants``: the model variants to run (``run``, the pytest plugin)."""
+    add(
+        "--variants",
+        nargs="+",
+        action="extend",
+        choices=models.VARIANTS,
+        metavar="VARIANT",
+        help="model variants (default all five: " + ", ".join(models.VARIANTS) + ")",
+        **extra,
+    )
 
 
 # -- runtimes, shards, sizes ----------------------------------------------------------
@@ -93,26 +93,17 @@ def add_runtime(parser) -> None:
     )
 
 
-def chosen_runtimes(args, err: Console) -> list[Target] | None:
+def chosen_runtimes(args) -> list[Target]:
     """The targets asked for (default: every installed runtime, default
-    profile), or None after saying what is wrong."""
+    profile); a TargetError (or the targets file's CaseErrors) says what is wrong."""
     specs = args.runtimes or ([] if args.targets else adapters.installed())
-    try:
-        chosen = targets.parse_all(specs)
-        if args.targets:
-            chosen += targets.load_file(args.targets)
-    except targets.TargetError as error:
-        err.print(str(error), markup=False)
-        return None
-    except CaseErrors as errors:
-        for problem in errors.errors:
-            err.print(str(problem), markup=False)
-        return None
+    chosen = targets.parse_all(specs)
+    if args.targets:
+        chosen += targets.load_file(args.targets)
     names = [t.name for t in chosen if t.name]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        err.print(f"target named twice: {', '.join(repeated)}", markup=False)
-        return None
+        raise targets.TargetError(f"target named twice: {', '.join(repeated)}")
     return chosen
 
 
@@ -243,8 +234,6 @@ def positive_int(text: str) -> int:
 
 def element_cap(text: str) -> int:
     """Elements per tensor: 1 up to the case files' limit (conformance.cases.values)."""
-    from conformance.cases.values import MAX_ELEMENTS
-
     return at_most(text, MAX_ELEMENTS, "elements")
 
 
@@ -267,33 +256,26 @@ def positive_size(text: str) -> int:
     return value
 
 
-# -- the gate -------------------------------------------------------------------------
+# -- the gate --------------------------------------------------------------------------
+def add_known(add, now: str | None = None, **extra) -> None:
+    """``--known DIR``, the baseline folder: what the gate of ``run`` and
+    ``fuzz``, ``gate`` and the pytest plugin hold results against (default
+    cases/known); for ``report`` and ``scoreboard``, which read runs gated
+    already, ``now`` says what they do with it instead of reading each run's gate.json."""
+    if now:
+        meaning = f"{now} (default: the verdict each run's gate left in its gate.json)"
+    else:
+        meaning = "baseline folder with <runtime>.yaml files (default cases/known)"
+    add("--known", type=Path, metavar="DIR", help=meaning, **extra)
+
+
 def add_gate(parser) -> None:
-    parser.add_argument(
-        "--known",
-        type=Path,
-        metavar="DIR",
-        help="baseline folder with <runtime>.yaml files (default cases/known)",
-    )
+    add_known(parser.add_argument)
     parser.add_argument(
         "--allow-fixed",
         action="store_true",
         help="do not fail on baseline entries that no longer reproduce (still reported)",
     )
-
-
-def finished_runs(args, err: Console) -> list | None:
-    """The run folders ``args.results`` names, read (``args.known`` checked
-    first): None after saying why they cannot be used."""
-    from conformance.engine import records
-
-    if args.known is not None and known_folder(args, err) is None:
-        return None
-    try:
-        return records.read_folders(args.results)
-    except records.RecordsError as error:
-        err.print(f"error: {error}", markup=False)
-        return None
 
 
 def known_folder(args, err: Console) -> Path | None:
@@ -307,18 +289,9 @@ def known_folder(args, err: Console) -> Path | None:
     return args.known
 
 
-def load_baselines(args, runtimes: list[Target], err: Console) -> dict | None:
-    """The baselines of these targets (their adapters' files), or None after
-    printing every problem."""
-    folder = known_folder(args, err)
-    if folder is None:
-        return None
-    try:
-        return verdict.load_baselines(folder, {t.name or t.adapter: t.adapter for t in runtimes})
-    except verdict.GateError as error:
-        for line in error.problems:
-            err.print(line, markup=False)
-        return None
+def add_json(parser, what: str) -> None:
+    """``--json FILE.json``: also ``what``, as JSON (``report``, ``scoreboard``)."""
+    parser.add_argument("--json", type=Path, metavar="FILE.json", help=f"also {what}")
 
 
 def default_out(kind: str) -> Path:
@@ -326,74 +299,8 @@ def default_out(kind: str) -> Path:
     return Path("reports") / datetime.now().strftime(f"{kind}-%Y%m%d-%H%M%S")
 
 
-def gate_run(run: records.RunFolder, baselines: dict, args, err: Console, decides=True) -> int:
-    """Gate the run just written: print the verdict (only its last line when
-    it ``decides`` nothing), write gate.json beside the results (and keep it
-    on ``run`` for the report); 0 passed, 1 failed, 2 cannot decide."""
-    from conformance.report.terminal import fuzz_class_places, gate_lines
-
-    folder = known_folder(args, err)
-    try:
-        decided = verdict.decide([run], folder, args.allow_fixed, baselines)
-    except verdict.GateError as error:
-        err.print(str(error), markup=False)
-        return exits.USAGE
-    places = fuzz_class_places([run])
-    lines = gate_lines(
-        decided.gate,
-        args.allow_fixed,
-        str(decided.folder),
-        places=places,
-        unobserved=decided.unobserved,
-    )
-    run.gate = verdict.write(decided, run.folder)  # first: a verdict not written is not shown
-    print("\n".join(lines if decides else [f"{lines[-1]} (not deciding: no --gate)"]))
-    return exits.OK if decided.passed else exits.FAILED
-
-
-def write_report(run: records.RunFolder) -> Path:
-    """The HTML report of a finished (or interrupted) run, with JUnit XML and
-    the JSON summary, beside its results."""
-    from conformance.report import render  # Jinja2 only when a report is written
-
-    out = run.folder
-    render.write([run], out / REPORT, junit=out / JUNIT, summary=out / REPORT_JSON)
-    return out / REPORT
-
-
-def exit_status(summary, err: Console, found: bool, kept: str) -> int:
-    """The exit code of run and fuzz, once everything is written: a harness
-    error or a case file that disagrees with the oracle outranks the verdict."""
-    if summary.interrupted:
-        err.print(f"interrupted: {kept} are kept")
-        return exits.INTERRUPTED
-    if summary.harness_errors:
-        err.print(
-            f"{summary.harness_errors} harness error(s) (bugs of the harness, not verdicts "
-            "on the runtime; 'harness_error' records in results.jsonl):",
-            markup=False,
-        )
-        for example in summary.harness_error_examples:
-            err.print(
-                f"  {example['runtime']}: {example['case_id']} [{example['variant']}]: "
-                f"{example['error']}",
-                markup=False,
-            )
-        return exits.USAGE
-    if summary.case_problems:
-        err.print(
-            f"{len(summary.case_problems)} case problem(s): a case file's expectation disagrees "
-            "with the oracle (the warnings above; `conformance cases validate` checks case files)",
-            markup=False,
-        )
-        return exits.USAGE
-    return exits.FAILED if found else exits.OK
-
-
 def add_case_memory(parser, refused: str) -> None:
     """``--case-memory``: the memory guard, the same wherever the oracle computes."""
-    from conformance.cases.check import DEFAULT_CASE_MEMORY
-
     parser.add_argument(
         "--case-memory",
         type=positive_size,

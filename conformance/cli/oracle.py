@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from conformance.cases.check import OverMemory, verdict_of
-from conformance.cli import exits, options
+from conformance.cli import exits, inputs, options
 from conformance.report.terminal import say
 from conformance.tables import decisions
 
@@ -36,9 +36,7 @@ def _indented(array: np.ndarray) -> str:
 
 
 def show_verdict(args) -> int:
-    cases = options.load_cases(args.cases)
-    if cases is None:
-        return exits.USAGE
+    cases = inputs.load_cases(args.cases)
     chosen = [c for c in cases if args.case_id in (c.id, c.base_id)]
     if not chosen:
         near = [c.id for c in cases if args.case_id in c.id][:10]
@@ -49,11 +47,10 @@ def show_verdict(args) -> int:
         )
         return exits.USAGE
     for case in chosen:
-        try:
+        try:  # refused (exit 2): the user asked for this verdict, and may lift the guard
             verdict = verdict_of(case, args.case_memory)
         except OverMemory as refused:
-            say(f"{case.source}: {case.id}: {refused}", file=sys.stderr)
-            return exits.USAGE
+            raise OverMemory(f"{case.source}: {case.id}: {refused}") from None
         axis = "absent (0)" if case.axis is None else case.axis
         say(f"{case.id}  ({case.source})")
         say(f"  {case.op}-{case.opset}, axis {axis}: {case.description}")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.cli import exits, options
+from conformance.cli import exits, inputs, options
+from conformance.report.terminal import safe
 
 
 def add_parser(commands) -> None:
@@ -31,25 +32,16 @@ def add_parser(commands) -> None:
     report.add_argument(
         "--junit", type=Path, metavar="FILE.xml", help="also JUnit XML: a test case per result"
     )
-    report.add_argument(
-        "--json", type=Path, metavar="FILE.json", help="also the versioned JSON summary"
-    )
-    report.add_argument(
-        "--known",
-        type=Path,
-        metavar="DIR",
-        help="gate the runs against this baseline folder now (default: the verdict each "
-        "run's gate left in its gate.json)",
-    )
+    options.add_json(report, "the versioned JSON summary")
+    options.add_known(report.add_argument, now="gate the runs against this baseline folder now")
     report.set_defaults(func=command)
 
 
 def command(args) -> int:
     from conformance.report import render  # Jinja2 only when a report is asked for
-    from conformance.report.terminal import safe
 
     err = options.stderr()
-    runs = options.finished_runs(args, err)
+    runs = inputs.finished_runs(args, err)
     if runs is None:
         return exits.USAGE
     written = render.write(runs, args.output, junit=args.junit, summary=args.json, known=args.known)

@@ -11,9 +11,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from conformance.cli import exits, options
+from conformance.cli import exits, finish, inputs, options
 from conformance.engine import models, records
-from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS, EngineError
+from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS
 from conformance.engine.run import Options, run_cases
 from conformance.report import terminal
 
@@ -36,14 +36,7 @@ def _add_arguments(parser) -> None:
     options.add_runtime(parser)
     options.add_case_paths(parser, "--cases")
     parser.add_argument("-k", metavar="EXPR", help="only case ids containing EXPR (or a glob)")
-    parser.add_argument(
-        "--variants",
-        nargs="+",
-        action="extend",
-        choices=models.VARIANTS,
-        metavar="VARIANT",
-        help="model variants (default all five: " + ", ".join(models.VARIANTS) + ")",
-    )
+    options.add_variants(parser.add_argument)
     options.add_jobs(parser)
     options.add_pack(parser)
     parser.add_argument(
@@ -86,24 +79,16 @@ def _add_arguments(parser) -> None:
 
 def command(args) -> int:
     err = options.stderr()
-    if args.batch_size < 1 or (args.timeout is not None and args.timeout <= 0):
-        err.print("-j, --batch-size and --timeout must be positive")
-        return exits.USAGE
-    runtimes = options.chosen_runtimes(args, err)
-    if runtimes is None:
-        return exits.USAGE
+    runtimes = options.chosen_runtimes(args)
     if not args.gate and (args.known is not None or args.allow_fixed):
         err.print("--known and --allow-fixed are options of the gate: add --gate")
         return exits.USAGE
     # Without --gate the verdict is still written (gate.json: the report marks
     # each group known or new from it), but it does not decide the exit code.
-    baselines = options.load_baselines(args, runtimes, err)
+    baselines = inputs.load_baselines(args, runtimes, err, deciding=args.gate)
     if baselines is None and args.gate:
         return exits.USAGE
-    cases = options.load_cases(args.cases)
-    if cases is None:
-        return exits.USAGE
-    cases = options.select(cases, args.k)
+    cases = inputs.select(inputs.load_cases(args.cases), args.k)
     if not cases:
         err.print(f"no case matches -k {args.k!r}", markup=False)
         return exits.USAGE
@@ -142,54 +127,28 @@ def command(args) -> int:
         found = f"[red]{summary.discrepancies} discrepancies" if summary.discrepancies else ""
         progress.update(task, completed=done, found=found)
 
-    err.print(
-        f"{len(cases)} cases x {len(variants)} variants x {len(runtimes)} runtimes "
-        f"({', '.join(t.name or t.adapter for t in runtimes)}) -> {out}/",
-        markup=False,
-    )
-    try:
-        with progress:
-            summary = run_cases(
-                cases,
-                out,
-                settings,
-                progress=update,
-                command=["conformance", *sys.argv[1:]],
-                extra_header={"shard": list(args.shard)},
-            )
-    except EngineError as error:
-        err.print(f"harness error: {error}", markup=False)
-        return exits.USAGE
+    names = [t.name or t.adapter for t in runtimes]
+    err.print(terminal.run_header(len(cases), len(variants), names, out), markup=False)
+    with progress:
+        summary = run_cases(
+            cases,
+            out,
+            settings,
+            progress=update,
+            command=["conformance", *sys.argv[1:]],
+            extra_header={"shard": list(args.shard)},
+        )
     for line in terminal.case_problem_lines(summary.case_problems):
         err.print(line, markup=False)
-    console = Console()
-    console.print(terminal.summary_table(summary, list(summary.counts)))
-    groups = terminal.discrepancy_groups(summary, out / records.RESULTS)
-    if groups:
-        print("discrepancies (runtime, kind, op, case-file id, count):")
-        print("\n".join(groups))
-    print(terminal.safe(f"results: {out / records.RESULTS}  ({summary.duration_s:.1f} s)"))
-    found = bool(summary.discrepancies)
-    status = exits.OK
-    try:
-        written = records.read_folder(out)  # once, for the gate and the report
-    except records.RecordsError as error:
-        err.print(str(error), markup=False)
-        return exits.USAGE
-    budget = written.header.get("cpu_budget") or {}
-    if budget.get("oversubscribed"):
-        err.print(
-            f"note: up to {budget['threads_at_most']} compute threads on {budget['cores']} "
-            "cores (targets in their default profile use every core): results are exact all "
-            "the same, but a starved worker may time out (fewer workers, -j, or targets per run "
-            "give each more)",
-            markup=False,
-        )
-    if baselines is not None:  # before the report, which shows its verdict
-        status = options.gate_run(written, baselines, args, err, decides=args.gate)
-        found = status == exits.FAILED if args.gate else found
-        status = status if args.gate else exits.OK
-    print(terminal.safe(f"report:  {options.write_report(written)}"))
-    if status == exits.USAGE:
-        return status
-    return options.exit_status(summary, err, found, "the results recorded so far")
+    Console().print(terminal.summary_table(summary, list(summary.counts)))
+    written = records.read_folder(out)  # once, for the gate and the report
+    for line in terminal.not_checked_lines(written.records):
+        print(line)
+    print("\n".join(terminal.run_result_lines(summary, out / records.RESULTS)))
+    note = terminal.cpu_note(written.header.get("cpu_budget"))
+    if note:
+        err.print(note, markup=False)
+    return finish.finish(
+        summary, written, baselines, args, err,
+        decides=args.gate, kept="the results recorded so far", label_width=8,
+    )  # fmt: skip

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.cli import exits, options
+from conformance.cli import exits, inputs, options
+from conformance.engine import files
+from conformance.report import scoreboard
+from conformance.report.terminal import safe
 
 
 def add_parser(commands) -> None:
@@ -25,33 +28,22 @@ def add_parser(commands) -> None:
     board.add_argument(
         "-o", "--output", type=Path, required=True, metavar="FILE.html", help="the page to write"
     )
-    board.add_argument(
-        "--json", type=Path, metavar="FILE.json", help="also the same data as JSON (format 1)"
-    )
-    board.add_argument(
-        "--known",
-        type=Path,
-        metavar="DIR",
-        help="hold the runs against this baseline folder now, and record its files' sha256 "
-        "(default: the verdict each run's gate left in its gate.json)",
+    options.add_json(board, "the same data as JSON (format 1)")
+    options.add_known(
+        board.add_argument,
+        now="hold the runs against this baseline folder now, and record its files' sha256",
     )
     board.set_defaults(func=command)
 
 
 def command(args) -> int:
-    from conformance.engine import files
-    from conformance.report import render, scoreboard
-    from conformance.report.terminal import safe
+    from conformance.report import render  # Jinja2 only when a page is written
 
     err = options.stderr()
-    runs = options.finished_runs(args, err)
+    runs = inputs.finished_runs(args, err)
     if runs is None:
         return exits.USAGE
-    try:
-        board = scoreboard.build(runs, args.output, args.known)
-    except scoreboard.ScoreboardError as error:  # a target in two runs
-        err.print(f"error: {error}", markup=False)
-        return exits.USAGE
+    board = scoreboard.build(runs, args.output, args.known)  # ScoreboardError: cli.main
     if board["baseline_error"]:
         err.print(f"error: {board['baseline_error']}", markup=False)
         return exits.USAGE

@@ -1,7 +1,8 @@
-"""What the commands print: the text of the gate, diff, a run's summary and a
-fuzz campaign's progress, for a terminal. The front-ends (``conformance.cli``)
-print these lines; the HTML and machine-readable forms are in :mod:`.render`
-and :mod:`.machine`.
+"""What the commands print: the text of the gate, diff, a run's summary and
+its ending (exit reasons, notes), a fuzz campaign's progress, the cases not
+checked, and user-facing errors, for a terminal. The front-ends
+(``conformance.cli``) print these lines; the HTML and machine-readable forms
+are in :mod:`.render` and :mod:`.machine`.
 
 Runtime names, case ids, messages, file names and baseline globs come from
 files and runtimes the harness does not control: every line made here goes
@@ -161,6 +162,68 @@ def case_problem_lines(problems: list[dict]) -> list[str]:
     ]
 
 
+def case_problems_line(problems: list[dict]) -> str:
+    """Why a run whose case files disagree with the oracle exits 2."""
+    return safe(
+        f"{len(problems)} case problem(s): a case file's expectation disagrees with the oracle "
+        "(the warnings above; `conformance cases validate` checks case files)"
+    )
+
+
+def not_checked(reason: str, where: str = "") -> str:
+    """A case nobody checked (over the memory guard: neither the oracle nor a
+    runtime saw it), with its reason; ``where`` is ``<source>: <case id>``.
+    The same words in ``cases validate``, ``run`` and the pytest plugin's skips."""
+    return safe(f"not checked: {where}: {reason}" if where else f"not checked: {reason}")
+
+
+def not_checked_lines(records, limit: int = 10) -> list[str]:
+    """A line per case of a run that nobody checked (``harness_unsupported``
+    with ``expected`` null: the memory guard refused it before the oracle),
+    the first ``limit`` of them."""
+    cases: dict[tuple[str, str], str] = {}
+    for record in records:
+        if record.get("kind") == "harness_unsupported" and record.get("expected") is None:
+            where = (str(record.get("source", "")), str(record.get("case_id", "")))
+            cases.setdefault(where, _first(record.get("message") or ""))
+    lines = [not_checked(why, f"{source}: {case_id}") for (source, case_id), why in cases.items()]
+    if len(lines) > limit:
+        lines[limit:] = [f"  ... {len(lines) - limit} more cases not checked (harness_unsupported)"]
+    return lines
+
+
+def validate_summary(cases: int, files: int, kinds, models: bool, unchecked: int) -> str:
+    """What ``cases validate`` held against the oracle: ``kinds`` counts the
+    cases checked by expectation (output, error, oracle)."""
+    return (
+        f"{cases} cases from {files} files: {kinds['output']} literal outputs and "
+        f"{kinds['error']} expected errors checked against the oracle, {kinds['oracle']} "
+        "computed by it"
+        + (f", {unchecked} not checked" if unchecked else "")
+        + (", models of every valid case checked in 5 variants" if models else "")
+    )
+
+
+def validated_line(unchecked: int) -> str:
+    """The last line of a ``cases validate`` that found no problem."""
+    if not unchecked:
+        return "all cases agree with the oracle"
+    return (
+        f"all checked cases agree with the oracle; {unchecked} case(s) not checked "
+        "(over the memory guard: --case-memory)"
+    )
+
+
+def validate_failed_line(failed: int, unchecked: int) -> str:
+    """The last line of a ``cases validate`` that found problems (exit 2)."""
+    also = f"; {unchecked} not checked (over the memory guard)" if unchecked else ""
+    return f"FAILED: {failed} case(s) with problems{also}"
+
+
+def _first(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
 DIFF_WIDTH = 150  # characters of a detail line under a group of changes
 NOISE_SHOWN = "source lines, addresses, ids, type lists"  # what diff.NOISE takes out
 
@@ -312,6 +375,28 @@ def status_line(status: Status) -> str:
     return safe(line)
 
 
+def fuzz_header(runtimes: list[str], budget: float, seed: int, elements: int, out: Path) -> str:
+    return safe(
+        f"fuzzing {', '.join(runtimes)} for {budget:g} s, seed {seed}, "
+        f"at most {elements} elements per tensor -> {out}/"
+    )
+
+
+def campaign_lines(campaign: Campaign, results: int) -> list[str]:
+    """What a finished campaign found: its pace, and its classes by family."""
+    rate = campaign.examples / campaign.fuzz_s if campaign.fuzz_s else 0.0
+    lines = [
+        f"{campaign.examples} examples in {campaign.elapsed():.0f} s ({rate:.1f} examples/s "
+        f"while fuzzing; {campaign.shrink_s:.0f} s shrinking), {results} results, "
+        f"{len(campaign.classes)} discrepancy classes"
+        + (f", {campaign.skipped} runs skipped" if campaign.skipped else "")
+    ]
+    if campaign.classes:
+        lines.append("discrepancy classes by runtime, kind and op:")
+        lines += fuzz_families(campaign)
+    return lines
+
+
 def fuzz_families(campaign: Campaign) -> list[str]:
     """One line per (runtime, kind, op): classes often share a cause (one dtype
     refused in every variant and opset), so the terminal shows families with
@@ -351,3 +436,78 @@ def _places(places: list[str]) -> str:
         return ", ".join(places)
     lines = ", ".join(place.rpartition(":")[2] for place in places)
     return f"{len(places)} entries of {files.pop()} (lines {lines})"
+
+
+# -- the end of a run, errors ----------------------------------------------------------------
+def error_lines(error) -> list[str]:
+    """A user-facing error (:class:`conformance.errors.ConformanceError`) as
+    stderr shows it: its message (the problems of a file each on its line,
+    ``file:line: field: message``, then the notes callers added), escaped."""
+    return [safe(line) for line in error.message.splitlines()]
+
+
+def case_errors_note(errors: list) -> str:
+    """What follows the problems of case files a command was given."""
+    return f"{len(errors)} problem(s) in case files; nothing was run"
+
+
+def ungated_lines(problems: list[str]) -> list[str]:
+    """A baseline that cannot be read, in a run that does not gate (no --gate)."""
+    return [safe(line) for line in problems] + [
+        "no gate verdict: the run goes on without one (with --gate it would stop here)"
+    ]
+
+
+def path_line(label: str, path: Path, width: int) -> str:
+    """``label`` padded to ``width``, then the path: ``report:  reports/run-1/report.html``."""
+    return safe(f"{label:<{width}} {path}")
+
+
+def not_deciding(last: str) -> str:
+    """The gate's last line, in a run that it does not decide (no --gate)."""
+    return f"{last} (not deciding: no --gate)"
+
+
+def cpu_note(budget: dict | None) -> str | None:
+    """A note when the workers' threads outnumber the cores (header.json
+    ``cpu_budget``), else None."""
+    if not (budget or {}).get("oversubscribed"):
+        return None
+    return (
+        f"note: up to {budget['threads_at_most']} compute threads on {budget['cores']} "
+        "cores (targets in their default profile use every core): results are exact all "
+        "the same, but a starved worker may time out (fewer workers, -j, or targets per run "
+        "give each more)"
+    )
+
+
+def interrupted_line(kept: str) -> str:
+    return f"interrupted: {kept} are kept"
+
+
+def harness_error_lines(summary) -> list[str]:
+    """Why a run with harness errors exits 2, and the first of them."""
+    lines = [
+        f"{summary.harness_errors} harness error(s) (bugs of the harness, not verdicts "
+        "on the runtime; 'harness_error' records in results.jsonl):"
+    ]
+    for example in summary.harness_error_examples:
+        lines.append(
+            f"  {example['runtime']}: {example['case_id']} [{example['variant']}]: "
+            f"{example['error']}"
+        )
+    return [safe(line) for line in lines]
+
+
+def run_header(cases: int, variants: int, runtimes: list[str], out: Path) -> str:
+    return safe(
+        f"{cases} cases x {variants} variants x {len(runtimes)} runtimes "
+        f"({', '.join(runtimes)}) -> {out}/"
+    )
+
+
+def run_result_lines(summary, results: Path) -> list[str]:
+    """After a run's table: its discrepancy groups, and where its results are."""
+    groups = discrepancy_groups(summary, results)
+    lines = ["discrepancies (runtime, kind, op, case-file id, count):", *groups] if groups else []
+    return [*lines, path_line("results:", results, 8) + f"  ({summary.duration_s:.1f} s)"]

@@ -61,9 +61,10 @@ def huge(tmp_path):
 
 def test_validate_refuses_a_huge_declared_output_without_computing_it(huge):
     done = _limited("cases", "validate", str(huge))
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert "huge-output" in done.stderr and "memory guard" in done.stderr
-    assert "17,184,096,256 bytes" in done.stderr  # 2**31 float64 + the inputs
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr  # not checked
+    assert "not checked: " in done.stdout and "huge-output" in done.stdout
+    assert "memory guard" in done.stdout
+    assert "17,184,096,256 bytes" in done.stdout  # 2**31 float64 + the inputs
 
 
 def test_oracle_refuses_a_huge_declared_output(huge):

@@ -164,3 +164,32 @@ def test_safe_escapes_what_a_terminal_would_act_on():
     assert safe("one\ntwo\x1b", lines=True) == "one\ntwo\\x1b"
     assert safe("\u2028\u2029\u202e\u2066\ud800") == "\\u2028\\u2029\\u202e\\u2066\\ud800"
     assert safe(safe("\x1b\n")) == safe("\x1b\n")  # twice is once
+
+
+HUGE = CASE.replace(
+    "    data: [1.0, 2.0]\n    indices: [1]\n",
+    "    data: {full: {shape: [1, 1000000], value: 1}}\n"
+    "    indices: {full: {shape: [100000], value: 0}}\n",
+)  # 4 MB of inputs, a 400 GB output: over the memory guard, not checked
+
+
+def test_cases_not_checked_print_their_file_escaped(tmp_path):
+    """validate and run name a case over the memory guard by its file: escaped."""
+    huge = tmp_path / f"huge{ESC}.yaml"
+    huge.write_text(HUGE, encoding="utf-8")
+    where = f"not checked: {tmp_path}/huge\\x1b[2J.yaml:2: hostile-case.op13.float32.int64: "
+    validated = _conformance("cases", "validate", str(huge))
+    assert validated.returncode == 0 and f"{where}memory guard: " in _clean(validated)
+    ran = _conformance("run", "--runtime", "reference", "--variants", "static",
+                       "--cases", str(huge), "--out", str(tmp_path / "run"))  # fmt: skip
+    assert ran.returncode == 0 and f"{where}memory guard: " in _clean(ran)
+
+
+def test_user_facing_errors_print_escaped(tmp_path):
+    """A ConformanceError reaches the terminal through cli.main's one mapping:
+    a case over the guard that `oracle` refuses, named by a hostile file."""
+    huge = tmp_path / f"huge{ESC}.yaml"
+    huge.write_text(HUGE, encoding="utf-8")
+    refused = _conformance("oracle", "hostile-case", "--cases", str(huge))
+    assert refused.returncode == 2
+    assert _clean(refused).startswith(f"{tmp_path}/huge\\x1b[2J.yaml:2: hostile-case.")

@@ -1,0 +1,65 @@
+"""What the commands read: case files, finished run folders, baselines.
+
+Each reader raises the input's own error (``CaseErrors``, ``RecordsError``,
+``GateError``: :class:`conformance.errors.ConformanceError`), which
+:func:`conformance.cli.main` prints and turns into exit 2; a reader that
+returns None has said why already (a ``--known`` folder that does not exist).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+
+from rich.console import Console
+
+from conformance.cases import CaseErrors, default_case_paths, load
+from conformance.cli import options
+from conformance.engine import records
+from conformance.engine.targets import Target
+from conformance.gate import verdict
+from conformance.report import terminal
+
+
+def load_cases(paths: list[Path] | None):
+    """Cases of the given paths (default: the repo's cases/); CaseErrors,
+    every problem of every file, noting that nothing was run."""
+    try:
+        return load(paths or default_case_paths())
+    except CaseErrors as errors:
+        errors.add_note(terminal.case_errors_note(errors.errors))
+        raise
+
+
+def select(cases, pattern: str | None):
+    """Cases whose id contains ``pattern`` (or matches it as a glob)."""
+    if not pattern:
+        return cases
+    glob = pattern if any(ch in pattern for ch in "*?[") else f"*{pattern}*"
+    return [c for c in cases if fnmatch.fnmatchcase(c.id, glob)]
+
+
+def finished_runs(args, err: Console) -> list[records.RunFolder] | None:
+    """The run folders ``args.results`` names, read (``args.known`` checked
+    first: None after saying it does not exist)."""
+    if args.known is not None and options.known_folder(args, err) is None:
+        return None
+    return records.read_folders(args.results)
+
+
+def load_baselines(args, runtimes: list[Target], err: Console, deciding: bool = True):
+    """The baselines of these targets (their adapters' files), or None when
+    the ``--known`` folder does not exist (said). A bad baseline file is a
+    GateError, every problem listed; unless the gate is ``deciding`` the
+    exit code, when its problems are printed and the run goes on ungated (None)."""
+    folder = options.known_folder(args, err)
+    if folder is None:
+        return None
+    try:
+        return verdict.load_baselines(folder, {t.name or t.adapter: t.adapter for t in runtimes})
+    except verdict.GateError as error:
+        if deciding:
+            raise
+        for line in terminal.ungated_lines(error.problems):
+            err.print(line, markup=False)
+        return None
