@@ -19,11 +19,15 @@ import nox
 
 PYTHON = "3.11"
 RUNTIMES = ("onnxruntime", "openvino", "reference")
+EXTRAS = {"onnxruntime": "onnxruntime", "openvino": "openvino", "reference": ""}  # pyproject's
 CONSTRAINTS = "constraints.txt"  # relative to this file, nox's working directory
-# One runtime per session, so its workers may use the cores, up to 4 (a later -j wins).
+# Workers per runtime: the machine's cores, up to 4 (a later -j wins).
 WORKERS = min(4, os.cpu_count() or 1)
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
+# uv builds an environment in ~5 s where pip takes ~25 s (the main job's budget is
+# 60 s): used where it is installed (`pip install nox uv`, as README.md says), else virtualenv.
+nox.options.default_venv_backend = "uv|virtualenv"
 
 
 def _install(session: nox.Session, *args: str) -> None:
@@ -43,27 +47,46 @@ def tests(session: nox.Session) -> None:
     `onnxruntime`); tests/test_openvino_ep.py runs its workers there
     (CONFORMANCE_EP_PYTHON).
     """
-    _install(session, "-e", ".[test]")
+    _install(session, "-e", ".[test,all]")
     ep_python, _ = _ep_environment(session)
     session.env["CONFORMANCE_EP_PYTHON"] = str(ep_python.absolute())
     _pytest(session)
 
 
 @nox.session(python=PYTHON)
-@nox.parametrize("runtime", RUNTIMES)
-def conformance(session: nox.Session, runtime: str) -> None:
-    """The main job, one runtime per session: the gate on every case, then the merged report.
+def conformance(session: nox.Session) -> None:
+    """The main job: one environment, one run of every case on the three runtimes, the gate.
 
-    `nox -s conformance` runs all three in turn (`nox -s "conformance(runtime='openvino')"`
-    one of them, as a CI matrix does). Each checks the case files, runs every case
-    on its runtime into reports/<runtime>/ and exits by the gate: 0 when every
-    discrepancy is a known one in cases/known/<runtime>.yaml, 1 on a new one or
-    on an entry that no longer reproduces, 2 on usage or harness errors. The
-    `report` session then merges the folders into reports/latest/. Extra
-    arguments go to `conformance run`, e.g. `-- --allow-fixed` or `-- -j 2`.
+    Checks the case files against the oracle, runs every case on ONNX Runtime,
+    OpenVINO and onnx.reference in one run into reports/latest/ (results,
+    gate.json, report.html, junit.xml, report.json) and exits by the gate: 0
+    when every discrepancy is a known one in cases/known/, 1 on a new one or on
+    an entry that no longer reproduces, 2 on usage or harness errors. One run,
+    not one per runtime: onnx.reference's timeouts overlap OpenVINO's compiles
+    (docs/development.md, "The main job's time"). Extra arguments go to
+    `conformance run`, e.g. `-- --allow-fixed` or `-- -j 2`; one runtime per
+    session (a CI matrix): `conformance-runtime`.
     """
-    _install(session, "-e", ".")
-    session.notify("report")  # runs once, after every queued conformance session
+    _install(session, "-e", ".[onnxruntime,openvino]")
+    session.run("conformance", "cases", "validate", "--check-models")
+    session.run(
+        "conformance", "run", "--runtime", *RUNTIMES, "--gate", "--out", "reports/latest",
+        "-j", str(WORKERS), *session.posargs,
+    )  # fmt: skip
+
+
+@nox.session(python=PYTHON, name="conformance-runtime", default=False)
+@nox.parametrize("runtime", RUNTIMES)
+def conformance_runtime(session: nox.Session, runtime: str) -> None:
+    """The main job for one runtime, in its own environment (a CI matrix's job).
+
+    `nox -s "conformance-runtime(runtime='openvino')"` runs the corpus on one
+    runtime into reports/<runtime>/ and exits by its gate; the `report` session
+    then merges the runtimes' folders into reports/latest/. Extra arguments go
+    to `conformance run`.
+    """
+    _install(session, "-e", f".[{EXTRAS[runtime]}]" if EXTRAS[runtime] else ".")
+    session.notify("report")  # runs once, after every queued conformance-runtime session
     session.run("conformance", "cases", "validate", "--check-models")
     session.run(
         "conformance", "run", "--runtime", runtime, "--gate", "--out", f"reports/{runtime}",
@@ -84,7 +107,7 @@ def report(session: nox.Session) -> None:
         f"reports/{name}" for name in RUNTIMES if Path(f"reports/{name}/results.jsonl").exists()
     ]
     if not runs:
-        session.error("no run to report: run `nox -s conformance` first")
+        session.error('no run to report: run `nox -s "conformance-runtime(runtime=...)"` first')
     Path("reports/latest").mkdir(parents=True, exist_ok=True)
     session.run(
         "conformance", "report", *runs, "-o", "reports/latest/report.html",
@@ -101,7 +124,7 @@ def fuzz(session: nox.Session) -> None:
     outside cases/known/. Later arguments override earlier ones, so
     `nox -s fuzz -- --time-budget 300 --seed 7` runs longer with another seed.
     """
-    _install(session, "-e", ".")
+    _install(session, "-e", ".[all]")
     session.run(
         "conformance", "fuzz", "--time-budget", "60", "--seed", "1", "--out", "reports/fuzz",
         *session.posargs,
@@ -111,7 +134,7 @@ def fuzz(session: nox.Session) -> None:
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
     """Oracle speed, run throughput (packed, --pack 1, ceiling, naive) and fuzzing rate."""
-    _install(session, "-e", ".")
+    _install(session, "-e", ".[all]")
     session.run("python", "benchmarks/oracle_speed.py")
     session.run("python", "benchmarks/run_throughput.py", *session.posargs)
     session.run("python", "benchmarks/fuzz_rate.py")
@@ -144,10 +167,12 @@ def _canonical(name: str) -> str:
 
 
 def _lower_bounds() -> dict[str, str]:
-    """``name>=X`` of pyproject's dependencies: the oldest versions it claims to support."""
+    """``name>=X`` of pyproject's dependencies and extras: the oldest versions it claims
+    to support."""
     project = tomllib.loads(Path("pyproject.toml").read_text())["project"]
     found = {}
-    for requirement in project["dependencies"]:
+    extras = project.get("optional-dependencies", {}).values()
+    for requirement in [*project["dependencies"], *(r for extra in extras for r in extra)]:
         match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*>=\s*([0-9][^,;\s]*)", requirement)
         if match:
             found[_canonical(match[1])] = match[2]
@@ -287,7 +312,7 @@ def scoreboard(session: nox.Session) -> None:
     docs/scoreboard.* with every baseline change (a test holds them to the
     baselines' digests).
     """
-    _install(session, "-e", ".")
+    _install(session, "-e", ".[all]")
     ep_python, found = _ep_environment(session)
     session.log("onnxruntime:openvino-ep: " + ", ".join(f"{k} {v}" for k, v in found.items()))
     targets = SCOREBOARD / "targets.yaml"

@@ -1,0 +1,77 @@
+"""Where the files this package ships are: the corpus, the spec documents, the schemas.
+
+They are edited at the top of the repository (``cases/``, ``specs/``,
+``docs/schemas/``). A wheel carries them inside the package, as
+``conformance/corpus``, ``conformance/specs`` and ``conformance/schemas``
+(pyproject.toml's ``package-dir``); a clone, and an editable install of one,
+reads them where they are edited. Either way the corpus found here is the
+one the package was built with: never a folder named ``cases`` that happens
+to be in the working directory.
+
+Imports nothing of ours, so that every layer may ask it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+# name inside the wheel -> where it is edited, relative to the repository
+_EDITED = {"corpus": "cases", "specs": "specs", "schemas": "docs/schemas"}
+
+
+class NotShipped(LookupError):
+    """The installation lacks a folder it should carry (a broken install)."""
+
+
+def _folder(name: str) -> Path:
+    for candidate in (_PACKAGE / name, _PACKAGE.parent / _EDITED[name]):
+        if candidate.is_dir():
+            return candidate
+    raise NotShipped(
+        f"this installation of onnx-gather-conformance has no {name} "
+        f"(looked in {_PACKAGE / name} and {_PACKAGE.parent / _EDITED[name]}): reinstall it"
+    )
+
+
+def corpus() -> Path:
+    """The shipped case files: gather/, gather_elements/, regressions/, and known/ (baselines)."""
+    return _folder("corpus")
+
+
+def baselines() -> Path:
+    """The shipped known-discrepancy baselines, ``<target name>.yaml`` each."""
+    return corpus() / "known"
+
+
+def specs() -> Path:
+    """The spec documents the oracle's decisions quote."""
+    return _folder("specs")
+
+
+def schemas() -> Path:
+    """The JSON schemas of the files a run writes (docs/formats.md)."""
+    return _folder("schemas")
+
+
+def digest(files: Iterable[Path], root: Path | None = None) -> str:
+    """sha256 over the case files judged: each file's path (relative to
+    ``root`` when it is below it, so a clone and a wheel agree) and bytes, in
+    sorted order. The header records it, so two runs say whether they judged
+    the same corpus."""
+    hashed = hashlib.sha256()
+    named = []
+    for path in files:
+        path = Path(path)
+        try:
+            name = path.resolve().relative_to(root.resolve()) if root else path
+        except ValueError:
+            name = path
+        named.append((name.as_posix(), path))
+    for name, path in sorted(named):
+        data = path.read_bytes()
+        hashed.update(f"{name}\0{len(data)}\0".encode())
+        hashed.update(data)
+    return hashed.hexdigest()
