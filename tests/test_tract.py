@@ -258,3 +258,32 @@ def test_an_out_of_range_index_is_a_crash_record_and_the_run_goes_on(tmp_path):
     # The baseline's Gather family covers the crash: the gate passes.
     gate = conformance("gate", str(out))
     assert gate.returncode == 0, gate.stdout + gate.stderr
+
+
+def test_a_panic_leaves_no_file_behind(tmp_path):
+    """Before: a panic while tract loads the model (an out-of-range index baked
+    in, folded at load) aborted the worker between writing the model to a
+    temporary file and removing it: a conformance-tract-*.onnx was left in
+    /tmp at each one (120 after one corpus run; a fuzz campaign filled /tmp)."""
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(textwrap.dedent("""\
+        defaults: {opset: 13, dtype: int32, attributes: {axis: 0}, spec: "t", description: "t"}
+        cases:
+          - {id: t-ok, op: Gather, data: [1, 2, 3], indices: [2, 0], expected: oracle}
+          - {id: t-panics, op: Gather, data: [1, 2, 3], indices: [0, 3],
+             expect_error: index-out-of-range}
+        """))  # fmt: skip
+    scratch, out = tmp_path / "tmp", tmp_path / "run"
+    scratch.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--runtime", "tract", "--cases", str(cases),
+         "--out", str(out), "--no-progress"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "TMPDIR": str(scratch)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr  # the panics: crashes
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    crashed = {r["variant"] for r in records if r["kind"] == "crash"}
+    assert "both_initializers" in crashed  # the panic at load (every variant panics somewhere)
+    assert {r["kind"] for r in records if r["base_id"] == "t-ok"} == {"pass"}
+    assert list(scratch.iterdir()) == []

@@ -13,7 +13,15 @@ binding sets no thread count or precision: there is nothing to configure.
 Traps handled here:
 - The binding loads a model only from a path (libtract has
   ``tract_onnx_load_buffer``, the binding does not expose it), so the model
-  bytes go through a temporary file, removed as soon as tract has read it.
+  bytes go through an anonymous in-memory file (``memfd_create``) that tract
+  opens by its ``/proc/self/fd/N`` path: nothing is written to disk, and the
+  kernel frees it when it is closed or when the process dies. A panic can
+  abort the worker inside ``load`` (tract folds an out-of-range index baked
+  into the model while it loads), where no clean-up of ours can run: a
+  temporary file left a ``conformance-tract-*.onnx`` behind at every such
+  panic. Where there is no memfd (not Linux), a temporary file in the
+  worker's own scratch folder (``TMPDIR``, which the engine removes with the
+  worker) stands in.
 - ``run`` takes a list in the model's input order, and the runnable does not
   name its inputs: the order is read from the typed model before it is
   consumed by ``into_runnable``.
@@ -110,6 +118,29 @@ def _from_tensor(tensor: tract.Tensor, dtype: np.dtype) -> np.ndarray:
     return array
 
 
+@contextlib.contextmanager
+def _model_file(model: bytes):
+    """A path tract can load the model bytes from, for as long as the block lasts."""
+    if hasattr(os, "memfd_create"):
+        descriptor = os.memfd_create("conformance-tract-model", os.MFD_CLOEXEC)
+        try:
+            view = memoryview(model)
+            while view:
+                view = view[os.write(descriptor, view) :]
+            yield f"/proc/self/fd/{descriptor}"
+        finally:
+            os.close(descriptor)
+        return
+    descriptor, path = tempfile.mkstemp(suffix=".onnx", prefix="conformance-tract-")
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(model)
+        yield path
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
 # Read by Rust's panic hook and by anyhow once per process, at first use.
 QUIET = {"RUST_BACKTRACE": "0", "RUST_LIB_BACKTRACE": "0"}
 
@@ -142,17 +173,11 @@ class TractAdapter(Adapter):
         }
 
     def load(self, model: bytes):
-        descriptor, path = tempfile.mkstemp(suffix=".onnx", prefix="conformance-tract-")
-        try:
-            with os.fdopen(descriptor, "wb") as file:
-                file.write(model)
+        with _model_file(model) as path:
             try:
                 typed = tract.onnx().load(path).into_model()
             except TractError as error:
                 raise LoadError(message(error)) from None
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
         names = [typed.input_name(i) for i in range(typed.input_count())]
         try:
             runnable = typed.into_runnable()

@@ -22,9 +22,18 @@ worker process suffers. The parent:
 A worker is killed with its whole process group (it starts a session of its
 own), so that whatever the runtime forked dies with it; and its death is seen
 from its pid, not only from the end of its pipe, which a forked grandchild
-may hold open. Nothing a worker sends is trusted: a result that cannot be
-unpickled or is not what the wire format says becomes a ``harness_error`` of
-its job, and a worker whose ``info()`` lacks a name does not start.
+may hold open. If the parent itself dies (``kill -9`` included), the group
+dies too: the worker dies by ``PR_SET_PDEATHSIG``, and a sentinel process in
+its group (:mod:`conformance.engine.worker`), waiting on a pipe whose only
+writer is the parent, sees it close and kills the group, grandchildren
+included (``PR_SET_PDEATHSIG`` is not inherited across fork). Each worker has
+a scratch folder of its own as ``TMPDIR``, removed when it is killed (by the
+sentinel when the parent is), so that what a runtime leaves in temporary
+files when it crashes does not pile up.
+
+Nothing a worker sends is trusted: a result that cannot be unpickled or is
+not what the wire format says becomes a ``harness_error`` of its job, and a
+worker whose ``info()`` lacks a name does not start.
 
 :class:`WorkerPool` knows nothing of cases or outcomes: it runs :class:`Job`s and
 yields :class:`Raw` results, which :mod:`conformance.engine.judge` judges.
@@ -37,6 +46,7 @@ import json
 import mmap
 import os
 import pickle
+import shutil
 import signal
 import subprocess
 import sys
@@ -92,7 +102,7 @@ class EngineError(ConformanceError, RuntimeError):
 
 @dataclass(eq=False)
 class Job:
-    model_key: bytes | None  # sessions are cached per worker under this key (None: not kept)
+    session_key: bytes | None  # sessions are cached per worker under this key (None: not kept)
     model: bytes
     feeds: dict[str, np.ndarray]
     tag: object = None  # the caller's handle, returned untouched
@@ -213,23 +223,38 @@ class Worker:
         os.ftruncate(progress_fd, PROGRESS.size)
         self.progress_map = mmap.mmap(progress_fd, PROGRESS.size)
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the worker
-        self.proc = subprocess.Popen(
-            [
-                self.target.python or sys.executable,
-                "-m",
-                "conformance.engine.worker",
-                str(child.fileno()),
-                str(progress_fd),
-                *self.target.worker_arguments(),
-            ],
-            pass_fds=(child.fileno(), progress_fd),
-            stdin=subprocess.DEVNULL,
-            stdout=self.log,
-            stderr=self.log,
-            start_new_session=True,  # Ctrl-C in the terminal reaches the parent only
-        )
-        child.close()
-        os.close(progress_fd)
+        # The worker's sentinel reads this pipe; only this process holds its
+        # write end (not inheritable), so it closes when this process dies.
+        watch_fd, self.watch = os.pipe()
+        self.scratch = tempfile.mkdtemp(prefix="conformance-worker-")
+        try:
+            self.proc = subprocess.Popen(
+                [
+                    self.target.python or sys.executable,
+                    "-m",
+                    "conformance.engine.worker",
+                    str(child.fileno()),
+                    str(progress_fd),
+                    str(watch_fd),
+                    self.scratch,
+                    *self.target.worker_arguments(),
+                ],
+                pass_fds=(child.fileno(), progress_fd, watch_fd),
+                stdin=subprocess.DEVNULL,
+                stdout=self.log,
+                stderr=self.log,
+                env={**os.environ, "TMPDIR": self.scratch},
+                start_new_session=True,  # Ctrl-C in the terminal reaches the parent only
+            )
+        except BaseException:
+            os.close(self.watch)
+            self.watch = None
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            raise
+        finally:
+            child.close()
+            os.close(progress_fd)
+            os.close(watch_fd)
         self.state = "starting"
         self.spawned_at = time.monotonic()
         self.info: dict | None = None
@@ -248,7 +273,7 @@ class Worker:
 
     def send(self, batch: list[Job], solo: bool = False) -> None:
         """Send a batch; a worker already dead is found by the watch, not here."""
-        wire = [(job.model_key, job.model, job.feeds) for job in batch]
+        wire = [(job.session_key, job.model, job.feeds) for job in batch]
         self.base = self.last_progress = self.progress()
         self.delivered = 0
         self.last_change = time.monotonic()
@@ -300,9 +325,37 @@ class Worker:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
         returncode = self.proc.wait()
+        self._reap_group()
+        self._release()
+        return returncode
+
+    def _reap_group(self) -> None:
+        """Where this process reaps orphans (PID 1 of a container, a
+        subreaper), the members of the worker's group that were reparented to
+        it (its sentinel, what the runtime started) end as its zombies, one
+        more at every restart: reaped here, as they die of the group's SIGKILL
+        (waited for at most EXIT_GRACE). Only that group: a worker's own
+        status is left to its ``Popen``. Elsewhere none is a child of ours:
+        nothing to wait for."""
+        deadline = time.monotonic() + EXIT_GRACE
+        with contextlib.suppress(ChildProcessError):  # none (left) in the group
+            while True:
+                reaped = os.waitid(os.P_PGID, self.proc.pid, os.WEXITED | os.WNOHANG)
+                if reaped is None:
+                    if time.monotonic() > deadline:
+                        return
+                    time.sleep(0.001)
+
+    def _release(self) -> None:
+        """What the worker held here: its pipes, its progress counter, its
+        scratch folder (what the runtime left in it goes with it). Once."""
+        if self.watch is None:
+            return
         self.conn.close()
         self.progress_map.close()
-        return returncode
+        os.close(self.watch)  # its sentinel, if still there, kills what is left of the group
+        self.watch = None
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
     def restart(self) -> None:
         self.kill()

@@ -1,16 +1,28 @@
 """The worker process: one runtime, one adapter, a loop over batches.
 
-Started by :mod:`conformance.engine.pool` as
-``python -m conformance.engine.worker CONN_FD PROGRESS_FD ADAPTER [PROPERTIES_JSON]``,
+Started by :mod:`conformance.engine.pool` as ``python -m
+conformance.engine.worker CONN_FD PROGRESS_FD WATCH_FD SCRATCH ADAPTER [PROPERTIES_JSON]``,
 with the interpreter of the target's environment (which may be another
 Python with other runtime versions: this module needs only the adapter's
-runtime, numpy, ml_dtypes and onnx there).
+runtime, numpy, ml_dtypes and onnx there), in a session (and process group)
+of its own, with ``TMPDIR`` set to SCRATCH, a folder of its own.
 It talks over an inherited pipe (never stdout, which a runtime may print
 to), and before each job it bumps a counter in shared memory, so that when
 this process dies or hangs the parent knows exactly which job was running.
 
+When the parent dies, everything this worker started must die too, even
+after ``kill -9`` and even while a job hangs in native code:
+``PR_SET_PDEATHSIG`` kills this process, but it is not inherited across
+fork, so before anything else runs here a **sentinel** is forked (twice, so
+that it is not a child a runtime could reap by accident): it stays in this
+process group, closes every descriptor but WATCH_FD, the read end of a pipe
+whose only writer is the parent, and blocks on it. At end of file (the
+parent died, or let the worker go) it removes SCRATCH and kills the whole
+process group, grandchildren included (itself with them; a process that left
+the group, by ``setsid``, is beyond its reach).
+
 Wire format (pickled):
-  parent -> worker: one message per batch, [(model_key, model_bytes, feeds), ...]
+  parent -> worker: one message per batch, [(session_key, model_bytes, feeds), ...]
   worker -> parent: first ("hello", info) or ("failed", message); then, per
                     batch, ("part", first, results) whenever FLUSH_S has passed
                     since the last message (so that a later crash or hang does
@@ -41,11 +53,13 @@ import json
 import mmap
 import os
 import pickle
+import shutil
 import signal
 import struct
 import sys
 import time
 import traceback
+import warnings
 from multiprocessing.connection import Connection
 
 import numpy as np
@@ -136,10 +150,42 @@ def checked_info(adapter) -> dict:
     return info
 
 
+def _sentinel(watch_fd: int, scratch: str) -> None:
+    """Fork the sentinel (see the module's docstring); this process goes on."""
+    with warnings.catch_warnings():  # Python 3.12 warns of fork with threads (NumPy's, idle)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        first = os.fork()
+    if first:
+        os.close(watch_fd)
+        os.waitpid(first, 0)  # the middle process exits at once: the sentinel is no child of ours
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            if os.fork():
+                os._exit(0)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        os.closerange(3, watch_fd)
+        os.closerange(watch_fd + 1, os.sysconf("SC_OPEN_MAX"))
+        while True:
+            try:
+                if not os.read(watch_fd, 4096):
+                    break
+            except InterruptedError:
+                continue
+            except OSError:
+                break
+        shutil.rmtree(scratch, ignore_errors=True)
+        os.killpg(0, signal.SIGKILL)
+    finally:
+        os._exit(0)
+
+
 def main(argv: list[str]) -> None:
-    conn_fd, progress_fd, target, *rest = argv
+    conn_fd, progress_fd, watch_fd, scratch, target, *rest = argv
     properties = json.loads(rest[0]) if rest else {}
     _die_with_parent()
+    _sentinel(int(watch_fd), scratch)
     # Ctrl-C is for the parent, which decides what to keep and stops us.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     conn = Connection(int(conn_fd))

@@ -9,6 +9,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -18,7 +21,8 @@ from conformance import oracle
 from conformance.engine.judge import judge
 from conformance.engine.pool import EngineError, WorkerPool
 from tests import faulty_adapter as faulty
-from tests.conftest import conformance
+from tests import leaky_adapter as leaky
+from tests.conftest import REPO, conformance
 from tests.test_engine import FAULTY, run_all
 
 VERDICT = oracle.verdict(
@@ -122,3 +126,95 @@ def test_a_crash_whose_grandchild_holds_the_pipe_is_a_crash_and_the_grandchild_d
         for pid in pids.read_text().split():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), 9)
+
+
+LEAKY = "tests.leaky_adapter"
+
+
+def test_kill_9_of_a_run_kills_what_its_workers_started_and_their_temporary_files(tmp_path):
+    """Before: the worker died with the parent (PR_SET_PDEATHSIG), but not a
+    process it had started (the setting is not inherited across fork), nor
+    was anything it left in the temporary folder removed."""
+    pids, scratch, out = tmp_path / "grandchildren", tmp_path / "tmp", tmp_path / "run"
+    pids.touch()
+    scratch.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance", "run", "--runtime", f"{LEAKY}:ForkingAdapter",
+         "--batch-size", "4", "--no-progress", "--out", str(out)],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, leaky.GRANDCHILD_PIDS: str(pids), "TMPDIR": str(scratch)},
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:
+            results = out / "results.jsonl"
+            written = results.read_text().count("\n") if results.exists() else 0
+            if pids.read_text().strip() and written > 8:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the run produced no results in time")
+        (worker_scratch,) = scratch.iterdir()  # the worker's own, holding what it left
+        assert any(worker_scratch.iterdir())
+        process.kill()
+        process.wait()
+        worker = json.loads((out / "header.json").read_text())["runtimes"]["forking"]["pid"]
+        assert _gone(worker), "the worker outlived the killed parent"
+        (grandchild,) = [int(pid) for pid in pids.read_text().split()]
+        assert _gone(grandchild), "a process the worker started outlived the killed parent"
+        deadline = time.monotonic() + 5
+        while any(scratch.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(scratch.iterdir()) == [], "the worker's temporary files outlived the run"
+    finally:  # whatever failed above: leave nothing running
+        process.kill()
+        for pid in pids.read_text().split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), 9)
+
+
+def test_what_a_worker_leaves_in_its_temporary_folder_goes_with_it(tmp_path, monkeypatch):
+    """A runtime's temporary files, left at every job, at a crash and at the
+    end: each worker writes them in a folder of its own, removed with it."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with WorkerPool([f"{LEAKY}:TempFileAdapter"], batch_size=4, timeout=20) as engine:
+        results = run_all(engine, [0, faulty.SEGV, 0, faulty.ABORT])
+        assert [results[(i, "tempfile")].status for i in range(4)] == ["ok", "crash", "ok", "crash"]
+        (scratch,) = tmp_path.iterdir()  # the live worker's: its files are there, not beside it
+        assert scratch.name.startswith("conformance-worker-") and any(scratch.iterdir())
+    assert list(tmp_path.iterdir()) == []
+
+
+SUBREAPER = """
+import ctypes, os, sys, time
+from conformance.engine.pool import WorkerPool
+from tests import faulty_adapter as faulty
+from tests.test_engine import FAULTY, run_all
+
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+with WorkerPool([FAULTY], batch_size=4, timeout=20) as engine:
+    run_all(engine, [0, faulty.SEGV, 0, faulty.ABORT, faulty.SEGV, 0])
+    time.sleep(0.5)
+    zombies = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+                fields = stat.read().rpartition(")")[2].split()
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            continue
+        if fields[0] == "Z" and int(fields[1]) == os.getpid():
+            zombies.append(pid)
+    print(len(zombies))
+"""
+
+
+def test_a_run_that_reaps_orphans_is_not_left_their_zombies():
+    """As PID 1 of a container (or a subreaper), the run inherits what its
+    workers leave when they are killed (each worker's sentinel): reaped at
+    each restart, not left as zombies (one more per restart, for as long as
+    the run lasts)."""
+    done = subprocess.run(
+        [sys.executable, "-c", SUBREAPER], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0"
