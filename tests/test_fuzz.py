@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import ml_dtypes
@@ -18,7 +19,8 @@ import pytest
 from conformance import oracle
 from conformance.cases import loader
 from conformance.engine.judge import DISCREPANCIES, KINDS
-from conformance.fuzz import artifacts
+from conformance.engine.run import Options
+from conformance.fuzz import artifacts, campaign
 from conformance.fuzz.campaign import Campaign, CampaignOptions, FoundClass
 from conformance.fuzz.signature import signature_of
 from conformance.strategies import Example
@@ -388,3 +390,54 @@ def test_shards_draw_different_examples_from_one_seed():
 
     assert stream((1, 2)) != stream((2, 2))
     assert stream((1, 1)) == [row[-2] for row in _stream(5, 16)]  # 1/1 is the plain stream
+
+
+# -- the engine's options, derived in one place ---------------------------------------
+def test_every_engine_option_is_derived_from_the_campaigns():
+    """Before: copied by hand, field by field; an engine option added later
+    kept its default in every campaign (and shrinking used its own guard)."""
+    given = CampaignOptions(
+        ["onnxruntime"], 5, 1, Path("unused"), workers=3, workers_chosen="auto", timeout=0.5,
+        pack=7, batch_size=5, worker_memory=1 << 30, case_memory=1 << 20,
+    )  # fmt: skip
+    engine = given.engine()
+    assert isinstance(engine, Options)
+    for option in fields(Options):
+        expected = campaign.CAMPAIGN_SETS.get(option.name, getattr(given, option.name, None))
+        assert getattr(engine, option.name) == expected, option.name
+    assert engine.case_memory == 1 << 20 and engine.worker_memory == 1 << 30
+
+
+def test_an_engine_option_the_campaign_does_not_derive_is_an_error(monkeypatch):
+    @dataclass
+    class Grown(Options):
+        new_option: int = 0
+
+    monkeypatch.setattr(campaign, "Options", Grown)
+    with pytest.raises(TypeError, match="new_option not derived"):
+        CampaignOptions(["onnxruntime"], 5, 1, Path("unused")).engine()
+
+
+# -- files written whole are written atomically -------------------------------------------
+def test_a_class_rewritten_after_shrinking_replaces_each_file_whole(tmp_path):
+    """Before: model.onnx and the .npz files were rewritten in place, so a
+    reader (or a campaign killed mid-write) could see half of one."""
+    first = _found(example(data=np.arange(600, dtype=np.float32).reshape(200, 3)))
+    artifacts.write_class(first, tmp_path)
+    folder = artifacts.class_dir(first, tmp_path)
+    names = ("model.onnx", "inputs.npz", "expected.npz", "case.yaml")
+    held = {name: (folder / name).open("rb") for name in names}  # a reader, mid-way
+    try:
+        old = {name: (folder / name).read_bytes() for name in names}
+        shrunk = _found(example(indices=np.array([1])))  # the shrunk example: smaller files
+        first.example, first.verdict = shrunk.example, shrunk.verdict
+        artifacts.write_class(first, tmp_path)
+        for name in names:
+            assert held[name].read() == old[name], f"{name} was rewritten in place"
+            assert (folder / name).read_bytes() != old[name]
+    finally:
+        for handle in held.values():
+            handle.close()
+    assert not list(folder.glob("*.partial"))
+    with np.load(folder / "inputs.npz") as saved:
+        assert saved["data"].shape == (2, 3)

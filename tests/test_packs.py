@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ import pytest
 from conformance.cases import load
 from conformance.engine import packs
 from conformance.engine.pool import Raw
-from conformance.engine.run import Options, run_cases
+from conformance.engine.run import Options, Run, run_cases
 from tests import faulty_adapter as faulty
 from tests.conftest import REPO, conformance
 
@@ -226,7 +227,7 @@ def test_the_report_lists_what_behaves_differently_when_packed(tmp_path):
 def test_a_fed_model_met_before_runs_alone_from_the_workers_cache(tmp_path):
     """static and dynamic models depend on shapes (or ranks) only: a case whose
     one-node model the run already met runs alone, compiled once per worker
-    and cached; only the first of each signature may join a pack."""
+    and cached; only the first of each model key may join a pack."""
     text = CASES + "".join(_case(f"same-{n}", f"[{n}, 2, 3]") for n in range(6))
     text += "".join(_case(f"own-{n}", str(list(range(n + 3))), "[0]") for n in range(6))
     path = tmp_path / "c.yaml"
@@ -236,3 +237,30 @@ def test_a_fed_model_met_before_runs_alone_from_the_workers_cache(tmp_path):
     found = _records(folder)
     assert [found[f"same-{n}.op13.int32.int64"]["packed"] for n in range(6)] == [True] + [False] * 5
     assert all(found[f"own-{n}.op13.int32.int64"]["packed"] for n in range(6))
+
+
+def test_a_pack_hanging_as_the_deadline_passes_leaves_each_case_a_record_per_runtime(tmp_path):
+    """A pack times out on one runtime as the deadline (a fuzz campaign's
+    budget) passes: its halves are never re-run. Before, its cases had no
+    record for that runtime though they counted as cases (they ran on the
+    other); now each gets one, saying it was not run and why."""
+    text = CASES + "".join(_case(f"ok-{n}", f"[{n}, 2, 3]") for n in range(8))
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    cases = load([path])
+    options = Options([PACK_AWARE, "tests.faulty_adapter:HangingAdapter"], BAKED, pack=8,
+                      timeout=1.0)  # fmt: skip
+    folder = tmp_path / "run"
+    with Run(folder, options) as run:
+        unrun = run.drive([(case, BAKED) for case in cases], deadline=time.monotonic() + 1.5)
+    assert unrun == [] and run.summary.cases == 8 and run.summary.records == 16
+    lines = (folder / "results.jsonl").read_text().splitlines()
+    found = [json.loads(line) for line in lines]
+    assert {r["kind"] for r in found if r["runtime"] == "packaware"} == {"pass"}
+    hung = [r for r in found if r["runtime"] == "hanging"]
+    assert len(hung) == 8 and {r["kind"] for r in hung} == {"harness_unsupported"}
+    for record in hung:
+        assert record["message"].startswith("not run: in a model of ")
+        assert "failed as a whole on this runtime (timeout: no result" in record["message"]
+        assert record["packed"] and record["expected"] == {"dtype": "int32", "shape": [2]}
+    assert run.summary.counts["hanging"] == {"harness_unsupported": 8}

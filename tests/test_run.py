@@ -11,7 +11,9 @@ import time
 
 import pytest
 
-from tests.conftest import REPO, conformance
+from conformance.cases import load
+from conformance.engine.run import Options, Run
+from tests.conftest import CASES, REPO, conformance
 
 FAULTY = "tests.faulty_adapter:FaultyAdapter"
 RECORD_FIELDS = {
@@ -233,3 +235,18 @@ def test_shards_split_the_cases_and_report_merges_them(tmp_path):
     assert merged.returncode == 0 and f"{len(whole)} results" in merged.stdout
     bad = conformance("run", "--shard", "4/3", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and "'4/3': give I/N with 1 <= I <= N" in bad.stderr
+
+
+def test_a_drive_past_its_deadline_runs_nothing_and_returns_every_case(tmp_path):
+    """The cases the pool never took (its deadline had passed) are returned as
+    unrun with the rest. Before, only cases it took were: a fuzz round drawn
+    as the budget ran out counted an example that never ran."""
+    cases = [case for case in load([CASES / "gather"]) if case.base_id.startswith("gather-ex")]
+    assert cases
+    with Run(tmp_path / "run", Options([FAULTY], ("static",))) as run:
+        unrun = run.drive([(case, ["static"]) for case in cases], deadline=time.monotonic() - 1)
+        assert unrun == cases
+        assert (run.summary.cases, run.summary.records) == (0, 0)
+        again = run.drive([(case, ["static"]) for case in cases])  # no deadline: all run
+        assert again == [] and run.summary.cases == len(cases)
+    assert len(read_results(tmp_path / "run")) == len(cases)

@@ -3,10 +3,11 @@ stays on its line.
 
 Every file the project writes whole (header.json, summary.json, gate.json,
 findings.json, report.html, junit.xml, report.json, diff.html, a fuzz class's
-case.yaml and repro.py) goes through :func:`write_text`: the text is written
-beside the target and renamed over it, which POSIX makes atomic. results.jsonl
-is the exception: it is appended to in whole lines (:class:`LineAppender`,
-for :class:`conformance.engine.records.ResultsWriter`). A write that fails
+case.yaml, repro.py, model.onnx and .npz files) goes through :func:`write_text`
+(or :func:`write_bytes`): it is written beside the target and renamed over
+it, which POSIX makes atomic. results.jsonl is the exception: it is appended
+to in whole lines (:class:`LineAppender`, for
+:class:`conformance.engine.records.ResultsWriter`). A write that fails
 (a read-only folder, a full disk, a file size limit) raises an ``OSError``
 naming the file the user asked for, and leaves nothing half-written.
 
@@ -93,6 +94,12 @@ def write_text(path: Path, text: str) -> None:
     partial file nor the target is followed if it is a symlink: the partial
     is created anew and renamed over the link itself. On failure the partial
     file goes and the target is as it was."""
+    write_bytes(path, text.encode("utf-8", ENCODING_ERRORS))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, as :func:`write_text` does (a
+    fuzz class's model.onnx and .npz files)."""
     path = Path(path)
     partial = path.with_name(path.name + ".partial")
     try:
@@ -100,8 +107,8 @@ def write_text(path: Path, text: str) -> None:
         partial.unlink(missing_ok=True)  # a symlink planted there goes, its target is untouched
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", errors=ENCODING_ERRORS) as out:
-                out.write(text)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
             partial.replace(path)
         except BaseException:
             partial.unlink(missing_ok=True)

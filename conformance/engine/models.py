@@ -135,12 +135,15 @@ def feeds(data: np.ndarray, indices: np.ndarray, variant: str) -> dict[str, np.n
     return {name: arrays[name] for name in INPUTS if name not in _INITIALIZERS[variant]}
 
 
-def cache_key(op, opset, data, indices, axis, variant) -> tuple | None:
-    """A key equal for every input that gets the same model, or None.
+def model_key(op, opset, data, indices, axis, variant) -> tuple | None:
+    """The model key: equal for every input that gets the same one-node
+    model, or None.
 
     Models of the fed variants do not depend on the values: the static model
     depends on the shapes, the dynamic one only on the ranks. Models with an
-    initializer carry their values, so they have no shared signature.
+    initializer carry their values, so no two inputs share one: None. (Not a
+    fuzz signature, :class:`conformance.engine.groups.Signature`, which says
+    what makes two discrepancies the same class.)
     """
     if _INITIALIZERS[variant]:
         return None

@@ -15,12 +15,14 @@ What never goes into a pack (:func:`packable`) runs alone, in its one-node model
   breaks (OpenVINO 2025-2026 crashes with SIGFPE or returns the wrong shape),
   and one such case would fail every pack it joined;
 - a case of a fed variant (static, dynamic) whose one-node model another case
-  of the run already had (the same signature: shapes, or ranks): that model
+  of the run already had (the same model key,
+  :func:`conformance.engine.models.model_key`: shapes, or ranks): that model
   is compiled once per worker and cached, which beats any pack (a pack never
   repeats). Generated and fuzzed inputs repeat shapes all the time: packing
   them all made a run of 2 000 generated cases 3-7x slower than --pack 1.
 
-Isolation stays exact (:class:`conformance.engine.run.Run` drives it):
+Isolation stays exact (:class:`conformance.engine.schedule.Schedule` keeps
+the books of a run's packs, by these rules):
 
 - a pack that fails as a whole (it does not load or run, the worker crashes or
   times out, the adapter refuses it, it returns other than one output per case)
@@ -76,9 +78,9 @@ def packable(case: Case, verdict: Verdict | None) -> bool:
     )
 
 
-class Signatures:
-    """The one-node model signatures a run has met (models.cache_key), the
-    last ``limit`` of them (as workers keep the last few hundred sessions)."""
+class ModelKeys:
+    """The one-node models a run has met, by model key (models.model_key),
+    the last ``limit`` of them (as workers keep the last few hundred sessions)."""
 
     def __init__(self, limit: int = 4096) -> None:
         self.limit, self._seen = limit, dict.fromkeys(())

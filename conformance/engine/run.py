@@ -12,23 +12,16 @@ import hashlib
 import os
 import time
 import uuid
-from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from conformance.cases.check import (
-    DEFAULT_CASE_MEMORY,
-    disagreements,
-    literal,
-    over_memory,
-    verdict_of,
-)
+from conformance.cases.check import DEFAULT_CASE_MEMORY, disagreements, literal, verdict_of
 from conformance.cases.model import Case
 from conformance.engine import files, models, packs, records, reproduce, targets, tensors
 from conformance.engine.groups import GroupKey, group_key, is_generated
 from conformance.engine.judge import DISCREPANCIES, Outcome, judge
-from conformance.engine.packs import Alone, Pack
 from conformance.engine.pool import (
     DEFAULT_BATCH,
     DEFAULT_WORKER_MEMORY,
@@ -37,11 +30,12 @@ from conformance.engine.pool import (
     Raw,
     WorkerPool,
 )
+from conformance.engine.schedule import Item, Schedule, Settled
 from conformance.engine.targets import Target
 from conformance.oracle import Verdict
 
 HARNESS_ERRORS_KEPT = 5  # examples of harness errors the summary names
-MODEL_CACHE = 4096  # serialized models kept by signature
+MODEL_CACHE = 4096  # serialized models kept by model key (models.model_key)
 
 
 @dataclass
@@ -107,22 +101,17 @@ def cpu_budget(info: dict[str, dict], workers: int, chosen: str = "given") -> di
     }
 
 
-def _first_line(text: str) -> str:
-    lines = [line for line in (text or "").splitlines() if line.strip()]
-    return lines[0].strip() if lines else ""
-
-
 class _Models:
-    """Serialized models, shared by every case with the same signature."""
+    """Serialized one-node models, shared by every case with the same model key."""
 
     def __init__(self) -> None:
         self._cache: dict[tuple, tuple[bytes, bytes]] = {}
 
     def get(self, case: Case, variant: str, key: tuple | None = None) -> tuple[bytes, bytes]:
-        """(model key, serialized model); ``key``: the case's models.cache_key when
-        the caller has it already (None: computed here)."""
+        """(session key: the model's digest, serialized model); ``key``: the
+        case's models.model_key when the caller has it already (None: computed here)."""
         if key is None:
-            key = models.cache_key(case.op, case.opset, case.data, case.indices, case.axis, variant)
+            key = models.model_key(case.op, case.opset, case.data, case.indices, case.axis, variant)
         if key is not None and key in self._cache:
             return self._cache[key]
         model = models.build_for_case(case, variant).SerializeToString()
@@ -132,16 +121,6 @@ class _Models:
                 self._cache.pop(next(iter(self._cache)))
             self._cache[key] = built
         return built
-
-
-@dataclass
-class _Pending:
-    """A case in flight: its verdict, and how many of its results are still to come."""
-
-    case: Case
-    verdict: object
-    remaining: int  # variants x runtimes
-    done: int = 0  # results recorded
 
 
 def run_cases(
@@ -273,7 +252,7 @@ class Run:
         self._started = 0.0
         self._writer: records.ResultsWriter | None = None
         self.pack_sizes: dict[str, int] = {}  # runtime -> cases per model (packs.sizes)
-        self.signatures = packs.Signatures()  # one-node models met: those run alone, cached
+        self.model_keys = packs.ModelKeys()  # one-node models met: those run alone, cached
 
     def __enter__(self) -> Run:
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -340,7 +319,7 @@ class Run:
 
     def drive(
         self,
-        items: Iterable[tuple[Case, Sequence[str]] | tuple[Case, Sequence[str], Sequence[str]]],
+        items: Iterable[Item],
         progress: Callable[[int, Summary], None] | None = None,
         recorded: Recorded | None = None,
         deadline: float | None = None,
@@ -349,22 +328,56 @@ class Run:
         runtimes) on those runtimes; record every result.
 
         ``recorded(case, variant, runtime, verdict, outcome, raw, record)`` is
-        called for each result after it is written. Past ``deadline`` (a
-        ``time.monotonic()`` value) no job starts (see ``WorkerPool.run``);
-        returns the cases that got no result at all, which the summary does
-        not count.
+        called for each result after it is written; ``verdict`` is None when
+        nothing ran on that runtime (the memory guard refused the case, or the
+        time budget ran out first). Past ``deadline`` (a ``time.monotonic()``
+        value) no job starts (see ``WorkerPool.run``): a case that got some of
+        its results gets a "not run" record for each of the others
+        (:meth:`Schedule.not_run`); returns the cases that got no result at all
+        (those the workers never started, and those never taken from
+        ``items``), which the summary does not count.
         """
-        pool, options, summary, writer = self.pool, self.options, self.summary, self._writer
-        runtimes = pool.runtimes
-        pending: dict[int, _Pending] = {}
-        refused: list[tuple] = []  # results of cases the memory guard stopped
-        more: deque[Job] = deque()  # follow-ups: packs split, discrepancies re-run alone
-        unconfirmed: dict[tuple, Alone] = {}  # (index, variant, runtime) -> awaiting its alone run
+        summary = self.summary
         first = summary.cases
+        schedule = Schedule(
+            self.pool.runtimes,
+            self.pack_sizes,
+            self.model_keys,
+            self.options.case_memory,
+            self._job,
+            self.case_problems,
+            first,
+        )
+        finished = False
+        try:
+            for results in self.pool.run(schedule.jobs(items), deadline, schedule.more):
+                self._record(schedule.refused(), recorded)
+                for job, runtime, raw in results:
+                    self._record(schedule.settle(job, runtime, raw), recorded)
+                self._save()
+                summary.cases = first + schedule.cases
+                if progress:
+                    progress(summary.records, summary)
+            finished = True
+        finally:
+            self._record(schedule.unconfirmed(), recorded)
+            self._record(schedule.refused(), recorded)
+            if finished:  # not on an error or Ctrl-C: what a deadline left half run is said
+                self._record(schedule.not_run(), recorded)
+            summary.cases = first + schedule.cases
+            self._save()
+        unstarted = schedule.unstarted()
+        summary.cases -= len(unstarted)
+        if progress:
+            progress(summary.records, summary)
+        return unstarted + schedule.untaken()
 
-        def emit(case, variant, runtime, verdict, outcome, raw) -> None:
+    def _record(self, settled: Iterable[Settled], recorded: Recorded | None) -> None:
+        """Write each result, count it in the summary, tell ``recorded``."""
+        summary = self.summary
+        for case, variant, runtime, verdict, outcome, raw, ran in settled:
             record = records.record(case, variant, runtime, verdict, outcome, raw)
-            writer.write(record)
+            self._writer.write(record)
             if outcome.kind in DISCREPANCIES:
                 self.smallest.offer(record, case)
             summary.records += 1
@@ -385,167 +398,11 @@ class Run:
                         }
                     )
             if recorded:
-                recorded(case, variant, runtime, verdict, outcome, raw, record)
+                recorded(case, variant, runtime, verdict if ran else None, outcome, raw, record)
 
-        def finish(index: int, variant: str, runtime: str, raw: Raw, outcome=None) -> None:
-            waiting = pending[index]
-            outcome = outcome or judge(waiting.verdict, raw)
-            emit(waiting.case, variant, runtime, waiting.verdict, outcome, raw)
-            waiting.remaining -= 1
-            waiting.done += 1
-            if not waiting.remaining:
-                del pending[index]
-
-        def pack_job(members: list, variant: str, group: tuple, halved: bool = False) -> Job:
-            cases = [pending[index].case for index, _ in members]
-            return Job(
-                None,  # a pack never repeats: its session is not kept
-                models.build_pack(cases, variant).SerializeToString(),
-                models.pack_feeds(cases, variant),
-                Pack(members, variant, group, halved),
-                group,
-            )
-
-        def alone(tag: Alone, runtime: str) -> None:
-            """Run a case of a pack again in its own one-node model, on one runtime."""
-            unconfirmed[(tag.index, tag.variant, runtime)] = tag
-            case = pending[tag.index].case
-            more.append(self._job(case, tag.variant, tag, [runtime]))
-
-        def packed(tag: Pack, runtime: str, raw: Raw) -> None:
-            """A pack's result on one runtime: each case judged from its own
-            output, discrepancies re-run alone; a failed pack split."""
-            each = packs.shares(raw, len(tag.members))
-            if each is None:
-                for part in packs.split(tag):
-                    if len(part) == 1:
-                        (index, variant), size = part[0], len(tag.members)
-                        alone(Alone(index, variant, size), runtime)
-                    else:
-                        more.append(pack_job(part, tag.variant, (runtime,), halved=True))
-                return
-            for (index, variant), member in zip(tag.members, each, strict=True):
-                outcome = judge(pending[index].verdict, member)
-                if outcome.kind in DISCREPANCIES:
-                    seen = Alone(index, variant, len(tag.members), outcome.kind, outcome.message)
-                    seen.raw = member
-                    alone(seen, runtime)
-                else:
-                    finish(index, variant, runtime, member, outcome)
-
-        def confirmed(tag: Alone, runtime: str, raw: Raw) -> None:
-            del unconfirmed[(tag.index, tag.variant, runtime)]
-            outcome = judge(pending[tag.index].verdict, raw)
-            unjudged = outcome.kind == "harness_unsupported" and not outcome.details.get(
-                "harness_error"
-            )
-            if tag.kind is not None and unjudged:
-                # Alone, the runtime cannot be judged on this case (e.g. ONNX Runtime
-                # does not give a lone GatherElements node to the OpenVINO EP): the
-                # pack is its only verdict, kept and marked unconfirmed.
-                note = "; ".join(filter(None, [tag.raw.note, (
-                    f"not confirmed alone: in a model of {tag.size} cases it was {tag.kind}; "
-                    f"alone, harness_unsupported ({_first_line(outcome.message)})"
-                )]))  # fmt: skip
-                kept = replace(tag.raw, packed=True, confirmed=False, note=note)
-                finish(tag.index, tag.variant, runtime, kept)
-                return
-            note = raw.note
-            differs = tag.kind is not None and tag.kind != outcome.kind
-            if differs:
-                note = "; ".join(filter(None, [note, (
-                    f"behaves differently when packed: in a model of {tag.size} cases it was "
-                    f"{tag.kind} ({_first_line(tag.message)}); alone, {outcome.kind}"
-                )]))  # fmt: skip
-            raw = replace(
-                raw,
-                packed=True,
-                confirmed=True,
-                packed_kind=tag.kind if differs else None,
-                note=note,
-            )
-            finish(tag.index, tag.variant, runtime, raw, outcome)
-
-        def jobs() -> Iterator[Job]:
-            filling: dict[tuple, list] = {}  # (runtimes, opset, variant, dtype) -> members
-            for index, (case, variants, *only) in enumerate(items, start=first):
-                chosen = [rt for rt in runtimes if not only or rt in only[0]]
-                summary.cases += 1
-                refused_why = over_memory(case, options.case_memory)
-                if refused_why:
-                    outcome = Outcome("harness_unsupported", refused_why)
-                    for variant in variants:
-                        for runtime in chosen:
-                            refused.append(
-                                (case, variant, runtime, None, outcome, Raw("unsupported"))
-                            )
-                    continue
-                if not chosen:
-                    continue
-                verdict = verdict_of(case, options.case_memory)
-                self.case_problems(case, verdict)
-                pending[index] = _Pending(case, verdict, len(variants) * len(chosen))
-                shared = packs.packable(case, verdict)
-                sized = packs.groups(chosen, self.pack_sizes)
-                for variant in variants:
-                    by_itself = []
-                    signature = models.cache_key(
-                        case.op, case.opset, case.data, case.indices, case.axis, variant
-                    )
-                    cached = self.signatures.repeated(signature)
-                    for size, group in sized:
-                        if size == 1 or not shared or cached:
-                            by_itself += group
-                            continue
-                        key = (group, case.opset, variant, case.dtype)
-                        members = filling.setdefault(key, [])
-                        members.append((index, variant))
-                        if len(members) >= size:
-                            yield pack_job(filling.pop(key), variant, group)
-                    if by_itself:
-                        group = None if len(by_itself) == len(runtimes) else by_itself
-                        yield self._job(case, variant, (index, variant), group, signature)
-            for (group, _, variant, _), members in filling.items():
-                if len(members) == 1:  # a pack of one is its one-node model
-                    ((index, _),) = members
-                    yield self._job(pending[index].case, variant, (index, variant), group)
-                else:
-                    yield pack_job(members, variant, group)
-
-        def drain_refused() -> None:
-            while refused:
-                emit(*refused.pop())
-
-        try:
-            for results in pool.run(jobs(), deadline, more):
-                drain_refused()
-                for job, runtime, raw in results:
-                    tag = job.tag
-                    if isinstance(tag, Pack):
-                        packed(tag, runtime, raw)
-                    elif isinstance(tag, Alone):
-                        confirmed(tag, runtime, raw)
-                    else:
-                        index, variant = tag
-                        finish(index, variant, runtime, raw)
-                writer.flush()
-                self.smallest.save(self.out_dir / records.GROUPS)
-                if progress:
-                    progress(summary.records, summary)
-        finally:
-            # Discrepancies a pack showed whose alone run never came (the budget
-            # ran out, Ctrl-C): recorded as the pack showed them, unconfirmed.
-            for (index, variant, runtime), tag in list(unconfirmed.items()):
-                if tag.raw is not None:
-                    finish(index, variant, runtime, replace(tag.raw, confirmed=False))
-            drain_refused()
-            writer.flush()
-            self.smallest.save(self.out_dir / records.GROUPS)
-        unrun = [waiting.case for waiting in pending.values() if not waiting.done]
-        summary.cases -= len(unrun)
-        if progress:
-            progress(summary.records, summary)
-        return unrun
+    def _save(self) -> None:
+        self._writer.flush()
+        self.smallest.save(self.out_dir / records.GROUPS)
 
     def case_problems(self, case: Case, verdict: Verdict | None = None) -> list[str]:
         """Where the case's literal expectation disagrees with the oracle (empty
@@ -570,11 +427,13 @@ class Run:
         variant: str,
         tag,
         runtimes: Sequence[str] | None = None,
-        signature: tuple | None = None,
+        model_key: tuple | None = None,
     ) -> Job:
         """The one way a case in a variant becomes a job for the workers."""
-        key, model = self.models.get(case, variant, signature)
-        return Job(key, model, models.feeds(case.data, case.indices, variant), tag, runtimes)
+        session_key, model = self.models.get(case, variant, model_key)
+        return Job(
+            session_key, model, models.feeds(case.data, case.indices, variant), tag, runtimes
+        )
 
     def cut_reproducers(self) -> None:
         """Cut each value mismatch of a corpus case down to its smallest

@@ -1,5 +1,9 @@
 """What a fuzz campaign leaves on disk.
 
+Every file here is written whole and atomically
+(:func:`conformance.engine.files.write_text`, ``write_bytes``): a reader (or
+a campaign killed mid-write) never leaves half a file.
+
 ``DIR/findings.json`` (a contract; written atomically after every change)::
 
     {"format": 1, "seed": N, "time_budget_s": S, "elapsed_s": E,
@@ -33,6 +37,7 @@ actual).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from contextlib import contextmanager
 from importlib import resources
@@ -89,8 +94,7 @@ def write_class(found, out_dir: Path) -> None:
     model = models.build(
         example.op, example.opset, example.data, example.indices, example.axis, example.variant
     )
-    with _writing(folder / "model.onnx"):
-        (folder / "model.onnx").write_bytes(model.SerializeToString())
+    files.write_bytes(folder / "model.onnx", model.SerializeToString())
     feeds = models.feeds(example.data, example.indices, example.variant)
     _savez(
         folder / "inputs.npz",
@@ -139,15 +143,17 @@ def _writing(path: Path):
 
 def _savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """np.savez, with bfloat16 stored as its uint16 bits under ``<name>.bfloat16``
-    (npz has no bfloat16; a reader would get raw void bytes)."""
+    (npz has no bfloat16; a reader would get raw void bytes); made in memory
+    and written atomically, as every file written whole."""
     stored = {}
     for name, array in arrays.items():
         if dtypes.name_of(array) == "bfloat16":
             stored[f"{name}.bfloat16"] = array.view(np.uint16)
         else:
             stored[name] = array
-    with _writing(path):
-        np.savez(path, **stored)
+    archive = io.BytesIO()
+    np.savez(archive, **stored)
+    files.write_bytes(path, archive.getvalue())
 
 
 def case_id(slug: str, limit: int = 120) -> str:

@@ -18,6 +18,19 @@ Two economies keep the campaign finding rather than waiting:
   the same operator and features (whatever their dtype, variant, opset and
   broken clause), it is no longer sent such inputs: each would cost a worker
   restart or a timeout and tell nothing new. They are counted as ``skipped``.
+
+The counts are exact: an example counts once it has a result (a record in
+results.jsonl), or when every runtime skipped it; then each of its runs is a
+record or counted in ``skipped`` (records = examples x runtimes - skipped, for
+a campaign that was not interrupted). An example the time budget stopped
+before any of its jobs started is not counted; one it stopped half way gets a
+"not run" record for each runtime it did not reach
+(:meth:`conformance.engine.schedule.Schedule.not_run`).
+
+The engine's options are derived from the campaign's in one place,
+:meth:`CampaignOptions.engine`; the folder is written only under the run's
+lock (a campaign refused by it leaves the folder alone), and a campaign whose
+budget ran out before anything ran is :class:`NothingRan`, not a pass.
 """
 
 from __future__ import annotations
@@ -28,15 +41,17 @@ import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
 from conformance import oracle
-from conformance.cases.check import OverMemory, verdict_of
+from conformance.cases.check import DEFAULT_CASE_MEMORY, OverMemory, verdict_of
+from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, Outcome
+from conformance.engine.pool import DEFAULT_WORKER_MEMORY, EngineError
 from conformance.engine.run import Options, Run
 from conformance.fuzz import artifacts, strategies
 from conformance.fuzz.signature import Signature, features, signature_of
@@ -61,6 +76,35 @@ class CampaignOptions:
     shrink_share: float = 0.5  # of the elapsed time, at most
     shard: tuple[int, int] = (1, 1)  # (I, N): shards draw different examples
     pack: int | None = None  # cases per model (engine.packs); None: each runtime's measured size
+    batch_size: int = 16  # jobs per message to a worker (fewer than run's: rounds are short)
+    worker_memory: int = DEFAULT_WORKER_MEMORY  # resident bytes a worker may reach
+    case_memory: int = DEFAULT_CASE_MEMORY  # the memory guard, in rounds and in shrinking
+
+    def engine(self) -> Options:
+        """The engine's options (:class:`conformance.engine.run.Options`): each
+        the campaign option of the same name, but those the campaign sets itself
+        (:data:`CAMPAIGN_SETS`). An engine option that is neither is an error
+        here, at the first campaign, not a default silently kept."""
+        engine = {f.name for f in fields(Options)}
+        given = engine & {f.name for f in fields(self)}
+        missing = engine - given - CAMPAIGN_SETS.keys()
+        if missing:
+            raise TypeError(
+                f"engine option(s) {', '.join(sorted(missing))} not derived: give "
+                "CampaignOptions a field of the same name, or set it in CAMPAIGN_SETS"
+            )
+        return Options(**{name: getattr(self, name) for name in given}, **CAMPAIGN_SETS)
+
+
+# Engine options the campaign sets itself, whatever it is given.
+CAMPAIGN_SETS = {
+    "variants": models.VARIANTS,  # each example runs in its own drawn variant (of these)
+}
+
+
+class NothingRan(EngineError):
+    """The time budget ran out before any example ran: nothing was judged, so
+    nothing passed (``conformance gate`` refuses such a folder too)."""
 
 
 @dataclass
@@ -110,8 +154,10 @@ class Campaign:
         self.command = command
         self.on_status = on_status
         self.classes: dict[Signature, FoundClass] = {}
-        self.examples = 0
+        self.examples = 0  # examples with a result, or skipped on every runtime
         self.skipped = 0
+        self.drawn = 0  # examples drawn (their case ids are fuzz-1, fuzz-2...)
+        self._uncounted: dict[str, int] = {}  # case id -> runs skipped, until its first result
         self.fuzz_s = 0.0
         self.shrink_s = 0.0
         # input key -> runtime -> kinds seen: decides what is skipped
@@ -126,14 +172,6 @@ class Campaign:
     def execute(self) -> Run:
         """Run until the time budget is spent (or Ctrl-C); return the finished Run."""
         options = self.options
-        run_options = Options(
-            runtimes=options.runtimes,
-            workers=options.workers,
-            workers_chosen=options.workers_chosen,
-            timeout=options.timeout,
-            batch_size=16,
-            pack=options.pack,
-        )
         header = {
             "campaign": {
                 "seed": options.seed,
@@ -143,28 +181,41 @@ class Campaign:
                 "shard": list(options.shard),
             }
         }
-        self.run = Run(options.out_dir, run_options, self.command, header)
+        self.run = Run(options.out_dir, options.engine(), self.command, header)
         main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGINT, self._interrupt) if main else None
         try:
+            # Everything is written under the run's folder lock: a campaign the
+            # lock refuses (EngineError from Run) writes nothing into the folder.
             with self.run:
-                self.runtimes = self.run.pool.runtimes
-                self._started = time.monotonic()
-                artifacts.write_findings(self)
-                source = self._examples()
-                while self._left() > 0:
-                    began = time.monotonic()
-                    self._one_round(source)
-                    self.fuzz_s += time.monotonic() - began
-                    artifacts.write_findings(self)
-                    self._status()
-                    self._shrink_pending()
-                self.run.summary.interrupted = self.stopping
+                try:
+                    self._fuzz()
+                finally:
+                    artifacts.write_findings(self)  # also after a second Ctrl-C
         finally:
             if main:
                 signal.signal(signal.SIGINT, previous)
-            artifacts.write_findings(self)  # also after a second Ctrl-C
         return self.run
+
+    def _fuzz(self) -> None:
+        self.runtimes = self.run.pool.runtimes
+        self._started = time.monotonic()
+        artifacts.write_findings(self)
+        source = self._examples()
+        while self._left() > 0:
+            began = time.monotonic()
+            self._one_round(source)
+            self.fuzz_s += time.monotonic() - began
+            artifacts.write_findings(self)
+            self._status()
+            self._shrink_pending()
+        self.run.summary.interrupted = self.stopping
+        if not self.stopping and not self.run.summary.records:
+            # What `conformance gate` refuses ("the run has no results") is no pass here either.
+            raise NothingRan(
+                f"the time budget ({self.options.time_budget:g} s) ran out before any example "
+                "ran: nothing was judged; give a longer --time-budget"
+            )
 
     def _interrupt(self, signum, frame) -> None:
         """Ctrl-C: finish the round in flight, save, stop. A KeyboardInterrupt
@@ -243,22 +294,33 @@ class Campaign:
             example = next(source, None)
             if example is None:  # the budget ran out while drawing
                 break
-            self.examples += 1
-            case = example.as_case(f"fuzz-{self.examples}")
+            self.drawn += 1
+            case = example.as_case(f"fuzz-{self.drawn}")
             key = _cost_key(example)
             runtimes = [rt for rt in self.run.pool.runtimes if not self._hopeless(key, rt)]
-            self.skipped += len(self.run.pool.runtimes) - len(runtimes)
+            skipped = len(self.run.pool.runtimes) - len(runtimes)
+            if runtimes:
+                self._uncounted[case.id] = skipped  # counted at its first result
+            else:  # skipped everywhere: no result to wait for
+                self._count(skipped)
             self._round[case.id] = example
             items.append((case, [example.variant], runtimes))
         # The budget holds inside a round too: past it, no job starts (a
         # runtime that hangs on everything costs one timeout, not a round's).
-        unrun = self.run.drive(
-            items,
-            progress=lambda *_: self._status(),
-            recorded=self._recorded,
-            deadline=self._deadline(),
-        )
-        self.examples -= len(unrun)
+        # What it stopped before anything of it ran is not counted.
+        try:
+            self.run.drive(
+                items,
+                progress=lambda *_: self._status(),
+                recorded=self._recorded,
+                deadline=self._deadline(),
+            )
+        finally:
+            self._uncounted.clear()
+
+    def _count(self, skipped: int) -> None:
+        self.examples += 1
+        self.skipped += skipped
 
     def _hopeless(self, key: tuple, runtime: str) -> bool:
         kinds = self._seen[key][runtime]
@@ -266,7 +328,9 @@ class Campaign:
         return total >= 2 and sum(kinds[k] for k in EXPENSIVE) == total
 
     def _recorded(self, case, variant, runtime, verdict, outcome, raw, record) -> None:
-        if verdict is None:  # refused by the memory guard: nothing ran
+        if case.id in self._uncounted:  # its first result
+            self._count(self._uncounted.pop(case.id))
+        if verdict is None:  # nothing ran (the memory guard, or the budget ran out first)
             return
         example = self._round[case.id]
         self._round_outcomes.setdefault(case.id, {})[runtime] = outcome
@@ -352,7 +416,7 @@ class Campaign:
             if features(candidate) != target.features:
                 return False
             try:
-                verdict = verdict_of(candidate)
+                verdict = verdict_of(candidate, self.options.case_memory)
             except OverMemory:
                 return False
             if _clause(verdict) != target.violation:

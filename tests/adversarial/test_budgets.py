@@ -19,6 +19,7 @@ import time
 
 import pytest
 
+from conformance.engine import files
 from conformance.engine.pool import STARTUP_FLOOR, EngineError, WorkerPool
 from tests.conftest import REPO, conformance
 
@@ -167,3 +168,70 @@ def test_an_adapter_whose_info_is_not_json_does_not_start(tmp_path):
     )  # fmt: skip
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "info() is not JSON" in done.stderr
+
+
+def test_a_pack_hanging_as_the_budget_runs_out_leaves_no_example_without_its_records(tmp_path):
+    """Before: the examples whose jobs on one runtime the budget stopped (a hung
+    pack's halves never re-run, the jobs queued behind a hang) had no record
+    for it, yet counted as examples (32 of 64 in one attack). Now each such run
+    is a "not run" record, and the counts are exact: records = examples x
+    runtimes - skipped. (tests/test_packs.py holds a hung pack's halves to it.)"""
+    out = tmp_path / "fz"
+    done = conformance(
+        "fuzz", "--seed", "1", "--time-budget", "3", "--timeout", "1", "--pack", "8",
+        "-j", "1", "--no-progress", "--runtime", "tests.faulty_adapter:PackAwareAdapter",
+        "--runtime", "tests.faulty_adapter:HangingAdapter", "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+    findings = json.loads((out / "findings.json").read_text())
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(records) == findings["examples"] * 2 - findings["skipped"]
+    by_case: dict[str, set] = {}
+    for record in records:
+        by_case.setdefault(record["case_id"], set()).add(record["runtime"])
+    assert len(by_case) == findings["examples"]  # skipped everywhere: none here (one round)
+    assert all(runtimes == {"packaware", "hanging"} for runtimes in by_case.values())
+    not_run = [r for r in records if r["message"].startswith("not run:")]
+    assert not_run and {r["runtime"] for r in not_run} == {"hanging"}
+    assert {r["kind"] for r in not_run} == {"harness_unsupported"}
+    assert not any(r.get("harness_error") for r in not_run)  # it says nothing of the harness
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["records"] == len(records) and summary["cases"] == findings["examples"]
+
+
+def test_a_budget_too_small_to_run_anything_is_not_a_pass(tmp_path):
+    """Before: exit 0, "gate PASSED: 0 discrepancies in 0 results", while
+    `conformance gate` refused the same folder (no results)."""
+    out = tmp_path / "fz"
+    done = conformance(
+        "fuzz", "--seed", "1", "--time-budget", "0.001", "--no-progress",
+        "--runtime", "tests.faulty_adapter:FaultyAdapter", "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "PASSED" not in done.stdout and "Traceback" not in done.stderr
+    reason = "the time budget (0.001 s) ran out before any example ran"
+    assert [line for line in done.stderr.splitlines() if reason in line], done.stderr
+    gated = conformance("gate", str(out))
+    assert gated.returncode == 2 and "cannot gate" in gated.stderr
+    assert json.loads((out / "findings.json").read_text())["examples"] == 0
+
+
+def test_a_campaign_refused_by_the_folder_lock_writes_nothing_there(tmp_path):
+    """Before: the refused campaign wrote its findings.json into the folder
+    another campaign (or a run) was writing, over that one's."""
+    out = tmp_path / "busy"
+    out.mkdir()
+    (out / "findings.json").write_text('{"the running campaign": "its findings"}\n')
+    (out / "results.jsonl").write_text("")
+    lock = files.FolderLock(out).acquire()  # as a running campaign holds it
+    try:
+        before = {path.name: path.read_bytes() for path in out.iterdir()}
+        done = conformance(
+            "fuzz", "--seed", "1", "--time-budget", "2", "--no-progress",
+            "--runtime", "tests.faulty_adapter:FaultyAdapter", "--out", str(out),
+        )  # fmt: skip
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "another run is writing this folder" in done.stderr
+        assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+    finally:
+        lock.release()
