@@ -5,4 +5,6 @@
 - :mod:`conformance.engine.judge`: outcome kinds and the judge
 - :mod:`conformance.engine.records`: results.jsonl, header.json, summary.json
 - :mod:`conformance.engine.run`: cases in, records out (the one path every front-end uses)
+- :mod:`conformance.engine.schedule`: which case runs in which model (packs, alone re-runs)
+- :mod:`conformance.engine.packs`: what may share a model, and pack sizes
 """
