@@ -160,6 +160,54 @@ def test_a_family_of_a_scoped_entry_shows_its_scope_versions_and_match(board, tm
     assert (crash["scope"], crash["versions"], crash["match"]) == (None, None, None)  # new
 
 
+TWO_ENTRIES = """\
+entries:
+  - case: sb-ge-out-of-range
+    signature: {variant: [static, dynamic]}
+    outcome: accepted_invalid
+    reason: the case entry
+    clause: index-out-of-range
+  - signature: {op: GatherElements, violation: index-out-of-range}
+    depends_on_values: true
+    outcome: accepted_invalid
+    reason: the family entry
+    clause: index-out-of-range
+"""
+
+
+def test_a_group_two_entries_cover_is_in_each_family_with_the_results_each_covers(board, tmp_path):
+    """sb-ge-out-of-range's five results: two covered by a case entry (case
+    entries first), three by a family. Each entry's family counts its own
+    results and shows one of them (all five once went to the first entry met)."""
+    _, page, results = board
+    known = tmp_path / "known"
+    known.mkdir()
+    (known / "reference.yaml").write_text(TWO_ENTRIES)
+    data = tmp_path / "board.json"
+    done = conformance("scoreboard", str(page.parent / "run"), "-o", str(tmp_path / "board.html"),
+                       "--json", str(data), "--known", str(known))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    families = {
+        f["mechanism"]: f for f in json.loads(data.read_text())["families"]
+        if f["runtime"] == "reference"
+    }  # fmt: skip
+    assert set(families) == {"the case entry", "the family entry"}
+    by_case, by_family = families["the case entry"], families["the family entry"]
+    assert (by_case["results"], by_case["groups"]) == (2, 1)
+    assert (by_family["results"], by_family["groups"]) == (3, 1)
+    assert by_case["where"].endswith("reference.yaml:2")
+    assert by_family["where"].endswith("reference.yaml:7")
+    assert by_case["smallest"]["variant"] in {"static", "dynamic"}
+    assert by_family["smallest"]["variant"] in {"indices_initializer", "data_initializer",
+                                                "both_initializers"}  # fmt: skip
+    for family in (by_case, by_family):
+        assert family["smallest"]["case_id"].startswith("sb-ge-out-of-range.")
+    # groups.json keeps the group's one smallest input: one family shows its tensors
+    assert sum(f["smallest"]["data"] is not None for f in (by_case, by_family)) == 1
+    reference = [r for r in results if r["runtime"] == "reference" and r["kind"] != "pass"]
+    assert sum(r["case_id"].startswith("sb-ge-out-of-range.") for r in reference) == 5
+
+
 def _totals(content: dict) -> dict:
     return {t["name"]: t["scores"]["total"] for t in content["targets"]}
 

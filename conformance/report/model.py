@@ -133,6 +133,11 @@ class Family:
     where: str | None  # the baseline entry (file:line) of a known family
     count: int = 0  # results
     groups: int = 0
+    # its smallest input: the record with the fewest elements among its own results
+    # whose input the run kept (groups.json: each group's smallest), else among all
+    example: dict | None = None
+    data: Tensor | None = None  # the example's input, when the run kept it
+    indices: Tensor | None = None
 
     @property
     def new(self) -> bool:
@@ -300,7 +305,8 @@ def from_runs(
             report.families = _families(report)
             return report
         report.verdicts = [decided.to_json()]
-        _mark(report, decided.groups(), str(known))
+        covers = {key: entry.where for key, entry in decided.gate.covered_by.items()}
+        _mark(report, decided.groups(), str(known), covers)
     elif any(run.gate for run in runs):
         report.verdicts = [run.gate for run in runs if run.gate]
         marks = [g for run in runs for g in (run.gate or {}).get("groups", [])]
@@ -338,8 +344,14 @@ def _families(report: Report) -> list[Family]:
     covering baseline entry and one of the new results (across ops). Without
     a gate verdict, one family per runtime, kind and op."""
     found: dict[tuple, tuple[Family, list[Group]]] = {}
+    ranks: dict[tuple, tuple] = {}  # family key -> the rank of its example
 
-    def add(group: Group, where: str | None, mechanism: str, count: int) -> None:
+    def rank(group: Group, record: dict) -> tuple:
+        """Inputs the run kept first, then the fewest elements."""
+        return (record is not group.example or group.data is None, _size(record))
+
+    def add(group: Group, where: str | None, mechanism: str, count: int, mine: list) -> None:
+        """``count`` results of ``group`` in the family, ``mine`` those known to be."""
         key = (group.runtime, group.kind, where, None if report.baseline else group.op)
         if key not in found:
             found[key] = (Family("", group.runtime, group.kind, "", mechanism, where), [])
@@ -348,18 +360,37 @@ def _families(report: Report) -> list[Family]:
         family.groups += 1
         if group.op not in family.op.split(", "):
             family.op = ", ".join(sorted(filter(None, [*family.op.split(", "), group.op])))
+        smallest = min(mine or group.records, key=lambda record: rank(group, record))
+        if key not in ranks or rank(group, smallest) < ranks[key]:
+            ranks[key] = rank(group, smallest)
+            kept = smallest is group.example
+            family.example = smallest
+            family.data, family.indices = (group.data, group.indices) if kept else (None, None)
         members.append(group)
 
     for group in report.groups:
         message = _first_line(group.example.get("message", ""))
         if not report.baseline:
-            add(group, None, message, group.count)
+            add(group, None, message, group.count, group.records)
             continue
+        # each result with the entry covering it (:func:`_mark`): a group several
+        # entries cover is in each of their families, with the results each covers
+        by_entry: dict[str | None, list[dict]] = defaultdict(list)
+        for record in group.records:
+            cover = report.known_by.get(id(record))
+            by_entry[cover["where"] if cover else None].append(record)
+        new = by_entry.pop(None, [])
         if group.new:
-            add(group, None, message, group.new)
-        if group.new < group.count:
-            where, entry = next(iter(group.known.items()))
-            add(group, where, _first_line(entry.get("reason") or ""), group.count - group.new)
+            add(group, None, message, group.new, new)
+        known = group.count - group.new
+        if known and sum(map(len, by_entry.values())) != known:
+            # gate.json marks that do not say which result is whose (merged runs)
+            first = next(iter(group.known))
+            add(group, first, _first_line(group.known[first].get("reason") or ""), known, [])
+        elif known:
+            for where, mine in sorted(by_entry.items(), key=lambda item: (-len(item[1]), item[0])):
+                reason = _first_line(group.known[where].get("reason") or "")
+                add(group, where, reason, len(mine), mine)
     # New first, then by runtime and size: what a reader must act on leads.
     ordered = sorted(found.values(), key=lambda f: (not f[0].new, f[0].runtime, -f[0].count))
     for number, (family, members) in enumerate(ordered, start=1):
@@ -374,10 +405,16 @@ def _first_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _mark(report: Report, marks: list[dict], baseline: str) -> None:
+def _mark(
+    report: Report, marks: list[dict], baseline: str, covers: dict[int, str] | None = None
+) -> None:
     """Each group's gate verdict: how many of its results are new, which
-    baseline entries cover the rest (per record, for JUnit); and each entry
-    of the verdicts in full (what it matches, where it holds), by file:line."""
+    baseline entries cover the rest (per record, for JUnit and the families);
+    and each entry of the verdicts in full (what it matches, where it holds),
+    by file:line. ``covers`` (id(record) -> the file:line of the entry that
+    covers it, from a verdict decided now) says which entry covers which
+    result; a gate.json names only a group's entries, and its known results
+    are all given the first."""
     report.baseline = baseline
     for decided in report.verdicts:
         for entry in decided.get("entries", []):
@@ -401,7 +438,11 @@ def _mark(report: Report, marks: list[dict], baseline: str) -> None:
                 new_results.update((r["case_id"], r["variant"]) for r in group.records)
         cover = next(iter(group.known.values()), None)
         for record in group.records:
-            if cover is not None and (record["case_id"], record["variant"]) not in new_results:
+            if covers is not None:
+                where = covers.get(id(record))
+                if where in group.known:
+                    report.known_by[id(record)] = group.known[where]
+            elif cover is not None and (record["case_id"], record["variant"]) not in new_results:
                 report.known_by[id(record)] = cover
 
 
@@ -475,12 +516,15 @@ def _size(record: dict) -> int:
 
 
 def _fill(group: Group) -> None:
-    record = group.example
-    positions = record.get("positions") or []
-    group.differing = [
+    group.differing = differing(group.example)
+
+
+def differing(record: dict) -> list[dict]:
+    """The first differing elements a value_mismatch record lists: position, expected, actual."""
+    return [
         {"position": p, "expected": e, "actual": a}
         for p, e, a in zip(
-            positions,
+            record.get("positions") or [],
             record.get("expected_values", []),
             record.get("actual_values", []),
             strict=False,

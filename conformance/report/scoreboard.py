@@ -25,7 +25,7 @@ from conformance import __version__
 from conformance.engine import records
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
 from conformance.engine.targets import adapter_of
-from conformance.report.model import Report, Tensor, _size, from_runs
+from conformance.report.model import Family, Report, Tensor, differing, from_runs
 
 FORMAT = 1
 # (op, opset) rows: every version of each operator the project covers.
@@ -65,9 +65,9 @@ def _tensor(tensor: Tensor | None) -> dict | None:
     return {"dtype": tensor.dtype, "shape": tensor.shape, "text": tensor.text}
 
 
-def _smallest(group) -> dict:
-    """The smallest input of a group, as the run recorded it and groups.json kept it."""
-    record = group.example
+def _smallest(family: Family) -> dict:
+    """The smallest input of a family, as the run recorded it and groups.json kept it."""
+    record = family.example
     found = {
         name: record.get(name)
         for name in (
@@ -76,11 +76,11 @@ def _smallest(group) -> dict:
         )
     }  # fmt: skip
     found["source"] = _relative_source(found["source"] or "")
-    found["data"], found["indices"] = _tensor(group.data), _tensor(group.indices)
+    found["data"], found["indices"] = _tensor(family.data), _tensor(family.indices)
     found["expected"] = record.get("expected")
     found["actual"] = record.get("actual")
     found["signal"] = record.get("signal")
-    found["differing"] = group.differing
+    found["differing"] = differing(record)
     return found
 
 
@@ -213,7 +213,6 @@ def build(runs: list[records.RunFolder], out: Path, known: Path | None = None) -
     families = []
     for family in report.families:
         groups = members[family.id]
-        smallest = min(groups, key=lambda g: _size(g.example)) if groups else None
         # the entry as the verdict lists it (gate.json ``entries``: its match, versions
         # and where it holds); a group's ``known`` names only where, reason, clause, upstream
         entry = report.entries.get(family.where) or next(
@@ -235,7 +234,7 @@ def build(runs: list[records.RunFolder], out: Path, known: Path | None = None) -
                 "match": entry.get("match"),
                 "results": family.count,
                 "groups": family.groups,
-                "smallest": _smallest(smallest) if smallest else None,
+                "smallest": _smallest(family) if family.example else None,
             }
         )
     first = report.headers[0] if report.headers else {}
