@@ -139,9 +139,10 @@ class _Session:
         except targets.TargetError as error:
             raise pytest.UsageError(str(error)) from None
         self.variants = tuple(dict.fromkeys(option.conformance_variants or models.VARIANTS))
-        folder = option.conformance_known or baseline.default_folder()
-        if option.conformance_known is not None and not folder.is_dir():
-            raise pytest.UsageError(f"--known {folder}: no such folder")
+        folder = baseline.folders(option.conformance_known)  # 'shipped' read; default: it
+        absent = [f for f in folder if not f.is_dir()] if option.conformance_known else []
+        if absent:
+            raise pytest.UsageError(f"--known {' '.join(map(str, absent))}: no such folder")
         self.known = folder
         try:
             self.baselines = baseline.load(folder, self.runtimes)
@@ -281,6 +282,7 @@ def pytest_sessionfinish(session) -> None:
     from conformance.report import render
 
     known = state.known if state is not None else config.option.conformance_known
+    known = baseline.folders(known) if isinstance(known, list) else known
     runs = records.read_folders(folders)
     render.write(runs, out / "report.html", summary=out / "report.json", known=known)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
@@ -394,7 +396,7 @@ class CaseItem(pytest.Item):
                 f"baseline entries in scope expect {', '.join(kinds)}: the outcome changed"
             )
         else:
-            known = _session(self.config).known / f"{self.runtime}.yaml"
+            known = ", ".join(str(f / f"{self.runtime}.yaml") for f in _session(self.config).known)
             lines.append(f"not in the baseline ({known})")
         return "\n".join(lines)
 

@@ -18,6 +18,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
+# The word that stands for the shipped set in --cases and --known lists
+# (``--cases shipped my/cases``): a folder of that name is ./shipped.
+WORD = "shipped"
 # name inside the wheel -> where it is edited, relative to the repository
 _EDITED = {"corpus": "cases", "specs": "specs", "schemas": "docs/schemas"}
 
@@ -75,3 +78,37 @@ def digest(files: Iterable[Path], root: Path | None = None) -> str:
         hashed.update(f"{name}\0{len(data)}\0".encode())
         hashed.update(data)
     return hashed.hexdigest()
+
+
+def expand(paths: Iterable[Path | str], shipped: Path) -> list[Path]:
+    """``paths`` with the word :data:`WORD` replaced by ``shipped`` (each path
+    once, in the order first given)."""
+    found: list[Path] = []
+    for path in paths:
+        path = shipped if str(path) == WORD else Path(path)
+        if path not in found:
+            found.append(path)
+    return found
+
+
+def is_corpus(path: Path) -> bool:
+    """Whether ``path`` is the shipped corpus folder itself."""
+    try:
+        return Path(path).resolve() == corpus().resolve()
+    except OSError:
+        return False
+
+
+def describe(paths: Iterable[Path], files: Iterable[Path]) -> dict:
+    """What the run header records of the corpus judged (docs/formats.md):
+    whether it is exactly the shipped one, the folders and files given, and the
+    :func:`digest` of the case files (relative to the shipped corpus where
+    they are in it)."""
+    paths, files = [Path(p) for p in paths], [Path(f) for f in files]
+    root = corpus()
+    return {
+        "shipped": bool(paths) and all(is_corpus(p) for p in paths),
+        "paths": [WORD if is_corpus(p) else p.as_posix() for p in paths],
+        "files": len(files),
+        "digest": digest(files, root),
+    }

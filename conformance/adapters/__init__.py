@@ -11,10 +11,19 @@ nothing here protects against a crash.
 
 Built-in adapters are named ``onnxruntime``, ``openvino``, ``reference``
 (``onnx.reference.ReferenceEvaluator``) and ``tract`` (Sonos' Rust engine,
-through its Python binding). Third-party adapters register a
-``module:Class`` target in the ``conformance.adapters`` entry-point group; a
+through its Python binding); each but ``reference`` (in the core: onnx) comes
+with an extra of the package (:data:`EXTRAS`), and one that is not installed is
+named with it (:func:`not_installed`). Third-party adapters register a
+``module:Class`` target in the ``conformance.adapters`` entry-point group
+under the name ``--runtime`` takes (a built-in name cannot be taken); a
 ``module:Class`` target also works directly wherever a runtime name is
 expected.
+
+A target's **baseline name** (:func:`baseline_name`; its known discrepancies
+are ``<baseline name>.yaml``) is the registered name of its adapter, built in
+or entry point (``openvino:1thread`` and a targets file's target of adapter
+``openvino`` read ``openvino.yaml``); for a ``module:Class`` given as such it
+is the class's ``name`` attribute, which the results carry too.
 
 A runtime name is read in one place, :func:`parse`, by every caller
 (``--runtime``, the pytest plugin's ``--runtime``, a targets file's
@@ -32,6 +41,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -43,6 +53,12 @@ from conformance.errors import ConformanceError
 from conformance.tables.profiles import DEFAULT, PROFILES
 
 ENTRY_POINT_GROUP = "conformance.adapters"
+DISTRIBUTION = "onnx-gather-conformance"
+# The extra of this package that installs each built-in runtime (pyproject.toml);
+# reference is in the core.
+EXTRAS = {"onnxruntime": "onnxruntime", "openvino": "openvino", "tract": "tract"}
+# A baseline name becomes a file name: <name>.yaml
+BASELINE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 # name -> (target, the module that must be importable for it to be installed)
 BUILTIN: dict[str, tuple[str, str]] = {
@@ -169,11 +185,20 @@ def probe_model() -> bytes:
 
 
 def registered() -> dict[str, str]:
-    """Every known runtime name and its ``module:Class`` target."""
+    """Every known runtime name and its ``module:Class`` target: the built-ins,
+    then the entry points of the ``conformance.adapters`` group (one that
+    takes a built-in name is ignored: ``openvino`` is always OpenVINO)."""
     names = {name: target for name, (target, _) in BUILTIN.items()}
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         names.setdefault(entry.name, entry.value)
     return names
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ModuleNotFoundError, ValueError):  # a parent package is missing
+        return False
 
 
 def installed() -> list[str]:
@@ -181,13 +206,53 @@ def installed() -> list[str]:
     found = []
     for name, target in registered().items():
         module = BUILTIN[name][1] if name in BUILTIN else target.partition(":")[0]
-        try:
-            present = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:  # a parent package is missing
-            present = False
-        if present:
+        if _importable(module):
             found.append(name)
     return found
+
+
+def installed_builtins() -> list[str]:
+    """The built-in runtimes installed here: what ``run`` and ``fuzz`` run by default."""
+    return [name for name, (_, module) in BUILTIN.items() if _importable(module)]
+
+
+def not_installed(name: str) -> str | None:
+    """Why the built-in runtime ``name`` cannot run here, naming the extra that
+    brings it; None when it is installed (or not a built-in)."""
+    if name not in BUILTIN or _importable(BUILTIN[name][1]):
+        return None
+    extra = EXTRAS.get(name)
+    how = f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"reinstall {DISTRIBUTION}"
+    return f"{name} is not installed: {how}"
+
+
+class NoBaselineName(UnknownRuntime):
+    """A module:Class adapter whose baseline name cannot be read."""
+
+
+def baseline_name(adapter: str) -> str:
+    """The name of the adapter's baseline file (``<name>.yaml``): a registered
+    runtime's name (built in or entry point), or for a ``module:Class`` the
+    class's ``name`` attribute (imported here to read it)."""
+    if adapter in registered():
+        return adapter
+    module, colon, attribute = adapter.partition(":")
+    if not colon:
+        return adapter  # a name read back from a run (a targets file's target)
+    try:
+        cls = getattr(importlib.import_module(module), attribute)
+    except Exception as error:  # any import failure says the same
+        raise NoBaselineName(
+            f"{adapter}: cannot import it here to read its name, which names its baseline "
+            f"file ({type(error).__name__}: {error}); install its package in this environment"
+        ) from None
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not BASELINE_NAME.fullmatch(name):
+        raise NoBaselineName(
+            f"{adapter}: its class attribute 'name' ({name!r}) names its results and its "
+            "baseline file <name>.yaml: set it to 1 to 64 letters, digits, '.', '_', '-'"
+        )
+    return name
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from conformance import shipped
 from conformance.cases import values, yaml_lines
 from conformance.cases.model import Case, Expectation, Source, concrete_id
 from conformance.errors import ConformanceError
@@ -447,8 +448,17 @@ def load(paths: Iterable[Path]) -> list[Case]:
 
 
 def default_case_paths() -> list[Path]:
-    """./cases when run from a checkout or elsewhere with one, else the repo's own."""
-    here = Path("cases")
-    if here.is_dir():
-        return [here]
-    return [Path(__file__).resolve().parents[2] / "cases"]
+    """The shipped corpus (:func:`conformance.shipped.corpus`: the wheel's, or a
+    clone's cases/), never a ``cases`` folder that happens to be in the working
+    directory: a run names its own case files with ``--cases``."""
+    return [shipped.corpus()]
+
+
+def case_paths(paths: Iterable[Path | str] | None) -> list[Path]:
+    """The case paths a command was given: none means the shipped corpus; given
+    ones replace it, and the word ``shipped`` among them stands for it
+    (``--cases shipped my/cases`` adds to it)."""
+    paths = list(paths or [])
+    if not paths:
+        return default_case_paths()
+    return shipped.expand(paths, shipped.corpus())

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from conformance.cases import CaseErrors, default_case_paths, load
+from conformance import adapters, shipped
+from conformance.cases import CaseErrors, discover, load
+from conformance.cases.loader import case_paths
 from conformance.cli import options
 from conformance.engine import records
 from conformance.engine.targets import Target
@@ -22,13 +24,21 @@ from conformance.report import terminal
 
 
 def load_cases(paths: list[Path] | None):
-    """Cases of the given paths (default: the repo's cases/); CaseErrors,
-    every problem of every file, noting that nothing was run."""
+    """Cases of the given paths (none: the shipped corpus; the word ``shipped``
+    stands for it among them); CaseErrors, every problem of every file,
+    noting that nothing was run."""
     try:
-        return load(paths or default_case_paths())
+        return load(case_paths(paths))
     except CaseErrors as errors:
         errors.add_note(terminal.case_errors_note(errors.errors))
         raise
+
+
+def corpus(paths: list[Path] | None) -> dict:
+    """What the run header records of the case files judged (``corpus``:
+    shipped or not, the paths, the files and their digest; docs/formats.md)."""
+    given = case_paths(paths)
+    return shipped.describe(given, discover(given))
 
 
 def select(cases, pattern: str | None):
@@ -41,25 +51,40 @@ def select(cases, pattern: str | None):
 
 def finished_runs(args, err: Console) -> list[records.RunFolder] | None:
     """The run folders ``args.results`` names, read (``args.known`` checked
-    first: None after saying it does not exist)."""
-    if args.known is not None and options.known_folder(args, err) is None:
-        return None
+    first: None after saying one does not exist; else it becomes the folders
+    it names, the word ``shipped`` read)."""
+    if args.known is not None:
+        args.known = options.known_folder(args, err)
+        if args.known is None:
+            return None
     return records.read_folders(args.results)
 
 
 def load_baselines(args, runtimes: list[Target], err: Console, deciding: bool = True):
-    """The baselines of these targets (their adapters' files), or None when
-    the ``--known`` folder does not exist (said). A bad baseline file is a
+    """The baselines of these targets (their baseline names' files in each
+    folder), or None when a ``--known`` folder does not exist (said). A bad baseline file is a
     GateError, every problem listed; unless the gate is ``deciding`` the
     exit code, when its problems are printed and the run goes on ungated (None)."""
     folder = options.known_folder(args, err)
     if folder is None:
         return None
     try:
-        return verdict.load_baselines(folder, {t.name or t.adapter: t.adapter for t in runtimes})
+        return verdict.load_baselines(folder, {_named(t): t.adapter for t in runtimes})
     except verdict.GateError as error:
         if deciding:
             raise
         for line in terminal.ungated_lines(error.problems):
             err.print(line, markup=False)
         return None
+
+
+def _named(target: Target) -> str:
+    """The name the target's results will carry: its own, or for a
+    ``module:Class`` the class's name (its baseline name; the adapter's
+    ``info()`` reports it). A GateError when it cannot be read."""
+    if target.name:
+        return target.name
+    try:
+        return adapters.baseline_name(target.adapter)
+    except adapters.NoBaselineName as error:
+        raise verdict.GateError([str(error)]) from None

@@ -49,7 +49,10 @@ def stderr() -> Console:
 
 # -- case files, variants -------------------------------------------------------------
 def add_case_paths(parser, flag: str | None = None) -> None:
-    help_text = "case files or folders (default cases/)"
+    help_text = (
+        "case files or folders (default: the shipped corpus); given ones replace it, "
+        "and the word 'shipped' stands for it: shipped my/cases"
+    )
     if flag:
         parser.add_argument(flag, nargs="+", action="extend", type=Path, metavar="PATH",
                             help=help_text)  # fmt: skip
@@ -78,28 +81,50 @@ def add_runtime(parser) -> None:
         nargs="+",
         action="extend",
         metavar="NAME[:PROFILE]",
-        help="targets to run (default: every installed runtime: "
-        + ", ".join(adapters.installed())
+        help="targets to run (default: every installed built-in runtime: "
+        + ", ".join(adapters.installed_builtins())
         + "), each in its default profile unless one is named: "
         + "; ".join(f"{name}: {', '.join(known)}" for name, known in PROFILES.items())
-        + "; a module:Class adapter works too",
+        + "; an adapter registered in the conformance.adapters entry-point group by its "
+        + "name; a module:Class adapter; a target of the --targets file by its name",
     )
     parser.add_argument(
         "--targets",
         type=Path,
         metavar="FILE",
         help="a YAML file of named targets (adapter, profile or properties, python: "
-        "another environment's interpreter), run beside those of --runtime",
+        "another environment's interpreter): all of them run beside those of --runtime, "
+        "unless --runtime names some of them: then only those",
     )
 
 
-def chosen_runtimes(args) -> list[Target]:
-    """The targets asked for (default: every installed runtime, default
-    profile); a TargetError (or the targets file's CaseErrors) says what is wrong."""
-    specs = args.runtimes or ([] if args.targets else adapters.installed())
-    chosen = targets.parse_all(specs)
-    if args.targets:
-        chosen += targets.load_file(args.targets)
+def chosen_runtimes(args, err: Console | None = None) -> list[Target]:
+    """The targets asked for; a TargetError (or the targets file's CaseErrors)
+    says what is wrong.
+
+    Without ``--runtime`` (and ``--targets``): every installed built-in
+    runtime, default profile; those not installed are said in one line on
+    ``err`` (stderr), each with its extra. ``--runtime`` names may name
+    targets of the ``--targets`` file: then only the named ones of the file run;
+    otherwise all of the file's run beside the ``--runtime`` ones. A built-in
+    runtime named but not installed is an error naming its extra."""
+    defined = targets.load_file(args.targets) if args.targets else []
+    by_name = {t.name: t for t in defined}
+    specs = list(args.runtimes or [])
+    if not specs and not defined:
+        specs = adapters.installed_builtins()
+        skipped = [adapters.not_installed(name) for name in adapters.BUILTIN]
+        if any(skipped):
+            (err or stderr()).print(
+                "skipped (not installed): " + "; ".join(filter(None, skipped)), markup=False
+            )
+    picked = [by_name[spec] for spec in specs if spec in by_name]
+    chosen = targets.parse_all([spec for spec in specs if spec not in by_name])
+    for target in chosen:
+        missing = adapters.not_installed(target.adapter)
+        if missing:
+            raise targets.TargetError(missing)
+    chosen += picked if picked else defined
     names = [t.name for t in chosen if t.name]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
@@ -258,15 +283,21 @@ def positive_size(text: str) -> int:
 
 # -- the gate --------------------------------------------------------------------------
 def add_known(add, now: str | None = None, **extra) -> None:
-    """``--known DIR``, the baseline folder: what the gate of ``run`` and
-    ``fuzz``, ``gate`` and the pytest plugin hold results against (default
-    cases/known); for ``report`` and ``scoreboard``, which read runs gated
+    """``--known DIR...``, the baseline folders: what the gate of ``run`` and
+    ``fuzz``, ``gate`` and the pytest plugin hold results against (default the
+    shipped baselines; given folders replace them, the word ``shipped`` stands
+    for them); for ``report`` and ``scoreboard``, which read runs gated
     already, ``now`` says what they do with it instead of reading each run's gate.json."""
+    said = (
+        "folders of <name>.yaml baselines, a target's entries the union of its file in each; "
+        "given ones replace the shipped baselines, the word 'shipped' stands for them: "
+        "shipped my/known"
+    )
     if now:
-        meaning = f"{now} (default: the verdict each run's gate left in its gate.json)"
+        meaning = f"{now} ({said}; default: the verdict each run's gate left in its gate.json)"
     else:
-        meaning = "baseline folder with <runtime>.yaml files (default cases/known)"
-    add("--known", type=Path, metavar="DIR", help=meaning, **extra)
+        meaning = f"{said} (default: the shipped baselines)"
+    add("--known", nargs="+", action="extend", type=Path, metavar="DIR", help=meaning, **extra)
 
 
 def add_gate(parser) -> None:
@@ -278,15 +309,17 @@ def add_gate(parser) -> None:
     )
 
 
-def known_folder(args, err: Console) -> Path | None:
-    """The baseline folder: --known (None after saying so when it does not
-    exist), else cases/known."""
-    if args.known is None:
-        return baseline.default_folder()
-    if not args.known.is_dir():
-        err.print(f"--known {args.known}: no such folder", markup=False)
-        return None
-    return args.known
+def known_folder(args, err: Console) -> baseline.Known | None:
+    """The baseline folders: those of --known, the word 'shipped' standing for
+    the shipped ones (None after saying so when one does not exist), else the
+    shipped baselines (:func:`conformance.gate.baseline.folders`)."""
+    folders = baseline.folders(args.known)
+    if args.known:
+        absent = [folder for folder in folders if not folder.is_dir()]
+        if absent:
+            err.print(f"--known {' '.join(map(str, absent))}: no such folder", markup=False)
+            return None
+    return folders
 
 
 def add_json(parser, what: str) -> None:

@@ -136,7 +136,7 @@ def command(args) -> int:
             settings,
             progress=update,
             command=["conformance", *sys.argv[1:]],
-            extra_header={"shard": list(args.shard)},
+            extra_header={"shard": list(args.shard), "corpus": inputs.corpus(args.cases)},
         )
     for line in terminal.case_problem_lines(summary.case_problems):
         err.print(line, markup=False)

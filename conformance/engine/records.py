@@ -191,7 +191,9 @@ def now() -> str:
 
 
 def header(runtimes: dict[str, dict], options: dict, command: list[str] | None) -> dict:
-    """The run header: what ran, where, on what versions."""
+    """The run header: what ran, where, on what versions, and which corpus
+    was judged (``corpus``, from ``options``: whether it is the shipped one,
+    the case paths, files and their digest; None for a fuzz campaign)."""
     return {
         "format": FORMAT,
         "started": now(),
@@ -210,6 +212,7 @@ def header(runtimes: dict[str, dict], options: dict, command: list[str] | None) 
         },
         "dtypes": list(dtypes.NAMES),
         "runtimes": runtimes,
+        "corpus": None,
         **options,
     }
 

@@ -1,4 +1,4 @@
-"""Known-discrepancy baselines: ``cases/known/<runtime>.yaml``.
+"""Known-discrepancy baselines: ``cases/known/<baseline name>.yaml``.
 
 A baseline lists the discrepancies a runtime is known to have, so a CI gate
 fails only on what is new (:mod:`conformance.gate.check`) and the pytest plugin
@@ -87,8 +87,9 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from conformance import adapters, shipped
 from conformance.cases import yaml_lines
-from conformance.cases.loader import CaseErrors, YamlFileReader
+from conformance.cases.loader import CaseErrors, CaseFileError, YamlFileReader
 from conformance.cases.yaml_lines import is_int
 from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, KINDS
@@ -530,34 +531,91 @@ def observed(path: Path) -> list[Observed]:
     return reader.observed
 
 
-def load(folder: Path, runtimes: Iterable[str] | dict[str, str]) -> dict[str, list[Entry]]:
-    """The baseline of each runtime: ``<adapter>.yaml`` in ``folder`` (an
-    absent file is an empty baseline), or CaseErrors naming every problem in
-    every file. ``runtimes`` maps target names to adapters, or is names."""
+class Known(tuple):
+    """The baseline folders a gate reads, in the order given: one or more.
+
+    A target's baseline is the union of ``<baseline name>.yaml`` in each (the
+    name: :func:`conformance.adapters.baseline_name`); each entry keeps its own
+    ``file:line``. A folder without that file adds nothing."""
+
+    def __new__(cls, folders: Iterable[Path | str]) -> Known:
+        return super().__new__(cls, tuple(Path(f) for f in folders))
+
+    def __str__(self) -> str:
+        return ", ".join(str(folder) for folder in self)
+
+    def files(self, name: str) -> list[Path]:
+        """The baseline files of the baseline name ``name`` that exist."""
+        return [path for folder in self if (path := folder / f"{name}.yaml").exists()]
+
+
+def known(folders: Known | Path | str | Iterable[Path | str]) -> Known:
+    """``folders`` as :class:`Known`: one folder, or several."""
+    if isinstance(folders, Known):
+        return folders
+    if isinstance(folders, (str, Path)):
+        return Known([folders])
+    return Known(folders)
+
+
+def _baseline_name(adapter: str, problems: list) -> str | None:
+    try:
+        return adapters.baseline_name(adapter)
+    except adapters.NoBaselineName as error:
+        problems.append(
+            CaseFileError(Path(adapter), None, "", str(error).removeprefix(f"{adapter}: "))
+        )
+        return None
+
+
+def files_of(folders, adapter: str) -> list[Path]:
+    """The baseline files of a target of ``adapter`` in ``folders`` (none when
+    its baseline name cannot be read)."""
+    name = _baseline_name(adapter, [])
+    return known(folders).files(name) if name else []
+
+
+def load(folder, runtimes: Iterable[str] | dict[str, str]) -> dict[str, list[Entry]]:
+    """The baseline of each runtime: the entries of ``<baseline name>.yaml`` in
+    each of the folders (one folder, or :class:`Known`; an absent file is an
+    empty baseline), or CaseErrors naming every problem in every file.
+    ``runtimes`` maps target names to adapters, or is names."""
     if not isinstance(runtimes, dict):
         runtimes = {name: adapter_of(name) for name in runtimes}
+    folders = known(folder)
     baselines, errors, read = {}, [], {}
     for runtime, adapter in runtimes.items():
-        path = Path(folder) / f"{adapter}.yaml"
-        if not path.exists():
-            baselines[runtime] = []
+        name = _baseline_name(adapter, errors)
+        if name is None:
             continue
-        if adapter not in read:
-            try:
-                read[adapter] = load_file(path)
-            except CaseErrors as exc:
-                errors.extend(exc.errors)
-                read[adapter] = []
+        entries = []
+        for path in folders.files(name):
+            if path not in read:
+                try:
+                    read[path] = load_file(path)
+                except CaseErrors as exc:
+                    errors.extend(exc.errors)
+                    read[path] = []
+            entries.extend(read[path])
         # Each target of the adapter holds the file's entries as its own
         # (openvino:1thread's are judged, reported and scoped apart).
-        baselines[runtime] = [replace(entry, runtime=runtime) for entry in read[adapter]]
+        baselines[runtime] = [replace(entry, runtime=runtime) for entry in entries]
     if errors:
         raise CaseErrors(errors)
     return baselines
 
 
-def default_folder() -> Path:
-    """cases/known beside the default cases (./cases, else the checkout's)."""
-    from conformance.cases.loader import default_case_paths
+def default_folder() -> Known:
+    """The shipped baselines (:func:`conformance.shipped.baselines`: the wheel's,
+    or a clone's cases/known), never a folder in the working directory."""
+    return Known([shipped.baselines()])
 
-    return default_case_paths()[0] / FOLDER
+
+def folders(given: Iterable[Path | str] | None) -> Known:
+    """The baseline folders of ``--known``: none given, the shipped ones; given
+    ones replace them, and the word ``shipped`` among them stands for them
+    (``--known shipped my/known`` adds to them)."""
+    given = list(given or [])
+    if not given:
+        return default_folder()
+    return Known(shipped.expand(given, shipped.baselines()))

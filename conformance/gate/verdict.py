@@ -175,40 +175,48 @@ def decide(
         name: baseline.Where(about["version"], about["profile"], about["cpu_flags"])
         for name, about in recorded.items()
     }
-    unobserved = _unobserved(Path(folder), where, adapters, {r.get("runtime") for r in results})
+    folder = baseline.known(folder)  # one folder or several (--known a b)
+    unobserved = _unobserved(folder, where, adapters, {r.get("runtime") for r in results})
     return Verdict(
         check(results, baselines, where),
-        Path(folder),
+        folder,
         allow_fixed,
         unobserved,
         [run.judged() for run in runs],
     )
 
 
-def _unobserved(folder: Path, targets: dict, adapters: dict, runtimes: set) -> list[str]:
+def _unobserved(folder, targets: dict, adapters: dict, runtimes: set) -> list[str]:
     """A line for each target its baseline was not observed on: what differs
-    from the closest configuration the file names."""
+    from the closest configuration the file names (each of its files)."""
     lines = []
     for name in sorted(filter(None, runtimes)):
         where = targets.get(name)
-        path = folder / f"{adapters.get(name) or adapter_of(name)}.yaml"
-        if where is None or not path.exists():
+        if where is None:
             continue
-        try:
-            observed = baseline.observed(path)
-        except CaseErrors:
-            continue  # reported by loading the entries
-        if not observed:
-            continue
-        differences = min((o.differences(where) for o in observed), key=len)
-        if differences:
-            lines.append(
-                f"{name} ({where.describe()}) was never observed by {path}: "
-                f"{'; '.join(differences)}. Its verdict may differ for reasons the baseline "
-                "does not know: scope the entries that depend on it (versions, profile, cpu), "
-                "do not remove them"
-            )
+        for path in baseline.files_of(folder, adapters.get(name) or adapter_of(name)):
+            line = _unobserved_line(name, where, path)
+            if line:
+                lines.append(line)
     return lines
+
+
+def _unobserved_line(name: str, where, path: Path) -> str | None:
+    try:
+        observed = baseline.observed(path)
+    except CaseErrors:
+        return None  # reported by loading the entries
+    if not observed:
+        return None
+    differences = min((o.differences(where) for o in observed), key=len)
+    if differences:
+        return (
+            f"{name} ({where.describe()}) was never observed by {path}: "
+            f"{'; '.join(differences)}. Its verdict may differ for reasons the baseline "
+            "does not know: scope the entries that depend on it (versions, profile, cpu), "
+            "do not remove them"
+        )
+    return None
 
 
 def write(verdict: Verdict, folder: Path) -> dict:

@@ -25,6 +25,7 @@ from conformance import __version__
 from conformance.engine import records
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
 from conformance.engine.targets import adapter_of
+from conformance.gate import baseline
 from conformance.report.model import Family, Report, Tensor, differing, from_runs
 
 FORMAT = 1
@@ -110,8 +111,7 @@ def _digests(folder: Path | None, adapters: set[str]) -> list[dict]:
         return []
     found = []
     for adapter in sorted(adapters):
-        path = Path(folder) / f"{adapter}.yaml"
-        if path.is_file():
+        for path in baseline.files_of(folder, adapter):  # each --known folder's file
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
             found.append({"path": path.as_posix(), "sha256": digest})
     return found
