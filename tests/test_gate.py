@@ -154,9 +154,13 @@ def test_a_family_is_fixed_only_on_enough_evidence(tmp_path):
 def test_an_entry_matching_nothing_is_reported_not_failed(tmp_path):
     known = entries(tmp_path, CASE_ENTRY)
     result = gate.check([record("pass", case_id="gather-y.op13.float32.int64")], known, {})
-    assert result.passed() and len(result.unmatched) == 1
+    assert result.passed() and len(result.not_judged) == 1
     lines = gate_lines(result, False, "known")
-    assert "unmatched (no result in scope here, not a failure): openvino.yaml:2" in lines
+    assert lines[0].startswith("gate PASSED: ")
+    assert (
+        "1 entry not judged: this run held no result in their scope: openvino.yaml:2 "
+        "(-v: in full)" in lines
+    )
 
 
 def test_a_new_fuzz_class_is_shown_by_its_folder_and_repro(tmp_path):
@@ -347,7 +351,12 @@ def test_a_family_that_depends_on_values_is_never_called_fixed(tmp_path):
     passes = [record("pass", case_id=f"p-{i}") for i in range(100)]
     result = gate.check(passes, known, {})
     assert result.passed() and len(result.unproven) == 1
-    assert any("it depends on values" in line for line in gate_lines(result, False, "k"))
+    assert any(
+        "it depends on values" in line for line in gate_lines(result, False, "k", verbose=True)
+    )
+    assert any(
+        "1 value-dependent, never called fixed" in line for line in gate_lines(result, False, "k")
+    )
 
 
 def test_empty_fields_are_errors_not_wildcards(tmp_path):
@@ -412,9 +421,12 @@ def test_an_entry_scoped_to_a_profile_or_cpu_is_not_used_elsewhere_never_fixed(t
     on_bf16 = baseline.Where("2026.4.1", "default", AVX512_BF16)
     decided = gate.check(results, known, {"openvino": on_bf16})
     assert decided.passed() and not decided.fixed and len(decided.inapplicable) == 2
-    lines = gate_lines(decided, False, "k")
+    lines = gate_lines(decided, False, "k", verbose=True)
     assert any("holds for profile 1thread" in line for line in lines)
     assert any("holds for CPU lacks avx512_bf16" in line for line in lines)
+    (condensed,) = [line for line in gate_lines(decided, False, "k") if "not used" in line]
+    assert condensed.startswith("not used: 2 entries for other versions, profiles or CPUs: ")
+    assert "profile 1thread" in condensed and "CPU lacks avx512_bf16" in condensed
     # Entries that hold in the same place are one line, naming each
     both = entries(
         tmp_path,
@@ -423,7 +435,8 @@ def test_an_entry_scoped_to_a_profile_or_cpu_is_not_used_elsewhere_never_fixed(t
             "    outcome", "    profile: 1thread\n    outcome"
         ),
     )
-    lines = gate_lines(gate.check(results, both, {"openvino": on_bf16}), False, "k")
+    decided = gate.check(results, both, {"openvino": on_bf16})
+    lines = gate_lines(decided, False, "k", verbose=True)
     (unused,) = [line for line in lines if line.startswith("not used")]
     assert "2 entries of" in unused and "holds for profile 1thread" in unused
     # Where they hold, they are judged: conforming results there mean fixed upstream?
@@ -479,10 +492,14 @@ def test_a_target_the_baseline_never_observed_is_named_first(tmp_path):
         "version 2025.0.0 (observed 2026.4.1)" in line
         and "profile 1thread (observed default)" in line
     )
-    gated = gate_lines(
-        gate.check([], entries(tmp_path, CASE_ENTRY), {}), False, "k", unobserved=[line]
+    checked = gate.check([], entries(tmp_path, CASE_ENTRY), {})
+    gated = gate_lines(checked, False, "k", unobserved=[line])
+    assert gated[0].startswith("gate PASSED: ")  # the verdict first, then the bookkeeping
+    assert gated[1].startswith("NOT OBSERVED: 1 target the baseline was never observed on")
+    assert "openvino: version 2025.0.0 (observed 2026.4.1); profile 1thread" in gated[1]
+    assert f"NOT OBSERVED: {line}" in gate_lines(
+        checked, False, "k", unobserved=[line], verbose=True
     )
-    assert gated[0] == f"NOT OBSERVED: {line}"
 
 
 def test_junit_fails_the_gate_suite_for_each_kind_of_gate_failure():

@@ -98,8 +98,12 @@ def test_the_first_screen_is_the_verdict_then_the_families(hostile_run):
     assert order == sorted(order)
     assert html.index('id="discrepancies"') < html.index('id="matrix"') < html.index('id="runs"')
     verdict = html[order[0] : order[1]]
-    # ORT's string Gather is known (cases/known/onnxruntime.yaml): the gate passed.
-    assert "Gate PASSED" in verdict and "<strong>0 new</strong>" in verdict
+    # ORT's string Gather is known (cases/known/onnxruntime.yaml), but the run
+    # had no --gate and exited 1: not gated, never PASSED, and why it exits 1.
+    assert "PASSED" not in verdict and "<h2>Not gated</h2>" in verdict
+    assert (
+        "<strong>0 new</strong>" in verdict and "with --gate the baseline would pass it" in verdict
+    )
     families = html[order[1] : order[2]]
     row = re.search(r'<tr class="family"[^>]*data-family="f1">(.*?)</tr>', families, re.S)
     assert row, families

@@ -4,16 +4,37 @@ and the exit code. What it prints is made in :mod:`conformance.report.terminal`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from rich.console import Console
 
 from conformance.cli import exits, options
-from conformance.engine import records
+from conformance.engine import files, records
+from conformance.errors import ConformanceError
 from conformance.gate import verdict
 from conformance.report import terminal
 
 REPORT, JUNIT, REPORT_JSON = "report.html", "junit.xml", "report.json"
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # GitHub Actions: a file a job's summary is appended to
+
+
+def add_output(parser) -> None:
+    """-v/--verbose and --summary-md FILE: run, fuzz and gate alike."""
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="the gate's bookkeeping in full (targets not observed, entries not reproduced, "
+        "not judged, not used), not one line each",
+    )
+    parser.add_argument(
+        "--summary-md",
+        type=Path,
+        metavar="FILE",
+        help="write the verdict and the new discrepancy groups as Markdown to FILE (also "
+        f"appended to ${STEP_SUMMARY} when it is set)",
+    )
 
 
 def finish(
@@ -21,16 +42,31 @@ def finish(
     decides: bool, kept: str, label_width: int,
 ) -> int:  # fmt: skip
     """Gate the run (when there are ``baselines``; its verdict ``decides`` the
-    exit code or only says its last line), write its report, whatever the
-    gate did, and return the exit code: :func:`exit_status` of what was
-    ``found``, a discrepancy or with the gate a failing verdict. ``kept``
-    says what an interrupted run keeps; ``label_width`` aligns the report's
-    line with the lines printed before it."""
+    exit code or only says why the run exits as it does), write its report,
+    whatever the gate did, and return the exit code: :func:`exit_status` of
+    what was ``found``, a discrepancy or with the gate a failing verdict.
+    ``kept`` says what an interrupted run keeps; ``label_width`` aligns the
+    report's line with the lines printed before it."""
     found = bool(summary.discrepancies)
     try:
         if baselines is not None:  # before the report, which shows its verdict
-            passed = gate_run(written, baselines, args, err, decides)
-            found = not passed if decides else found
+            decided = gate_run(written, baselines, args, err, decides)
+            found = not decided.passed if decides else found
+            code = exit_code(summary, found)
+            lines = terminal.gate_lines(
+                decided.gate,
+                args.allow_fixed,
+                str(decided.folder),
+                places=terminal.fuzz_class_places([written]),
+                unobserved=decided.unobserved,
+                verbose=args.verbose,
+                decides=decides,
+                troubles=terminal.run_troubles(summary),
+                code=code,
+            )
+            print("\n".join(lines))
+            markdown = summary_of(f"conformance {args.command}", decided, lines, [written])
+            write_summaries(args, err, markdown)
     finally:  # a gate that cannot decide still leaves the report of what ran
         print(terminal.path_line("report:", write_report(written), label_width))
     return exit_status(summary, err, found, kept)
@@ -38,22 +74,46 @@ def finish(
 
 def gate_run(
     run: records.RunFolder, baselines: dict, args, err: Console, decides: bool = True
-) -> bool:
-    """Gate the run just written: print the verdict (only its last line when
-    it ``decides`` nothing), write gate.json beside the results (and keep it
-    on ``run`` for the report); whether it passed. GateError when it cannot decide."""
+) -> verdict.Verdict:
+    """Gate the run just written: write gate.json beside the results (and keep
+    it on ``run`` for the report) and return the verdict. GateError when it
+    cannot decide."""
     folder = options.known_folder(args, err)
     decided = verdict.decide([run], folder, args.allow_fixed, baselines)
-    lines = terminal.gate_lines(
-        decided.gate,
-        args.allow_fixed,
-        str(decided.folder),
-        places=terminal.fuzz_class_places([run]),
-        unobserved=decided.unobserved,
-    )
+    decided.decides = decides
     run.gate = verdict.write(decided, run.folder)  # first: a verdict not written is not shown
-    print("\n".join(lines if decides else [terminal.not_deciding(lines[-1])]))
-    return decided.passed
+    return decided
+
+
+def summary_of(title: str, decided: verdict.Verdict, lines: list[str], runs) -> str:
+    """The Markdown summary of a verdict: its first line (as printed), the
+    new groups, and the bookkeeping condensed."""
+    return terminal.summary_markdown(
+        title,
+        decided.gate,
+        lines[0],
+        terminal.bookkeeping_lines(decided.gate, decided.unobserved, verbose=False),
+        places=terminal.fuzz_class_places(runs),
+    )
+
+
+def write_summaries(args, err: Console, markdown: str) -> None:
+    """The Markdown summary to ``--summary-md FILE`` (written whole) and
+    appended to ``$GITHUB_STEP_SUMMARY`` when it is set (a GitHub Actions job
+    shows it on the run's page)."""
+    if getattr(args, "summary_md", None) is not None:
+        try:
+            files.write_text(Path(args.summary_md), markdown)
+        except OSError as error:
+            raise ConformanceError(f"cannot write {args.summary_md}: {error}") from None
+    step = os.environ.get(STEP_SUMMARY)
+    if step:
+        try:
+            with open(step, "a", encoding="utf-8") as out:
+                out.write(markdown + "\n")
+        except OSError as error:  # the verdict stands: a summary the job cannot show is a note
+            note = f"note: cannot append to ${STEP_SUMMARY}: {error}"
+            err.print(terminal.safe(note), markup=False)
 
 
 def write_report(run: records.RunFolder) -> Path:
@@ -64,6 +124,15 @@ def write_report(run: records.RunFolder) -> Path:
     out = run.folder
     render.write([run], out / REPORT, junit=out / JUNIT, summary=out / REPORT_JSON)
     return out / REPORT
+
+
+def exit_code(summary, found: bool) -> int:
+    """The exit code :func:`exit_status` returns, without saying why."""
+    if summary.interrupted:
+        return exits.INTERRUPTED
+    if summary.harness_errors or summary.case_problems:
+        return exits.USAGE
+    return exits.FAILED if found else exits.OK
 
 
 def exit_status(summary, err: Console, found: bool, kept: str) -> int:

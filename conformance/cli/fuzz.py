@@ -4,20 +4,17 @@ that finds, classifies and shrinks discrepancies, then the gate and the report."
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 from rich.live import Live
 from rich.text import Text
 
-from conformance.cli import exits, finish, inputs, options
+from conformance.cli import exits, finish, inputs, options, progress
 from conformance.engine import records
 from conformance.engine.records import FINDINGS
 from conformance.fuzz import strategies
 from conformance.fuzz.campaign import Campaign, CampaignOptions, Status
 from conformance.report import terminal
-
-QUIET_EVERY_S = 10.0  # status lines when stderr is not a terminal
 
 
 def add_parser(commands) -> None:
@@ -69,8 +66,13 @@ def _add_arguments(parser) -> None:
         help="seconds per example and runtime (default 2; a healthy runtime takes milliseconds)",
     )
     options.add_shard(parser, "shards draw different examples from the same seed")
-    parser.add_argument("--no-progress", action="store_true", help="no live display")
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no live display (outside a terminal: no status line every 10 s)",
+    )
     options.add_gate(parser)
+    finish.add_output(parser)
 
 
 def command(args) -> int:
@@ -99,13 +101,12 @@ def command(args) -> int:
     )
     live = not args.no_progress and err.is_terminal
     display = Live(Text("starting workers..."), console=err, refresh_per_second=4, transient=True)
-    last = [0.0]
+    ticker = progress.Ticker()  # outside a terminal (CI): a line at most every 10 s
 
     def on_status(status: Status) -> None:
         if live:
             display.update(Text(terminal.status_line(status)))
-        elif not args.no_progress and time.monotonic() - last[0] >= QUIET_EVERY_S:
-            last[0] = time.monotonic()
+        elif not args.no_progress and ticker.due():
             err.print(terminal.status_line(status), markup=False)
 
     names = [t.name or t.adapter for t in runtimes]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.cli import exits, options
+from conformance.cli import exits, finish, options
 from conformance.engine import records
 from conformance.gate import verdict
 from conformance.report.terminal import fuzz_class_places, gate_lines
@@ -22,6 +22,7 @@ def add_parser(commands) -> None:
     gate.add_argument("paths", nargs="+", type=Path, metavar="RUN", help="run folders or results")
     options.add_gate(gate)
     gate.add_argument("--out", type=Path, metavar="DIR", help="also write DIR/gate.json")
+    finish.add_output(gate)
     gate.set_defaults(func=command)
 
 
@@ -34,16 +35,14 @@ def command(args) -> int:
     decided = verdict.decide(runs, folder, args.allow_fixed, finished_only=True)
     if args.out is not None:  # first: a verdict that cannot be written is not printed as one
         verdict.write(decided, args.out)
-    places = fuzz_class_places(runs)
-    print(
-        "\n".join(
-            gate_lines(
-                decided.gate,
-                args.allow_fixed,
-                str(folder),
-                places=places,
-                unobserved=decided.unobserved,
-            )
-        )
+    lines = gate_lines(
+        decided.gate,
+        args.allow_fixed,
+        str(folder),
+        places=fuzz_class_places(runs),
+        unobserved=decided.unobserved,
+        verbose=args.verbose,
     )
+    print("\n".join(lines))
+    finish.write_summaries(args, err, finish.summary_of("conformance gate", decided, lines, runs))
     return exits.OK if decided.passed else exits.FAILED

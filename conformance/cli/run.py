@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from conformance.cli import exits, finish, inputs, options
+from conformance.cli import exits, finish, inputs, options, progress
 from conformance.engine import models, records
 from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS
 from conformance.engine.run import Options, run_cases
@@ -68,13 +68,18 @@ def _add_arguments(parser) -> None:
         "recorded as a crash (default 4GiB)",
     )
     options.add_shard(parser, "every N-th case, in the order the case files give")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (outside a terminal: no progress line every 10 s)",
+    )
     parser.add_argument(
         "--gate",
         action="store_true",
         help="exit 0 when every discrepancy is a known one (cases/known/<runtime>.yaml)",
     )
     options.add_gate(parser)
+    finish.add_output(parser)
 
 
 def command(args) -> int:
@@ -112,7 +117,7 @@ def command(args) -> int:
     )
     total = len(cases) * len(variants) * len(runtimes)
     show = not args.no_progress and err.is_terminal
-    progress = Progress(
+    bar = Progress(
         TextColumn("[bold]running"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -121,15 +126,20 @@ def command(args) -> int:
         console=err,
         disable=not show,
     )
-    task = progress.add_task("run", total=total, found="")
+    task = bar.add_task("run", total=total, found="")
+    # Outside a terminal (CI), a line at most every 10 s instead of the bar.
+    ticker = progress.Ticker() if not args.no_progress and not show else None
 
     def update(done: int, summary) -> None:
         found = f"[red]{summary.discrepancies} discrepancies" if summary.discrepancies else ""
-        progress.update(task, completed=done, found=found)
+        bar.update(task, completed=done, found=found)
+        if ticker is not None and done < total and ticker.due():
+            line = terminal.progress_line(done, total, summary.discrepancies, ticker.elapsed())
+            err.print(line, markup=False)
 
     names = [t.name or t.adapter for t in runtimes]
     err.print(terminal.run_header(len(cases), len(variants), names, out), markup=False)
-    with progress:
+    with bar:
         summary = run_cases(
             cases,
             out,

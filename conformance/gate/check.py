@@ -15,8 +15,16 @@ runtime and no entry has stopped reproducing. An entry stopped reproducing
 
 A result in an entry's scope with another discrepancy kind than the entry's
 is not covered: the discrepancy changed, and it fails the gate as new.
-Entries whose scope holds no result of the run (a runtime or case not run, a
-fuzz campaign that drew no such input) are reported and do not fail it.
+
+An entry is judged only on results that could have reproduced it: of its
+runtime and target (version, profile, CPU: :meth:`Entry.applies_to`), in its
+case and signature (op, case id, dtype, variant, ...), run by the harness,
+with an input that can show one of its outcomes (:func:`could_show`: a
+refusal or a wrong output of a valid input, an output for an invalid one).
+An entry with no such result in the run is "not judged" (a subset: a
+shard, one operator, one case file; a fuzz campaign that drew no such
+input): reported in one line, never fixed, never a failure. So a CI job
+that gates a subset gets the verdict of what it ran.
 """
 
 from __future__ import annotations
@@ -26,22 +34,43 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
-from conformance.gate.baseline import Entry, Where
+from conformance.gate.baseline import VALID_ONLY, Entry, Where
 
 FIXED_EVIDENCE = 20  # in-scope results without the discrepancy that call a family fixed
+# The outcome only an invalid input can have (baseline.VALID_ONLY: only a
+# valid one); crash and timeout may come of any input.
+INVALID_ONLY = frozenset({"accepted_invalid"})
+
+
+def could_show(entry: Entry, record: dict) -> bool:
+    """Whether the record's input could have shown one of the entry's
+    outcomes: a valid input cannot be accepted_invalid, an invalid one cannot
+    be refused wrongly or give a wrong value (its refusal conforms), and a
+    result the harness could not run (harness_unsupported) showed nothing."""
+    if record.get("kind") not in CONFORMING | DISCREPANCIES:
+        return False
+    violation = (record.get("expected") or {}).get("violation") not in (None, "none")
+    possible = {"crash", "timeout"} | (INVALID_ONLY if violation else VALID_ONLY)
+    return bool(possible & set(entry.outcome))
 
 
 @dataclass
 class EntryResult:
     entry: Entry
     applies: bool = True  # False: the entry is for other versions, profiles or CPUs
-    scope: Counter = field(default_factory=Counter)  # outcome kind -> results in scope
+    # outcome kind -> results in scope that could have reproduced it (could_show)
+    scope: Counter = field(default_factory=Counter)
     covered: int = 0
     conforming_ids: list[str] = field(default_factory=list)  # in scope but conforming now
 
     @property
+    def judged(self) -> bool:
+        """It holds for the target, and the run held results that could have reproduced it."""
+        return self.applies and bool(self.scope)
+
+    @property
     def fixed(self) -> bool:
-        if not self.applies or not self.scope:
+        if not self.judged:
             return False
         if self.entry.each:
             return bool(self.conforming_ids)
@@ -52,16 +81,11 @@ class EntryResult:
     @property
     def unproven(self) -> bool:
         """A family with results in scope, none showing it, but too few to tell."""
-        return (
-            self.applies
-            and not self.entry.each
-            and self.covered == 0
-            and bool(self.scope)
-            and not self.fixed
-        )
+        return self.judged and not self.entry.each and self.covered == 0 and not self.fixed
 
     @property
-    def unmatched(self) -> bool:
+    def not_judged(self) -> bool:
+        """It holds for the target, but no result of the run could have reproduced it."""
         return self.applies and not self.scope
 
 
@@ -83,8 +107,8 @@ class Gate:
         return [e for e in self.entries if e.fixed]
 
     @property
-    def unmatched(self) -> list[EntryResult]:
-        return [e for e in self.entries if e.unmatched]
+    def not_judged(self) -> list[EntryResult]:
+        return [e for e in self.entries if e.not_judged]
 
     @property
     def unproven(self) -> list[EntryResult]:
@@ -122,11 +146,15 @@ def check(
         for result in by_runtime.get(record.get("runtime"), ()):
             if not result.entry.in_scope(record):
                 continue
-            result.scope[kind] += 1
             if result.entry.covers(record):
+                result.scope[kind] += 1
                 result.covered += 1
                 covered_by.setdefault(id(record), result.entry)
-            elif kind in CONFORMING and len(result.conforming_ids) < 20:
+                continue
+            if not could_show(result.entry, record):
+                continue  # no evidence either way: it could not have reproduced the entry
+            result.scope[kind] += 1
+            if kind in CONFORMING and len(result.conforming_ids) < 20:
                 result.conforming_ids.append(f"{record.get('case_id')} [{record.get('variant')}]")
         if kind in DISCREPANCIES:
             discrepant.append(record)

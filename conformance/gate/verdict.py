@@ -6,9 +6,10 @@ folder. Problems (a bad baseline file, an unreadable or unfinished run) are
 raised as :class:`GateError`, each line ``file:line: field: message`` or
 ``folder: why``; the front-ends print them and exit 2.
 
-``gate.json`` (schema ``onnx-gather-conformance/gate``, version 1): passed,
-allow_fixed, baseline, results, discrepancies, ``new`` (one item per new
-group), ``fixed``, ``unmatched``, ``not_reproduced``, ``not_used`` and
+``gate.json`` (schema ``onnx-gather-conformance/gate``, version 2): passed,
+decides, allow_fixed, baseline, results, discrepancies, ``new`` (one item per new
+group), ``fixed``, ``unmatched`` (not judged: no result of the run could
+have reproduced the entry), ``not_reproduced``, ``not_used`` and
 ``entries`` (every baseline entry with its counts), and ``groups``: every
 discrepancy group with how many of its results are new and the entries
 that cover the rest, which the report shows without running the gate again.
@@ -28,7 +29,7 @@ from conformance.gate import baseline
 from conformance.gate.check import EntryResult, Gate, check
 
 SCHEMA = "onnx-gather-conformance/gate"
-VERSION = 1
+VERSION = 2  # 2: unmatched is "not judged", in_scope counts results that could show it
 
 
 class GateError(ConformanceError):
@@ -62,6 +63,7 @@ class Verdict:
     # targets no baseline file says it was observed on, each with the difference
     unobserved: list[str] = field(default_factory=list)
     judged: list[dict] = field(default_factory=list)  # each run's RunFolder.judged()
+    decides: bool = True  # False: a run without --gate (the verdict decides no exit code)
 
     @property
     def passed(self) -> bool:
@@ -73,6 +75,7 @@ class Verdict:
             "schema": SCHEMA,
             "version": VERSION,
             "passed": self.passed,
+            "decides": self.decides,
             "allow_fixed": self.allow_fixed,
             "baseline": str(self.folder),
             "unobserved": self.unobserved,
@@ -91,7 +94,7 @@ class Verdict:
                 for key, members in grouped(result.unexpected)
             ],
             "fixed": [_entry(item) for item in result.fixed],
-            "unmatched": [_entry(item) for item in result.unmatched],
+            "unmatched": [_entry(item) for item in result.not_judged],
             "not_reproduced": [_entry(item) for item in result.unproven],
             "not_used": [_entry(item) for item in result.inapplicable],
             "entries": [_entry(item) for item in result.entries],

@@ -12,6 +12,7 @@ it, so no escape sequence, carriage return or backspace reaches the terminal.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,14 +51,26 @@ def gate_lines(
     limit: int = 25,
     places: dict[GroupKey, str] | None = None,
     unobserved: list[str] | None = None,
+    *,
+    verbose: bool = False,
+    decides: bool = True,
+    troubles: list[str] | None = None,
+    code: int | None = None,
 ) -> list[str]:
-    """What the gate found, in lines for the terminal: targets the baseline
-    was never observed on first (the verdict may mean something else there),
-    then the failures, each with where to look and what to do. ``places``
-    says where a group's input is when it is not a case file's line
-    (:func:`fuzz_class_places`)."""
+    """What the gate found, in lines for the terminal: the verdict first, with
+    its reasons (:func:`verdict_line`), then the failures, each with where to
+    look and what to do, then the bookkeeping (targets the baseline was never
+    observed on, entries not reproduced, not judged, not used), each kind on
+    one line unless ``verbose``. ``places`` says where a group's input is when
+    it is not a case file's line (:func:`fuzz_class_places`). In a run the
+    verdict does not decide (``decides`` False: no --gate), the first line says
+    so and why it exits with ``code``, and the rest is shown only ``verbose``.
+    ``troubles`` are what else makes the exit code (:func:`run_troubles`)."""
+    first = verdict_line(gate, allow_fixed, decides=decides, troubles=troubles or [], code=code)
+    if not decides and not verbose:
+        return [safe(first)]
     places = places or {}
-    lines = [f"NOT OBSERVED: {line}" for line in unobserved or ()]
+    lines = [first]
     if gate.unexpected:
         found = grouped(gate.unexpected)
         lines.append(
@@ -66,12 +79,11 @@ def gate_lines(
         )
         for key, members in found[:limit]:
             runtime, kind, op, base_id = key
-            first = members[0]
+            first_record = members[0]
             variants = ", ".join(sorted({m["variant"] for m in members}))
-            where = places.get(key) or first.get("source", "")
+            where = places.get(key) or first_record.get("source", "")
             lines.append(f"  {runtime:12} {kind:17} {op:15} {base_id} ({len(members)}: {variants})")
-            message = (first.get("message") or "").strip().splitlines()
-            lines.append(f"      {where}: {' '.join(message[:2])[:160]}")
+            lines.append(f"      {where}: {_message(first_record)}")
         if len(found) > limit:
             lines.append(f"  ... {len(found) - limit} more groups")
         lines.append("  a runtime bug to accept for now? add an entry (docs/gate.md)")
@@ -89,42 +101,183 @@ def gate_lines(
             f"  results in scope: {now}; narrow the entry (versions, profile, cpu) to where it "
             "still holds, or remove it"
         )
-    for result in gate.unproven:
-        entry = result.entry
-        lines.append(
-            f"not reproduced: {entry.where} ({entry.runtime}): {entry.describe()} on "
-            f"{result.scope.total()} "
-            + (
-                "results in scope (it depends on values: never called fixed)"
-                if entry.depends_on_values
-                else f"results in scope (under {FIXED_EVIDENCE} conforming: too few to tell)"
-            )
-        )
-    if gate.unmatched:  # normal for a subset or a fuzz campaign: one line, details in gate.json
-        places = ", ".join(r.entry.where.rsplit("/", 1)[-1] for r in gate.unmatched)
-        lines.append(f"unmatched (no result in scope here, not a failure): {places}")
-    # One line per (runtime, where they hold): a baseline scoped to another
-    # profile or version (the OpenVINO EP's entries for plain ONNX Runtime) is
-    # a dozen entries that do not apply, not a dozen things to read.
-    unused: dict[tuple[str, str], list[str]] = {}
-    for result in gate.inapplicable:
-        entry = result.entry
-        unused.setdefault((entry.runtime, entry.conditions()), []).append(entry.where)
-    for (runtime, holds), places in unused.items():
-        where = places[0] if len(places) == 1 else _places(places)
-        lines.append(f"not used: {where} ({runtime}): holds for {holds}")
-    covered = gate.discrepancies - len(gate.unexpected)
-    verdict = "PASSED" if gate.passed(allow_fixed) else "FAILED"
     if gate.fixed and not gate.unexpected and not allow_fixed:
         lines.append(
             "only entries fixed upstream? fail the gate: to accept that for now, "
             "run again with --allow-fixed"
         )
-    lines.append(
-        f"gate {verdict}: {gate.discrepancies} discrepancies in {gate.results} results, "
-        f"{covered} known, {len(gate.unexpected)} new, {len(gate.fixed)} entries fixed upstream?"
-    )
+    lines += bookkeeping_lines(gate, unobserved or [], verbose)
     return [safe(line) for line in lines]
+
+
+def _message(record: dict, width: int = 160) -> str:
+    """A result's message on one line: its first two lines, cut."""
+    message = (record.get("message") or "").strip().splitlines()
+    return " ".join(message[:2])[:width]
+
+
+def run_troubles(summary) -> list[str]:
+    """What makes a run (or campaign) exit non-zero whatever its verdict says:
+    Ctrl-C (130), harness errors and case files the oracle contradicts (2),
+    as :func:`conformance.cli.finish.exit_status` decides."""
+    if summary.interrupted:
+        return ["interrupted (exit 130)"]
+    found = []
+    if summary.harness_errors:
+        found.append(f"{summary.harness_errors} harness error(s) (exit 2)")
+    if summary.case_problems:
+        found.append(f"{len(summary.case_problems)} case problem(s) (exit 2)")
+    return found
+
+
+def _plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def verdict_line(
+    gate: Gate,
+    allow_fixed: bool,
+    *,
+    decides: bool = True,
+    troubles: list[str] | None = None,
+    code: int | None = None,
+) -> str:
+    """The gate's first line: ``gate FAILED: <reasons>; <counts>`` or ``gate
+    PASSED: <counts>``, the reasons being new discrepancy groups, entries fixed
+    upstream? and the ``troubles`` of the run (harness errors...). In a run it
+    does not decide, ``not gated: <counts>; exit <code>: <why>``: the word
+    PASSED is never said of a run that exits non-zero."""
+    troubles = list(troubles or [])
+    new_groups = grouped(gate.unexpected)
+    known = gate.discrepancies - len(gate.unexpected)
+    counts = (
+        f"{gate.discrepancies} discrepancies in {gate.results} results, "
+        f"{known} known, {len(gate.unexpected)} new"
+    )
+    if not decides:
+        said = f"not gated: {counts}"
+        if gate.fixed:
+            said += f", {_plural(len(gate.fixed), 'entry', 'entries')} fixed upstream?"
+        would = "pass" if gate.passed(allow_fixed) else "fail"
+        if troubles:
+            return f"{said}; exit {code if code is not None else 2}: {', '.join(troubles)}"
+        if gate.discrepancies:
+            return (
+                f"{said}; exit 1 because a run without --gate fails on any discrepancy "
+                f"(with --gate the baseline would {would} it)"
+            )
+        return f"{said}; exit 0"
+    reasons = list(troubles)
+    if new_groups:
+        named = [" ".join(key) + f" ({len(members)})" for key, members in new_groups[:3]]
+        more = ", …" if len(new_groups) > 3 else ""
+        reasons.append(
+            f"{_plural(len(new_groups), 'new discrepancy group')} ({', '.join(named)}{more})"
+        )
+    if gate.fixed and not allow_fixed:
+        reasons.append(f"{_plural(len(gate.fixed), 'entry', 'entries')} fixed upstream?")
+    if reasons:
+        return f"gate FAILED: {', '.join(reasons)}; {counts}"
+    allowed = (
+        f", {_plural(len(gate.fixed), 'entry', 'entries')} fixed upstream? (allowed)"
+        if gate.fixed
+        else ""
+    )
+    return f"gate PASSED: {counts}{allowed}"
+
+
+SHOWN_PLACES = 8  # entries named on a condensed bookkeeping line
+
+
+def _short(where: str) -> str:
+    return where.rsplit("/", 1)[-1]
+
+
+def _named(wheres: list[str]) -> str:
+    """Entries' places (file:line), each once, the first :data:`SHOWN_PLACES`."""
+    unique = list(dict.fromkeys(_short(w) for w in wheres))
+    more = f", … ({len(unique) - SHOWN_PLACES} more)" if len(unique) > SHOWN_PLACES else ""
+    return ", ".join(unique[:SHOWN_PLACES]) + more
+
+
+def _unobserved_brief(line: str) -> str:
+    """``<target>: <what differs>`` of a NOT OBSERVED line (verdict._unobserved)."""
+    match = re.match(r"(.*?) \(.*?\) was never observed by .*?: (.*?)\. Its verdict", line)
+    return f"{match.group(1)}: {match.group(2)}" if match else line[:120]
+
+
+def bookkeeping_lines(gate: Gate, unobserved: list[str], verbose: bool = False) -> list[str]:
+    """What the gate notes without failing, each kind on one line (in full
+    when ``verbose``): targets the baseline was never observed on, families
+    not reproduced on too few results, entries not judged (no result of the
+    run could have reproduced them), entries for other targets (not used)."""
+    lines = []
+    more = "" if verbose else " (-v: in full)"
+    if unobserved:
+        if verbose:
+            lines += [f"NOT OBSERVED: {line}" for line in unobserved]
+        else:
+            briefs = "; ".join(_unobserved_brief(line) for line in unobserved)
+            lines.append(
+                f"NOT OBSERVED: {_plural(len(unobserved), 'target')} the baseline was never "
+                f"observed on, the verdict may differ there: {briefs}{more}"
+            )
+    unproven = gate.unproven
+    if unproven and verbose:
+        for result in unproven:
+            entry = result.entry
+            lines.append(
+                f"not reproduced: {entry.where} ({entry.runtime}): {entry.describe()} on "
+                f"{result.scope.total()} "
+                + (
+                    "results in scope (it depends on values: never called fixed)"
+                    if entry.depends_on_values
+                    else f"results in scope (under {FIXED_EVIDENCE} conforming: too few to tell)"
+                )
+            )
+    elif unproven:
+        values = sum(1 for r in unproven if r.entry.depends_on_values)
+        lines.append(
+            f"not reproduced: {_plural(len(unproven), 'family', 'families')} "
+            f"({values} value-dependent, never called fixed; the others under "
+            f"{FIXED_EVIDENCE} conforming results: too few to tell): "
+            f"{_named([r.entry.where for r in unproven])}{more}"
+        )
+    not_judged = gate.not_judged
+    if not_judged:
+        lines.append(
+            f"{_plural(len(not_judged), 'entry', 'entries')} not judged: this run held no "
+            "result in their scope"
+            + ("" if verbose else f": {_named([r.entry.where for r in not_judged])}{more}")
+        )
+        if verbose:
+            lines += [
+                f"  {r.entry.where} ({r.entry.runtime}): {r.entry.describe()}" for r in not_judged
+            ]
+    # One line per (runtime, where they hold) with -v: a baseline scoped to
+    # another profile or version (the OpenVINO EP's entries for plain ONNX
+    # Runtime) is a dozen entries that do not apply, not a dozen things to read.
+    unused: dict[tuple[str, str], list[str]] = {}
+    for result in gate.inapplicable:
+        entry = result.entry
+        unused.setdefault((entry.runtime, entry.conditions()), []).append(entry.where)
+    if verbose:
+        lines += [
+            f"not used: {where[0] if len(where) == 1 else _places(where)} ({runtime}): "
+            f"holds for {holds}"
+            for (runtime, holds), where in unused.items()
+        ]
+    elif unused:
+        said = [
+            f"{_named(where)} ({runtime}): holds for {holds}"
+            for (runtime, holds), where in unused.items()
+        ]
+        shown = "; ".join(said[:3]) + (f"; … ({len(said) - 3} more)" if len(said) > 3 else "")
+        lines.append(
+            f"not used: {_plural(len(gate.inapplicable), 'entry', 'entries')} for other "
+            f"versions, profiles or CPUs: {shown}{more}"
+        )
+    return lines
 
 
 def shown(path: Path) -> str:
@@ -463,11 +616,6 @@ def path_line(label: str, path: Path, width: int) -> str:
     return safe(f"{label:<{width}} {path}")
 
 
-def not_deciding(last: str) -> str:
-    """The gate's last line, in a run that it does not decide (no --gate)."""
-    return f"{last} (not deciding: no --gate)"
-
-
 def cpu_note(budget: dict | None) -> str | None:
     """A note when the workers' threads outnumber the cores (header.json
     ``cpu_budget``), else None."""
@@ -511,3 +659,76 @@ def run_result_lines(summary, results: Path) -> list[str]:
     groups = discrepancy_groups(summary, results)
     lines = ["discrepancies (runtime, kind, op, case-file id, count):", *groups] if groups else []
     return [*lines, path_line("results:", results, 8) + f"  ({summary.duration_s:.1f} s)"]
+
+
+def progress_line(done: int, total: int, discrepancies: int, elapsed_s: float) -> str:
+    """A run's progress outside a terminal (CI logs): done / total, the
+    discrepancies so far, and the time left at the pace so far."""
+    share = f" ({100 * done / total:.0f}%)" if total else ""
+    left = f"about {_duration(elapsed_s / done * (total - done))} left" if done else "starting"
+    return safe(
+        f"running: {done}/{total} results{share}, {discrepancies} discrepancies so far, "
+        f"{_duration(elapsed_s)} elapsed, {left}"
+    )
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+# -- the verdict in Markdown (--summary-md, $GITHUB_STEP_SUMMARY) -------------------------
+MD_GROUPS = 50  # new groups in a Markdown summary's table
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~!&])")
+
+
+def md(text, width: int | None = None) -> str:
+    """Untrusted text as Markdown shows it literally: control characters
+    escaped (:func:`safe`), on one line, cut to ``width``, and every character
+    Markdown or HTML reads (``| < > * _ [ ] ` \\ # ~ ! &``) backslash-escaped."""
+    line = " ".join(safe(text).split())
+    if width is not None and len(line) > width:
+        line = line[: width - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", line)
+
+
+def summary_markdown(
+    title: str,
+    gate: Gate,
+    first: str,
+    bookkeeping: list[str],
+    places: dict[GroupKey, str] | None = None,
+) -> str:
+    """The verdict and the new groups in Markdown, for a CI job's summary:
+    ``title`` (the command), the verdict line (``first``: :func:`verdict_line`),
+    a table of the new groups (runtime, kind, op, case id, count, example
+    message) and the bookkeeping lines as a list."""
+    places = places or {}
+    lines = [f"### {md(title)}", "", f"**{md(first)}**", ""]
+    found = grouped(gate.unexpected)
+    if found:
+        lines += [
+            f"New discrepancy groups ({len(found)}):",
+            "",
+            "| runtime | kind | op | case id | count | example message |",
+            "| --- | --- | --- | --- | ---: | --- |",
+        ]
+        for key, members in found[:MD_GROUPS]:
+            runtime, kind, op, base_id = key
+            where = places.get(key) or members[0].get("source") or ""
+            message = f"{where}: {_message(members[0])}" if where else _message(members[0])
+            lines.append(
+                f"| {md(runtime)} | {md(kind)} | {md(op)} | {md(base_id)} | {len(members)} "
+                f"| {md(message, 200)} |"
+            )
+        if len(found) > MD_GROUPS:
+            lines.append(f"\n… {len(found) - MD_GROUPS} more groups (gate.json `new`)")
+        lines.append("")
+    else:
+        lines += ["No new discrepancy group.", ""]
+    lines += [f"- {md(line)}" for line in bookkeeping]
+    return "\n".join(lines).rstrip("\n") + "\n"
