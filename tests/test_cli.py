@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -22,7 +23,7 @@ from conformance.engine import files, pool, records, targets
 from conformance.gate import verdict
 from conformance.report import diff
 from conformance.tables import spec
-from tests.conftest import CASES, conformance
+from tests.conftest import CASES, REPO, conformance
 
 
 def test_validate_the_shipped_cases():
@@ -226,16 +227,33 @@ def test_every_command_prints_a_user_facing_error_as_its_message_and_exits_2(tmp
 
 
 def test_a_bad_default_baseline_stops_a_gated_run_only(tmp_path):
-    """Without --gate the run goes on ungated, saying so; with it, exit 2."""
-    (tmp_path / "cases" / "known").mkdir(parents=True)
-    (tmp_path / "cases" / "known" / "reference.yaml").write_text("entries: [{case: 1}]\n")
-    _case_file(tmp_path / "cases" / "ok.yaml", "int32", "[5, 6]", "[5]")
+    """Without --gate the run goes on ungated, saying so; with it, exit 2.
+    The default baseline is the shipped one (never ./cases/known): a clone's
+    layout, package and corpus copied, with its reference.yaml broken."""
+    clone = tmp_path / "clone"
+    shutil.copytree(REPO / "conformance", clone / "conformance",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    (clone / "cases" / "known").mkdir(parents=True)
+    (clone / "cases" / "known" / "reference.yaml").write_text("entries: [{case: 1}]\n")
+    _case_file(clone / "cases" / "ok.yaml", "int32", "[5, 6]", "[5]")
+    work = tmp_path / "work"
+    work.mkdir()  # run elsewhere: the clone's corpus and baselines are the default
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "conformance", *args], cwd=work, capture_output=True,
+            text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(clone)},
+        )  # fmt: skip
+
     args = ["run", "--runtime", "reference", "--variants", "static", "--no-progress"]
-    ungated = conformance(*args, "--out", str(tmp_path / "a"), cwd=tmp_path)
+    ungated = run(*args, "--out", str(tmp_path / "a"))
     assert ungated.returncode == 0, ungated.stdout + ungated.stderr
     assert "reference.yaml:1" in ungated.stderr and "no gate verdict" in ungated.stderr
+    assert str(clone / "cases" / "known" / "reference.yaml") in ungated.stderr
     assert not (tmp_path / "a" / "gate.json").exists()
-    gated = conformance(*args, "--gate", "--out", str(tmp_path / "b"), cwd=tmp_path)
+    header = json.loads((tmp_path / "a" / "header.json").read_text())
+    assert header["corpus"]["shipped"] is True and header["corpus"]["files"] == 1
+    gated = run(*args, "--gate", "--out", str(tmp_path / "b"))
     assert gated.returncode == 2 and "reference.yaml:1" in gated.stderr
     assert "Traceback" not in gated.stderr and not (tmp_path / "b").exists()
 

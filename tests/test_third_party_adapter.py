@@ -42,16 +42,27 @@ def test_module_class_adapter_reads_the_baseline_of_its_class_name(tmp_path):
 
 
 def test_a_broken_baseline_of_a_module_class_adapter_is_refused(tmp_path):
+    """Its name is known once its workers report it (the parent never imports a
+    module:Class): the file is read then, and refused with its file:line, exit
+    2, no verdict written. A targets file's target of that adapter is named
+    by the file: refused before anything runs."""
     known = tmp_path / "known"
     known.mkdir()
-    (known / "example-runtime.yaml").write_text(
-        "entries:\n  - case: example-runtime-int8-indices\n    outcome: exploded\n"
-    )
+    broken = "entries:\n  - case: example-runtime-int8-indices\n    outcome: exploded\n"
+    (known / "example-runtime.yaml").write_text(broken)
     result = cli(tmp_path, "run", "--gate", "--runtime", CLASS, "--known", known,
                  "--cases", EXAMPLE / "cases", "--out", tmp_path / "out")  # fmt: skip
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"{known / 'example-runtime.yaml'}:3" in result.stderr
-    assert not (tmp_path / "out").exists()  # refused before anything ran
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out" / "gate.json").exists()
+    (known / "mine.yaml").write_text(broken)
+    (tmp_path / "targets.yaml").write_text(f"targets:\n  mine: {{adapter: '{CLASS}'}}\n")
+    named = cli(tmp_path, "run", "--gate", "--targets", "targets.yaml", "--known", known,
+                "--cases", EXAMPLE / "cases", "--out", tmp_path / "named")  # fmt: skip
+    assert named.returncode == 2, named.stdout + named.stderr
+    assert f"{known / 'mine.yaml'}:3" in named.stderr
+    assert not (tmp_path / "named").exists()  # refused before anything ran
 
 
 def test_runtime_selects_a_target_of_the_targets_file(tmp_path):

@@ -22,8 +22,9 @@ expected.
 A target's **baseline name** (:func:`baseline_name`; its known discrepancies
 are ``<baseline name>.yaml``) is the registered name of its adapter, built in
 or entry point (``openvino:1thread`` and a targets file's target of adapter
-``openvino`` read ``openvino.yaml``); for a ``module:Class`` given as such it
-is the class's ``name`` attribute, which the results carry too.
+``openvino`` read ``openvino.yaml``); for a ``module:Class`` adapter it is the
+target's name, the one its results carry (given as such on ``--runtime``:
+the ``name`` its ``info()`` reports, the class's ``name`` attribute).
 
 A runtime name is read in one place, :func:`parse`, by every caller
 (``--runtime``, the pytest plugin's ``--runtime``, a targets file's
@@ -216,43 +217,32 @@ def installed_builtins() -> list[str]:
     return [name for name, (_, module) in BUILTIN.items() if _importable(module)]
 
 
+def install_hint(name: str) -> str:
+    """How to install the built-in runtime ``name``: the extra that brings it."""
+    extra = EXTRAS.get(name)
+    return f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"reinstall {DISTRIBUTION}"
+
+
 def not_installed(name: str) -> str | None:
     """Why the built-in runtime ``name`` cannot run here, naming the extra that
     brings it; None when it is installed (or not a built-in)."""
     if name not in BUILTIN or _importable(BUILTIN[name][1]):
         return None
-    extra = EXTRAS.get(name)
-    how = f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"reinstall {DISTRIBUTION}"
-    return f"{name} is not installed: {how}"
+    return f"{name} is not installed: {install_hint(name)}"
 
 
-class NoBaselineName(UnknownRuntime):
-    """A module:Class adapter whose baseline name cannot be read."""
-
-
-def baseline_name(adapter: str) -> str:
-    """The name of the adapter's baseline file (``<name>.yaml``): a registered
-    runtime's name (built in or entry point), or for a ``module:Class`` the
-    class's ``name`` attribute (imported here to read it)."""
+def baseline_name(adapter: str, runtime: str) -> str | None:
+    """The name of the baseline file (``<name>.yaml``) of the target ``runtime``
+    of ``adapter``: the adapter's registered name (built in or entry point), or
+    for any other adapter (a ``module:Class``) the target's name, the one its
+    results carry: for a ``module:Class`` given as such, what its ``info()``
+    reports as ``name`` (the class's ``name`` attribute, by the base class's
+    convention). The class is never imported here: its import may hang or
+    crash, which only a worker may do. None when that name cannot be a file
+    name (:data:`BASELINE_NAME`): such a target has no baseline file."""
     if adapter in registered():
         return adapter
-    module, colon, attribute = adapter.partition(":")
-    if not colon:
-        return adapter  # a name read back from a run (a targets file's target)
-    try:
-        cls = getattr(importlib.import_module(module), attribute)
-    except Exception as error:  # any import failure says the same
-        raise NoBaselineName(
-            f"{adapter}: cannot import it here to read its name, which names its baseline "
-            f"file ({type(error).__name__}: {error}); install its package in this environment"
-        ) from None
-    name = getattr(cls, "name", None)
-    if not isinstance(name, str) or not BASELINE_NAME.fullmatch(name):
-        raise NoBaselineName(
-            f"{adapter}: its class attribute 'name' ({name!r}) names its results and its "
-            "baseline file <name>.yaml: set it to 1 to 64 letters, digits, '.', '_', '-'"
-        )
-    return name
+    return runtime if BASELINE_NAME.fullmatch(runtime or "") else None
 
 
 @dataclass(frozen=True)

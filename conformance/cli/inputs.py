@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from conformance import adapters, shipped
+from conformance import shipped
 from conformance.cases import CaseErrors, discover, load
 from conformance.cases.loader import case_paths
 from conformance.cli import options
@@ -62,14 +62,16 @@ def finished_runs(args, err: Console) -> list[records.RunFolder] | None:
 
 def load_baselines(args, runtimes: list[Target], err: Console, deciding: bool = True):
     """The baselines of these targets (their baseline names' files in each
-    folder), or None when a ``--known`` folder does not exist (said). A bad baseline file is a
+    folder; a ``module:Class`` given on ``--runtime`` has its name only once
+    its workers report it: the gate reads its file after the run), or None
+    when a ``--known`` folder does not exist (said). A bad baseline file is a
     GateError, every problem listed; unless the gate is ``deciding`` the
     exit code, when its problems are printed and the run goes on ungated (None)."""
     folder = options.known_folder(args, err)
     if folder is None:
         return None
     try:
-        return verdict.load_baselines(folder, {_named(t): t.adapter for t in runtimes})
+        return verdict.load_baselines(folder, {t.name or t.adapter: t.adapter for t in runtimes})
     except verdict.GateError as error:
         if deciding:
             raise
@@ -77,14 +79,3 @@ def load_baselines(args, runtimes: list[Target], err: Console, deciding: bool = 
             err.print(line, markup=False)
         return None
 
-
-def _named(target: Target) -> str:
-    """The name the target's results will carry: its own, or for a
-    ``module:Class`` the class's name (its baseline name; the adapter's
-    ``info()`` reports it). A GateError when it cannot be read."""
-    if target.name:
-        return target.name
-    try:
-        return adapters.baseline_name(target.adapter)
-    except adapters.NoBaselineName as error:
-        raise verdict.GateError([str(error)]) from None

@@ -113,10 +113,12 @@ def chosen_runtimes(args, err: Console | None = None) -> list[Target]:
     specs = list(args.runtimes or [])
     if not specs and not defined:
         specs = adapters.installed_builtins()
-        skipped = [adapters.not_installed(name) for name in adapters.BUILTIN]
-        if any(skipped):
+        skipped = [n for n in adapters.BUILTIN if n not in specs]
+        if skipped:
             (err or stderr()).print(
-                "skipped (not installed): " + "; ".join(filter(None, skipped)), markup=False
+                "not installed, skipped: "
+                + ", ".join(f"{name} ({adapters.install_hint(name)})" for name in skipped),
+                markup=False,
             )
     picked = [by_name[spec] for spec in specs if spec in by_name]
     chosen = targets.parse_all([spec for spec in specs if spec not in by_name])

@@ -89,7 +89,7 @@ from packaging.version import InvalidVersion, Version
 
 from conformance import adapters, shipped
 from conformance.cases import yaml_lines
-from conformance.cases.loader import CaseErrors, CaseFileError, YamlFileReader
+from conformance.cases.loader import CaseErrors, YamlFileReader
 from conformance.cases.yaml_lines import is_int
 from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, KINDS
@@ -558,38 +558,26 @@ def known(folders: Known | Path | str | Iterable[Path | str]) -> Known:
     return Known(folders)
 
 
-def _baseline_name(adapter: str, problems: list) -> str | None:
-    try:
-        return adapters.baseline_name(adapter)
-    except adapters.NoBaselineName as error:
-        problems.append(
-            CaseFileError(Path(adapter), None, "", str(error).removeprefix(f"{adapter}: "))
-        )
-        return None
-
-
-def files_of(folders, adapter: str) -> list[Path]:
-    """The baseline files of a target of ``adapter`` in ``folders`` (none when
-    its baseline name cannot be read)."""
-    name = _baseline_name(adapter, [])
+def files_of(folders, adapter: str, runtime: str | None = None) -> list[Path]:
+    """The baseline files of the target ``runtime`` (default: the adapter's
+    own name) of ``adapter`` in ``folders``: its baseline name's, in each."""
+    name = adapters.baseline_name(adapter, runtime or adapter)
     return known(folders).files(name) if name else []
 
 
 def load(folder, runtimes: Iterable[str] | dict[str, str]) -> dict[str, list[Entry]]:
-    """The baseline of each runtime: the entries of ``<baseline name>.yaml`` in
-    each of the folders (one folder, or :class:`Known`; an absent file is an
-    empty baseline), or CaseErrors naming every problem in every file.
-    ``runtimes`` maps target names to adapters, or is names."""
+    """The baseline of each runtime: the entries of ``<baseline name>.yaml``
+    (:func:`conformance.adapters.baseline_name`) in each of the folders (one
+    folder, or :class:`Known`; an absent file is an empty baseline), or
+    CaseErrors naming every problem in every file. ``runtimes`` maps target
+    names to adapters, or is names."""
     if not isinstance(runtimes, dict):
         runtimes = {name: adapter_of(name) for name in runtimes}
     folders = known(folder)
     baselines, errors, read = {}, [], {}
     for runtime, adapter in runtimes.items():
-        name = _baseline_name(adapter, errors)
-        if name is None:
-            continue
         entries = []
-        for path in folders.files(name):
+        for path in files_of(folders, adapter, runtime):
             if path not in read:
                 try:
                     read[path] = load_file(path)

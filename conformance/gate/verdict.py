@@ -197,7 +197,7 @@ def _unobserved(folder, targets: dict, adapters: dict, runtimes: set) -> list[st
         where = targets.get(name)
         if where is None:
             continue
-        for path in baseline.files_of(folder, adapters.get(name) or adapter_of(name)):
+        for path in baseline.files_of(folder, adapters.get(name) or adapter_of(name), name):
             line = _unobserved_line(name, where, path)
             if line:
                 lines.append(line)
