@@ -9,9 +9,10 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
-from conformance import shipped
+from conformance import adapters, shipped
 from conformance.gate import baseline
 
 REPO = Path(__file__).resolve().parents[1]
@@ -118,3 +119,19 @@ def test_cases_shipped_adds_and_a_working_dir_cases_folder_is_not_read(tmp_path)
     assert both == default | own
     named = cli(tmp_path, "cases", "list", "cases")  # ./cases when named: read, refused
     assert named.returncode == 2 and "junk.yaml" in named.stderr
+
+
+def test_one_baseline_name_rule_and_the_extra_of_each_builtin():
+    assert adapters.baseline_name("openvino", "openvino:1thread") == "openvino"
+    assert adapters.baseline_name("openvino", "ov2025") == "openvino"  # a targets file's
+    assert adapters.baseline_name(CLASS, "example-runtime") == "example-runtime"
+    assert adapters.baseline_name(CLASS, CLASS) is None  # not yet reported: no file
+    assert adapters.baseline_name(CLASS, "../x") is None and not baseline.files_of(
+        [REPO / "cases" / "known"], CLASS, "../known/onnxruntime"
+    )
+    assert adapters.not_installed("reference") is None
+    for name in ("onnxruntime", "openvino", "tract"):
+        assert adapters.install_hint(name) == f"pip install 'onnx-gather-conformance[{name}]'"
+    assert set(adapters.EXTRAS) == set(adapters.BUILTIN) - {"reference"}
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert set(adapters.EXTRAS.values()) <= set(extras["optional-dependencies"])

@@ -78,4 +78,3 @@ def load_baselines(args, runtimes: list[Target], err: Console, deciding: bool = 
         for line in terminal.ungated_lines(error.problems):
             err.print(line, markup=False)
         return None
-
