@@ -53,7 +53,13 @@ def test_every_package_folder_is_listed_in_pyproject():
 def dist(tmp_path_factory) -> Path:
     """sdist and wheel of the working tree (the wheel built from the sdist)."""
     out = tmp_path_factory.mktemp("dist")
-    result = run([sys.executable, "-m", "build", "--installer", "uv", "--outdir", out, REPO],
+    # Built from a copy: a build writes its egg-info and build/ beside the sources,
+    # and an egg-info in the working tree would shadow the installed metadata.
+    tree = tmp_path_factory.mktemp("tree") / "src"
+    shutil.copytree(REPO, tree, ignore=shutil.ignore_patterns(
+        ".git", ".nox", ".venv", "reports", "build", "dist", "*.egg-info", "__pycache__",
+        ".pytest_cache", ".hypothesis", ".ruff_cache"))  # fmt: skip
+    result = run([sys.executable, "-m", "build", "--installer", "uv", "--outdir", out, tree],
                  cwd=out)  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out
