@@ -32,11 +32,21 @@ class NotShipped(LookupError):
 def _folder(name: str) -> Path:
     for candidate in (_PACKAGE / name, _PACKAGE.parent / _EDITED[name]):
         if candidate.is_dir():
-            return candidate
+            return _shown(candidate)
     raise NotShipped(
         f"this installation of onnx-gather-conformance has no {name} "
         f"(looked in {_PACKAGE / name} and {_PACKAGE.parent / _EDITED[name]}): reinstall it"
     )
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the working directory when it is below it (run from
+    a clone: ``cases/known/openvino.yaml:43``, as people and records say it),
+    else absolute (an installed wheel's site-packages)."""
+    try:
+        return path.relative_to(Path.cwd())
+    except (ValueError, OSError):
+        return path
 
 
 def corpus() -> Path:

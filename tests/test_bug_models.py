@@ -50,6 +50,11 @@ EXPLAINED = [
                                                "float64-constant-as-float32-bf16-clamp"]),
     (A([1.727772063235033e135, -6.49920057970323e-170, 3.4159001523211667e-43]),
      A([3.3895313892515355e38, 0.0, 0.0]), ["float64-constant-as-float32-bf16-clamp"]),
+    # infinities saturate too (an input, and a constant on an avx512_bf16 CPU)
+    (A([np.inf, -np.inf, 1.5]), A([3.4028234663852886e38, -3.4028234663852886e38, 1.5]),
+     ["float64-as-float32", "float64-constant-as-float32"]),
+    (A([np.inf, -np.inf, 1.5]), A([3.3895313892515355e38, -3.3895313892515355e38, 1.5]),
+     ["float64-constant-as-float32-bf16-clamp"]),
     (A([1.0115052960869793e-38, -6.633043478284593e-39, -0.0, 2.5], F32),
      A([0.0, 0.0, 0.0, 2.5], F32), ["subnormals-flushed"]),
     (_bits([0xFD55, 0x7C01, 0x3C00], F16), _bits([0xFF55, 0x7E01, 0x3C00], F16), ["nan-quieted"]),
@@ -69,6 +74,8 @@ def test_an_output_that_differs_elsewhere_is_not_explained():
     # -0.0 is not the +0.0 a flush gives
     tiny = np.array([1e-40], np.float32)
     assert compare.explained_by(tiny, np.array([-0.0], np.float32)) == []
+    # an infinity that comes back infinite is not a narrowing (nothing differs there)
+    assert compare.explained_by(np.array([np.inf, 2.0]), np.array([np.inf, 3.0])) == []
     # a quieted NaN with another payload is not the same NaN quieted
     assert compare.explained_by(_bits([0xFD55], F16), _bits([0xFF56], F16)) == []
 

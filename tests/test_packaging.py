@@ -126,6 +126,8 @@ def test_installed_wheel_reads_its_own_files_not_the_clone(venv):
     )  # fmt: skip
     assert probe.returncode == 0, probe.stderr
     version, corpus, known = probe.stdout.split()
+    # shown relative to the working directory when below it (here: the venv's parent)
+    corpus, known = (str((venv.parent / path).resolve()) for path in (corpus, known))
     assert version == __version__
     assert Path(corpus).parts[-2:] == ("conformance", "corpus")
     assert str(venv) in corpus and str(REPO) not in corpus

@@ -58,10 +58,13 @@ def _plus_zero(x: np.ndarray) -> np.ndarray:
 
 
 def _narrowed(x: np.ndarray, limit: float) -> np.ndarray:
-    """float64 -> float32 (beyond ``limit`` clamped to it) -> float64."""
+    """float64 -> float32 (beyond ``limit`` clamped to it, infinities included:
+    OpenVINO 2026.4.1 returns +-FLT_MAX for +-inf in every variant, seen by a
+    fuzz campaign and pinned by gather-float64-infinity-saturates) -> float64.
+    NaN stays NaN."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        finite = np.isfinite(x)
-        return np.where(finite, np.clip(x, -limit, limit), x).astype(np.float32).astype(x.dtype)
+        clamped = np.where(np.isnan(x), x, np.clip(x, -limit, limit))
+        return clamped.astype(np.float32).astype(x.dtype)
 
 
 def _float32_clamped(limit: float) -> Callable[[np.ndarray], np.ndarray]:
@@ -123,21 +126,23 @@ MODELS: tuple[BugModel, ...] = (
     BugModel(
         "float64-as-float32",
         ("float64",),
-        "float64 narrowed to float32, out-of-range values clamped to ±FLT_MAX",
+        "float64 narrowed to float32, out-of-range values and infinities clamped to ±FLT_MAX",
         transform=_float32_clamped(_FLOAT32_MAX),
     ),
     BugModel(
         "float64-constant-as-float32",
         ("float64",),
-        "a float64 constant narrowed to float32, out-of-range values clamped to ±FLT_MAX, "
+        "a float64 constant narrowed to float32, out-of-range values and infinities clamped "
+        "to ±FLT_MAX, "
         "zero or subnormal results possibly +0.0 (flush-to-zero)",
         allowed=_constant_narrowed(_FLOAT32_MAX),
     ),
     BugModel(
         "float64-constant-as-float32-bf16-clamp",
         ("float64",),
-        "a float64 constant narrowed to float32, out-of-range values clamped to ±bfloat16's "
-        "max (where the inference precision is bf16), zero or subnormal results possibly +0.0",
+        "a float64 constant narrowed to float32, out-of-range values and infinities clamped "
+        "to ±bfloat16's max (where the inference precision is bf16), zero or subnormal "
+        "results possibly +0.0",
         allowed=_constant_narrowed(_BFLOAT16_MAX),
     ),
     BugModel(
