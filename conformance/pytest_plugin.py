@@ -1,6 +1,13 @@
-"""The pytest plugin (entry point ``pytest11``): case files as test items.
+"""The pytest plugin: case files as test items, in a run that asks for them.
 
-``pytest cases/`` collects every YAML case file below a folder named
+Registered only on request (:mod:`conformance.pytest_switch`, which the
+``pytest11`` entry point loads, registers it for ``-p conformance``,
+``--conformance`` or ``conformance = true`` in the ini file; ``-p
+conformance.pytest_plugin`` registers it directly): installing the package
+does not make a folder named ``cases`` in another project a test folder, nor
+load this module, NumPy or ONNX into every pytest run.
+
+``pytest -p conformance cases/`` collects every YAML case file below a folder named
 ``cases`` (not ``cases/known/``, which holds baselines) as one test item per
 concrete case x runtime x variant, named ``<case id>[<runtime>-<variant>]``.
 Each item runs through the same engine as ``conformance run``: the oracle's
@@ -30,14 +37,19 @@ that could not be checked is a skip saying "not checked" and why, as
 computed, so nothing held against the oracle either) or a
 ``harness_unsupported`` result. A case file that does not load is a
 collection error showing ``file:line: field: message``.
-Options: ``--runtime NAME`` (repeatable; default every installed runtime),
-``--variants V ...`` and ``--known DIR`` (defined once, with ``conformance
-run``'s, in :mod:`conformance.cli.options`), ``--conformance-out DIR``,
-``--conformance-pack N``, ``--conformance-timeout S``.
+Options, all prefixed ``--conformance-``: ``--conformance-runtime NAME``
+(repeatable; default every installed runtime), ``--conformance-variants V ...``
+and ``--conformance-known DIR`` (defined once, with ``conformance run``'s
+``--variants`` and ``--known``, in :mod:`conformance.cli.options`),
+``--conformance-out DIR``, ``--conformance-pack N``, ``--conformance-timeout S``.
+The former ``--runtime``, ``--variants`` and ``--known`` still work, with a
+PytestDeprecationWarning; they exist only in a run that enabled the plugin
+(another plugin may own those names elsewhere) and are not shown in --help.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
@@ -69,17 +81,42 @@ class CaseProblem(AssertionError):
     """A case whose written expectation disagrees with the oracle."""
 
 
-def pytest_addoption(parser) -> None:
-    group = parser.getgroup("conformance", "ONNX Gather conformance (YAML case files)")
-    group.addoption(
-        "--runtime",
-        dest="conformance_runtimes",
+# The former spellings: (old flag, its dest, the prefixed flag it stands for).
+DEPRECATED = (
+    ("--runtime", "conformance_runtimes_deprecated", "--conformance-runtime"),
+    ("--variants", "conformance_variants_deprecated", "--conformance-variants"),
+    ("--known", "conformance_known_deprecated", "--conformance-known"),
+)
+
+
+def _named(add, flag: str):
+    """``add`` under another flag: the shared definitions of
+    :mod:`conformance.cli.options` (``--variants``, ``--known``) spelled as
+    this plugin spells them."""
+    return lambda _flag, **attrs: add(flag, **attrs)
+
+
+def _hidden(add, flag: str):
+    """``add`` under ``flag``, left out of --help (a deprecated spelling)."""
+    return lambda _flag, **attrs: add(flag, **{**attrs, "help": argparse.SUPPRESS})
+
+
+def _runtime(add, flag: str, **extra) -> None:
+    add(
+        flag,
         action="append",
         metavar="NAME",
         help="runtime to run the case files on (repeatable; default every installed one)",
+        **extra,
     )
-    options.add_variants(group.addoption, dest="conformance_variants")
-    options.add_known(group.addoption, dest="conformance_known")
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("conformance", "ONNX Gather conformance (YAML case files)")
+    _runtime(group.addoption, "--conformance-runtime", dest="conformance_runtimes")
+    options.add_variants(_named(group.addoption, "--conformance-variants"),
+                         dest="conformance_variants")  # fmt: skip
+    options.add_known(_named(group.addoption, "--conformance-known"), dest="conformance_known")
     group.addoption(
         "--conformance-out",
         type=Path,
@@ -104,6 +141,45 @@ def pytest_addoption(parser) -> None:
         + ", ".join(f"{t:g} for {name}" for name, t in RUNTIME_TIMEOUTS.items())
         + ")",
     )
+    # The former spellings, deprecated: hidden from --help, and only in a run
+    # that enabled the plugin; a name another plugin already took stays its own.
+    for flag, dest, _new in DEPRECATED:
+        add = _hidden(group.addoption, flag)
+        try:
+            if flag == "--runtime":
+                _runtime(add, flag, dest=dest)
+            elif flag == "--variants":
+                options.add_variants(add, dest=dest)
+            else:
+                options.add_known(add, dest=dest)
+        except (argparse.ArgumentError, ValueError):
+            continue  # another plugin's option of that name
+
+
+def _fold_deprecated(config) -> None:
+    """Fold the former spellings into the prefixed options' values (lists: both;
+    a single value: the prefixed one first), once per process, saying so once
+    (in the controlling process only, not again in each xdist worker)."""
+    option = config.option
+    for flag, dest, new_flag in DEPRECATED:
+        old = getattr(option, dest, None)
+        if old is None:
+            continue
+        new_dest = dest.removesuffix("_deprecated")
+        new = getattr(option, new_dest)
+        if isinstance(new, list) or isinstance(old, list):
+            setattr(option, new_dest, [*(new or ()), *(old or ())])
+        elif new is None:
+            setattr(option, new_dest, old)
+        setattr(option, dest, None)
+        if not _worker(config):
+            config.issue_config_time_warning(
+                pytest.PytestDeprecationWarning(
+                    f"{flag} is deprecated: use {new_flag} (the plugin's options are "
+                    "prefixed --conformance-)"
+                ),
+                stacklevel=2,
+            )
 
 
 def _is_case_file(path: Path, root: Path) -> bool:
@@ -259,6 +335,7 @@ _STARTED = pytest.StashKey[float]()
 
 
 def pytest_configure(config) -> None:
+    _fold_deprecated(config)
     config.addinivalue_line("markers", "conformance_case: a concrete case of a YAML case file")
     config.stash[_STARTED] = time.time()
 

@@ -150,7 +150,8 @@ def test_pytest_skips_a_case_over_the_memory_guard_as_not_checked(huge, tmp_path
     kept only the last (now one definition with `run`'s: extended)."""
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "cases", "-p", "no:cacheprovider", "-p", "no:xdist",
-         "-q", "-rs", "--runtime", "reference", "--variants", "static", "--variants", "dynamic",
+         "-p", "conformance", "-q", "-rs", "--conformance-runtime", "reference",
+         "--conformance-variants", "static", "--conformance-variants", "dynamic",
          "--conformance-out", str(tmp_path / "out")],
         cwd=huge.parent.parent, capture_output=True, text=True, timeout=300,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},

@@ -14,6 +14,9 @@ from conformance.engine import records
 from tests.conftest import CASES
 
 KNOWN = CASES / "known"
+ORT = ("--conformance-runtime", "onnxruntime")
+# The project's baselines, not the shipped ones; with "=", one folder (it takes several).
+OWN_KNOWN = ("--conformance-known=cases/known",)
 
 CASE_FILE = """\
 defaults:
@@ -59,10 +62,13 @@ def test_valid_examples_have_an_output(example):
 """
 
 
-def pytest_in(folder, *args):
+def pytest_in(folder, *args, switch=("-p", "conformance")):
+    """pytest in a tmp project, the plugin enabled (``-p conformance``) unless
+    ``switch`` says otherwise, held against the project's own baselines
+    (cases/known: the default is the shipped ones, never ./cases)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *switch, *OWN_KNOWN, *args],
         cwd=folder,
         capture_output=True,
         text=True,
@@ -81,8 +87,8 @@ def project(tmp_path):
 
 
 def test_pytest_collects_case_runtime_variant_items(project):
-    result = pytest_in(project, "cases", "--collect-only", "-q", "--runtime", "onnxruntime",
-                       "--variants", "static", "dynamic")  # fmt: skip
+    result = pytest_in(project, "cases", "--collect-only", "-q", *ORT,
+                       "--conformance-variants", "static", "dynamic")  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     names = [line for line in result.stdout.splitlines() if "::" in line]
     assert "cases/plug.yaml::plug-ok.op13.float32.int64[onnxruntime-static]" in names
@@ -91,8 +97,9 @@ def test_pytest_collects_case_runtime_variant_items(project):
 
 def test_known_discrepancies_xfail_and_xdist_junit_and_properties_run_together(project):
     junit = project / "junit.xml"
-    result = pytest_in(project, "cases", "test_props.py", "--runtime", "onnxruntime",
-                       "-n", "2", f"--junitxml={junit}", "-rxXf")  # fmt: skip
+    # enabled by --conformance here: the flag reaches each xdist worker
+    result = pytest_in(project, "cases", "test_props.py", *ORT, "-n", "2",
+                       f"--junitxml={junit}", "-rxXf", switch=["--conformance"])  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     # plug-ok passes in 5 variants, and the property test; complex and string are families
     assert "6 passed, 10 xfailed" in result.stdout
@@ -108,7 +115,7 @@ def test_known_discrepancies_xfail_and_xdist_junit_and_properties_run_together(p
 def test_a_discrepancy_outside_the_baseline_fails_with_its_message(project):
     known = project / "cases" / "known" / "onnxruntime.yaml"
     known.write_text("entries: []\n")
-    result = pytest_in(project, "cases", "--runtime", "onnxruntime", "--variants", "static")
+    result = pytest_in(project, "cases", *ORT, "--conformance-variants", "static")
     assert result.returncode == 1
     assert "onnxruntime rejected: [ONNXRuntimeError]" in result.stdout
     assert "case plug-complex.op13.complex64.int64 (cases/plug.yaml:12), variant static" in (
@@ -125,7 +132,7 @@ def test_a_case_entry_is_a_strict_xfail(project):
         "entries:\n  - case: plug-ok\n    outcome: value_mismatch\n"
         "    reason: pretend this was wrong in an older release\n    clause: bitwise-exact\n"
     )
-    result = pytest_in(project, "cases", "--runtime", "onnxruntime", "--variants", "static",
+    result = pytest_in(project, "cases", *ORT, "--conformance-variants", "static",
                        "-k", "plug-ok")  # fmt: skip
     assert result.returncode == 1
     assert "[XPASS(strict)]" in result.stdout and "pretend this was wrong" in result.stdout
@@ -144,7 +151,7 @@ def test_entries_scoped_by_cpu_flags_apply_in_pytest_as_in_the_gate(project, hol
         f"    cpu: {{{holds}: [{flag}]}}\n"
         "    reason: pretend this was wrong on some CPUs\n    clause: bitwise-exact\n"
     )
-    result = pytest_in(project, "cases", "--runtime", "onnxruntime", "--variants", "static",
+    result = pytest_in(project, "cases", *ORT, "--conformance-variants", "static",
                        "-k", "plug-ok")  # fmt: skip
     applies = here if holds == "has" else not here
     assert ("[XPASS(strict)]" in result.stdout) == applies, result.stdout
@@ -159,7 +166,7 @@ def test_entries_on_the_axis_apply_in_pytest_as_in_the_gate(project):
         "    description: onnx.reference refuses axis -1 with shorter indices\n"
         "    spec: ge-indices-any-size-on-axis\n"
     )
-    result = pytest_in(project, "cases", "--runtime", "reference")
+    result = pytest_in(project, "cases", "--conformance-runtime", "reference")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "5 xfailed" in result.stdout
 
@@ -167,7 +174,7 @@ def test_entries_on_the_axis_apply_in_pytest_as_in_the_gate(project):
 def test_a_bad_baseline_stops_pytest_once(project):
     (project / "cases" / "known" / "onnxruntime.yaml").write_text("entries:\n  - case: x\n")
     (project / "cases" / "second.yaml").write_text(CASE_FILE.replace("plug-", "second-"))
-    result = pytest_in(project, "cases", "--runtime", "onnxruntime")
+    result = pytest_in(project, "cases", "--conformance-runtime", "onnxruntime")
     assert result.returncode == 4, result.stdout + result.stderr
     output = result.stdout + result.stderr
     assert output.count("bad baseline file") == 1 and "onnxruntime.yaml:2" in output
@@ -176,7 +183,7 @@ def test_a_bad_baseline_stops_pytest_once(project):
 
 def test_a_broken_case_file_is_a_collection_error_with_its_line(project):
     (project / "cases" / "broken.yaml").write_text("cases:\n  - id: x\n    op: Gathr\n")
-    result = pytest_in(project, "cases", "--runtime", "onnxruntime", "--collect-only")
+    result = pytest_in(project, "cases", "--conformance-runtime", "onnxruntime", "--collect-only")
     assert result.returncode != 0
     assert "cases/broken.yaml:3: cases[0].op: 'Gathr' is not one of" in result.stdout
     assert "Traceback" not in result.stdout
@@ -188,7 +195,7 @@ def test_a_case_that_disagrees_with_the_oracle_fails_saying_which_side_is_which(
         "    data: [5, 6]\n    indices: [0]\n    expected: [6]\n"
         "    description: a wrongly transcribed example\n    spec: s\n"
     )
-    result = pytest_in(project, "cases", "--runtime", "onnxruntime", "--variants", "static",
+    result = pytest_in(project, "cases", *ORT, "--conformance-variants", "static",
                        "dynamic")  # fmt: skip
     assert result.returncode == 1, result.stdout + result.stderr
     assert "2 failed" in result.stdout

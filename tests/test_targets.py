@@ -234,8 +234,8 @@ def test_the_pytest_plugin_and_the_cli_refuse_the_same_runtime_names(tmp_path):
 
     def pytest_with(spec: str):
         return subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "cases", "--collect-only",
-             "-q", "--runtime", spec],
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "conformance",
+             "cases", "--collect-only", "-q", "--conformance-runtime", spec],
             cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env,
         )  # fmt: skip
 

@@ -84,7 +84,8 @@ def test_pytest_collection_does_not_compute_a_huge_output(huge, tmp_path):
     huge.rename(tmp_path / "cases" / huge.name)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "cases", "-p", "no:cacheprovider", "-p", "no:xdist",
-         "-q", "-rs", "--runtime", "reference", "--variants", "static",
+         "-p", "conformance", "-q", "-rs", "--conformance-runtime", "reference",
+         "--conformance-variants", "static",
          "--conformance-out", str(tmp_path / "out")],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, preexec_fn=limit,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
