@@ -361,7 +361,7 @@ def pytest_sessionfinish(session) -> None:
     known = state.known if state is not None else config.option.conformance_known
     known = baseline.folders(known) if isinstance(known, list) else known
     runs = records.read_folders(folders)
-    render.write(runs, out / "report.html", summary=out / "report.json", known=known)
+    render.write(runs, out / "report.html", report_json=out / "report.json", known=known)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(f"conformance report: {out / 'report.html'}")

@@ -74,7 +74,7 @@ def finish(
 
 def gate_run(
     run: records.RunFolder, baselines: dict, args, err: Console, decides: bool = True
-) -> verdict.Verdict:
+) -> verdict.Decision:
     """Gate the run just written: write gate.json beside the results (and keep
     it on ``run`` for the report) and return the verdict. GateError when it
     cannot decide."""
@@ -85,7 +85,7 @@ def gate_run(
     return decided
 
 
-def summary_of(title: str, decided: verdict.Verdict, lines: list[str], runs) -> str:
+def summary_of(title: str, decided: verdict.Decision, lines: list[str], runs) -> str:
     """The Markdown summary of a verdict: its first line (as printed), the
     new groups, and the bookkeeping condensed."""
     return terminal.summary_markdown(
@@ -122,7 +122,7 @@ def write_report(run: records.RunFolder) -> Path:
     from conformance.report import render  # Jinja2 only when a report is written
 
     out = run.folder
-    render.write([run], out / REPORT, junit=out / JUNIT, summary=out / REPORT_JSON)
+    render.write([run], out / REPORT, junit=out / JUNIT, report_json=out / REPORT_JSON)
     return out / REPORT
 
 

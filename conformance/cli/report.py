@@ -44,7 +44,9 @@ def command(args) -> int:
     runs = inputs.finished_runs(args, err)
     if runs is None:
         return exits.USAGE
-    written = render.write(runs, args.output, junit=args.junit, summary=args.json, known=args.known)
+    written = render.write(
+        runs, args.output, junit=args.junit, report_json=args.json, known=args.known
+    )
     print(
         safe(
             f"{args.output}: {written.total} results, {len(written.groups)} discrepancy groups"

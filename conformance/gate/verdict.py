@@ -54,7 +54,7 @@ def load_baselines(folder: Path, runtimes) -> dict:
 
 
 @dataclass
-class Verdict:
+class Decision:
     """A gate decision over some runs, and where its baseline came from."""
 
     gate: Gate
@@ -156,7 +156,7 @@ def decide(
     allow_fixed: bool = False,
     baselines: dict | None = None,
     finished_only: bool = False,
-) -> Verdict:
+) -> Decision:
     """Hold the runs' results against the baselines in ``folder`` (those
     given in ``baselines`` are used as they are). With ``finished_only``, a
     run that was killed, interrupted, broken or empty, or one whose case files
@@ -180,7 +180,7 @@ def decide(
     }
     folder = baseline.known(folder)  # one folder or several (--known a b)
     unobserved = _unobserved(folder, where, adapters, {r.get("runtime") for r in results})
-    return Verdict(
+    return Decision(
         check(results, baselines, where),
         folder,
         allow_fixed,
@@ -222,7 +222,7 @@ def _unobserved_line(name: str, where, path: Path) -> str | None:
     return None
 
 
-def write(verdict: Verdict, folder: Path) -> dict:
+def write(verdict: Decision, folder: Path) -> dict:
     """gate.json in ``folder``; returns what was written."""
     content = verdict.to_json()
     files.write_json(Path(folder) / records.GATE, content)

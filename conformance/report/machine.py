@@ -1,4 +1,4 @@
-"""Machine-readable output of a report: JUnit XML and a versioned JSON summary.
+"""Machine-readable output of a report: JUnit XML and report.json (versioned).
 
 JUnit: one ``<testsuite>`` per runtime, one ``<testcase>`` per (case,
 runtime, variant) named ``<case id>[<variant>]`` with classname
@@ -10,7 +10,7 @@ error is an ``<error>``, another ``harness_unsupported`` result is
 new group, each entry fixed upstream? (unless allowed), each run that did not
 finish, and one for the harness errors; a passing ``gate.verdict`` otherwise.
 
-JSON summary (``SUMMARY_SCHEMA``, a contract; the version goes up when a
+report.json (``REPORT_SCHEMA``, a contract; the version goes up when a
 field changes meaning or goes away)::
 
     {"schema": "onnx-gather-conformance/report", "version": 2,
@@ -33,18 +33,18 @@ from conformance.report.model import Report
 
 # Version 2: the schema was named .../summary (the name of another file of a
 # run, summary.json), and "group" replaced "base_id" (fuzz groups by signature).
-SUMMARY_SCHEMA = "onnx-gather-conformance/report"
-SUMMARY_VERSION = 2
+REPORT_SCHEMA = "onnx-gather-conformance/report"
+REPORT_VERSION = 2
 
 
-def summary(report: Report) -> dict:
+def report_json(report: Report) -> dict:
     versions = {}
     for header in report.headers:
         for name, info in (header.get("runtimes") or {}).items():
             versions[name] = info.get("version")
     return {
-        "schema": SUMMARY_SCHEMA,
-        "version": SUMMARY_VERSION,
+        "schema": REPORT_SCHEMA,
+        "version": REPORT_VERSION,
         "results": report.total,
         "runtimes": {
             runtime: {
@@ -83,8 +83,8 @@ def summary(report: Report) -> dict:
     }
 
 
-def write_summary(report: Report, path: Path) -> None:
-    files.write_json(path, summary(report))
+def write_report_json(report: Report, path: Path) -> None:
+    files.write_json(path, report_json(report))
 
 
 def junit(

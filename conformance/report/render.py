@@ -58,11 +58,11 @@ def write(
     runs: list[records.RunFolder],
     out: Path,
     junit: Path | None = None,
-    summary: Path | None = None,
+    report_json: Path | None = None,
     known: Path | None = None,
 ) -> Report:
-    """Write the report of these runs to ``out``, and JUnit XML and the JSON
-    summary where asked; ``known`` is a baseline folder to gate the runs
+    """Write the report of these runs to ``out``, and JUnit XML and report.json
+    where asked; ``known`` is a baseline folder to gate the runs
     against now instead of their own gate.json (see :func:`model.from_runs`)."""
     report = from_runs(runs, out, known)
     files.write_text(out, render(report))
@@ -70,8 +70,8 @@ def write(
         machine.write_junit(
             report.records, junit, report.known_by, report.verdicts, report.unfinished
         )
-    if summary:
-        machine.write_summary(report, summary)
+    if report_json:
+        machine.write_report_json(report, report_json)
     return report
 
 
