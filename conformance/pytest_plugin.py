@@ -50,6 +50,7 @@ PytestDeprecationWarning; they exist only in a run that enabled the plugin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 from pathlib import Path
 
@@ -58,7 +59,7 @@ import pytest
 from conformance import adapters, gate
 from conformance.cases.check import OverMemory, verdict_of
 from conformance.cases.loader import load_file
-from conformance.cli import options
+from conformance.cli import options, progress
 from conformance.engine import models, records, targets
 from conformance.engine.judge import DISCREPANCIES
 from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS
@@ -267,7 +268,8 @@ class _Session:
                     items.append((case, variants[0], list(chosen)))
                 else:
                     items += [(case, v, [runtime]) for runtime, v in chosen.items()]
-            run.drive(items, recorded=self._keep)
+            total = sum(len(variants) * len(runtimes) for _, variants, runtimes in items)
+            run.drive(items, progress=self._progress(total), recorded=self._keep)
         key = (item.case.id, str(item.case.source), item.variant, item.runtime)
         if self.records is not None and key in self.records:
             return self.records.pop(key)
@@ -287,6 +289,27 @@ class _Session:
                 about.get("version"), about.get("profile"), frozenset(records.cpu_flags())
             )
         return self._where[runtime]
+
+    def _progress(self, total: int):
+        """Outside a terminal (CI logs, where pytest shows nothing until the
+        items report), a progress line at most every 10 s while the one drive
+        runs every case (cli/progress.py: the same line and pace as ``run``)."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None or reporter.isatty():
+            return None
+        ticker = progress.Ticker()
+        # The drive runs inside the first item's call, whose output pytest
+        # captures (and drops when it passes): the line goes around the capture.
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        around = capture.global_and_fixture_disabled if capture else contextlib.nullcontext
+
+        def update(done: int, summary) -> None:
+            if done < total and ticker.due():
+                line = terminal.progress_line(done, total, summary.discrepancies, ticker.elapsed())
+                with around():
+                    reporter.write_line(f"conformance {line}")
+
+        return update
 
     def _keep(self, case, variant, runtime, verdict, outcome, raw, record) -> None:
         self.records[(case.id, str(case.source), variant, runtime)] = record

@@ -26,6 +26,21 @@ def conformance(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     )
 
 
+def run_pytest(folder: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """pytest as a user runs it in another project: a real process in ``folder``,
+    this interpreter's packages importable, no PYTEST_ADDOPTS of ours."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})}
+    env.pop("PYTEST_ADDOPTS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+
+
 # One place for the profiles: dev (fast feedback), ci (the default), nightly.
 settings.register_profile("dev", max_examples=50, deadline=None)
 settings.register_profile(

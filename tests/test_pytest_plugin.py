@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
+import re
 import shutil
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from conformance.engine import records
-from tests.conftest import CASES
+from tests.conftest import CASES, run_pytest
 
 KNOWN = CASES / "known"
 ORT = ("--conformance-runtime", "onnxruntime")
@@ -66,15 +64,7 @@ def pytest_in(folder, *args, switch=("-p", "conformance")):
     """pytest in a tmp project, the plugin enabled (``-p conformance``) unless
     ``switch`` says otherwise, held against the project's own baselines
     (cases/known: the default is the shipped ones, never ./cases)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *switch, *OWN_KNOWN, *args],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+    return run_pytest(folder, *switch, *OWN_KNOWN, *args)
 
 
 @pytest.fixture
@@ -84,6 +74,18 @@ def project(tmp_path):
     shutil.copytree(KNOWN, tmp_path / "cases" / "known")
     (tmp_path / "test_props.py").write_text(PROPERTY_TEST)
     return tmp_path
+
+
+def test_outside_a_terminal_the_run_says_its_progress(project, monkeypatch):
+    """CI logs: pytest's output is not a terminal, so the one drive that runs
+    every case prints run's progress line (every 10 s; here every 1 ms)."""
+    monkeypatch.setenv("CONFORMANCE_PROGRESS_EVERY", "0.001")
+    shutil.copy(CASES / "gather" / "shapes.yaml", project / "cases")  # batches of 32: parts
+    result = pytest_in(project, "cases", "-q", *ORT, "--conformance-pack", "1")
+    lines = [x for x in result.stdout.splitlines() if x.startswith("conformance running: ")]
+    assert lines, result.stdout + result.stderr
+    assert all(re.search(r"running: \d+/\d+ results \(\d+%\), \d+ discrepancies so far", x)
+               for x in lines), lines  # fmt: skip
 
 
 def test_pytest_collects_case_runtime_variant_items(project):

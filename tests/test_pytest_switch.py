@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from tests.conftest import CASES
+from tests.conftest import CASES, run_pytest
 
 # An unrelated project's scenario file: not a case file (no `cases:` key).
 SCENARIO = "name: checkout\nsteps:\n  - open the page\n  - pay\n"
@@ -38,17 +38,7 @@ SWITCHES = {
 }
 
 
-def pytest_in(folder, *args, env=None):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})}
-    env.pop("PYTEST_ADDOPTS", None)
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+pytest_in = run_pytest
 
 
 @pytest.fixture

@@ -369,26 +369,22 @@ def test_a_64_character_name_runs_and_fuzz_can_write_its_classes(tmp_path):
 
 
 def test_other_fields_are_refused_where_their_type_is_wrong(tmp_path):
-    _refused(
-        tmp_path,
+    wrong = (
         "targets:\n"
         "  a:\n    adapter: openvino:1thread\n"
         "  b:\n    adapter: reference\n    profile: no\n"
         "  c:\n    adapter: foo:bar\n"
         "  d:\n    adapter: reference\n    python: 3\n"
         "  e:\n    adapter: reference\n    properties: {1: 2}\n"
-        "  f:\n    adapter: reference\n    properties: !!set {a}\n",
+    )
+    _refused(
+        tmp_path,
+        wrong + "  f:\n    adapter: reference\n    properties: !!set {a}\n",
         "FILE:17: targets.f.properties: the YAML type !!set is not used",
     )
     said = _refused(
         tmp_path,
-        "targets:\n"
-        "  a:\n    adapter: openvino:1thread\n"
-        "  b:\n    adapter: reference\n    profile: no\n"
-        "  c:\n    adapter: foo:bar\n"
-        "  d:\n    adapter: reference\n    python: 3\n"
-        "  e:\n    adapter: reference\n    properties: {1: 2}\n"
-        "  f:\n    adapter: reference\n    properties: {A: 2026-04-01}\n",
+        wrong + "  f:\n    adapter: reference\n    properties: {A: 2026-04-01}\n",
         "FILE:3: targets.a.adapter: 'openvino:1thread': the adapter alone (openvino); give the "
         "profile as 'profile: 1thread'",
         "FILE:6: targets.b.profile: False is not a profile name",
