@@ -27,6 +27,7 @@ REQUIREMENTS = [
         *PYPROJECT["dependencies"],
         *(r for extra in PYPROJECT["optional-dependencies"].values() for r in extra),
     ]
+    if Requirement(text).name != PYPROJECT["name"]  # [all]: this package's own extras
 ]
 
 
