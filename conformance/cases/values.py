@@ -33,12 +33,12 @@ import numpy as np
 
 from conformance.tables import dtypes
 from conformance.tables.dtypes import DType
+from conformance.tables.profiles import INT64_MAX, INT64_MIN
 
 # No generated tensor in a case file may be larger than this: a typo in a
 # shape must not allocate gigabytes before anything is checked.
 MAX_ELEMENTS = 1 << 22
 MAX_GENERATED_RANK = 32  # dimensions of a generator's shape (NumPy's old limit)
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 GENERATORS = ("arange", "random", "full", "bits")
 _GENERATOR_FIELDS = {

@@ -140,14 +140,12 @@ def exit_status(summary, err: Console, found: bool, kept: str) -> int:
     (130) first, then what makes the verdict untrustworthy (2: a harness
     error, a case file that disagrees with the oracle), then the verdict
     (1 when something was ``found``). A case not checked counts for none."""
-    if summary.interrupted:
+    code = exit_code(summary, found)
+    if code == exits.INTERRUPTED:
         err.print(terminal.interrupted_line(kept), markup=False)
-        return exits.INTERRUPTED
-    if summary.harness_errors:
+    elif summary.harness_errors:
         for line in terminal.harness_error_lines(summary):
             err.print(line, markup=False)
-        return exits.USAGE
-    if summary.case_problems:
+    elif summary.case_problems:
         err.print(terminal.case_problems_line(summary.case_problems), markup=False)
-        return exits.USAGE
-    return exits.FAILED if found else exits.OK
+    return code

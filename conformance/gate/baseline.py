@@ -97,7 +97,7 @@ from conformance.engine.records import CPU_FLAGS
 from conformance.engine.targets import adapter_of
 from conformance.tables import bug_models, decisions, dtypes, spec
 from conformance.tables.features import FEATURES
-from conformance.tables.profiles import PROFILES
+from conformance.tables.profiles import INT64_MAX, INT64_MIN, PROFILES
 
 FOLDER = "known"  # below the cases folder; never read as case files
 SIGNATURE_FIELDS: dict[str, tuple] = {
@@ -110,7 +110,6 @@ SIGNATURE_FIELDS: dict[str, tuple] = {
     "violation": ("none", *decisions.BY_ID),
     "features": tuple(FEATURES),
 }
-INT64 = -(1 << 63)  # the least int64: an axis is an ONNX attribute int
 INTEGER_FIELDS = ("opset", "axis")  # a bool or a float is refused in these, whatever it equals
 ENTRY_FIELDS = (
     "case", "signature", "outcome", "reason", "clause", "upstream", "versions", "depends_on_values",
@@ -260,8 +259,7 @@ class Entry:
         return ", ".join(said) or "everywhere"
 
 
-def _known_profiles() -> set[str]:
-    return {p for profiles in PROFILES.values() for p in profiles}
+KNOWN_PROFILES = frozenset(p for profiles in PROFILES.values() for p in profiles)
 
 
 def _shown(value) -> str:
@@ -393,7 +391,7 @@ class _FileReader(YamlFileReader):
                 f"({', '.join(bug_models.BY_NAME)}): only outputs it explains are covered",
             )
         profile = self._strings(raw, at, "profile")
-        known = _known_profiles()
+        known = KNOWN_PROFILES
         for name in profile:
             if name not in known:
                 self.error(
@@ -452,7 +450,7 @@ class _FileReader(YamlFileReader):
         if not isinstance(raw, list):
             self.error(("observed",), "a list of {version, profile, cpu_flags}")
             return []
-        profiles = _known_profiles()
+        profiles = KNOWN_PROFILES
         found = []
         for index, item in enumerate(raw):
             at = ("observed", index)
@@ -512,8 +510,8 @@ class _FileReader(YamlFileReader):
                 shown = [f"{v} (a boolean)" if isinstance(v, bool) else _shown(v) for v in bad]
                 self.error((*at, name), f"{', '.join(shown) or '[]'}: not {what}")
                 continue
-            if allowed is None and not all(INT64 <= v < -INT64 for v in values):
-                wide = next(v for v in values if not INT64 <= v < -INT64)
+            if allowed is None and not all(INT64_MIN <= v <= INT64_MAX for v in values):
+                wide = next(v for v in values if not INT64_MIN <= v <= INT64_MAX)
                 self.error((*at, name), f"{_shown(wide)}: outside int64 (an ONNX attribute int)")
                 continue
             signature[name] = values
