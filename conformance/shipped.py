@@ -73,17 +73,18 @@ def digest(files: Iterable[Path], root: Path | None = None) -> str:
     """sha256 over the case files judged: each file's path (relative to
     ``root`` when it is below it, so a clone and a wheel agree) and bytes, in
     sorted order. The header records it, so two runs say whether they judged
-    the same corpus."""
+    the same corpus. A file named twice (a folder and the file itself) counts
+    once, as the loader reads it once."""
     hashed = hashlib.sha256()
-    named = []
+    named = {}  # resolved path -> (name, path)
     for path in files:
         path = Path(path)
         try:
             name = path.resolve().relative_to(root.resolve()) if root else path
         except ValueError:
             name = path
-        named.append((name.as_posix(), path))
-    for name, path in sorted(named):
+        named.setdefault(path.resolve(), (name.as_posix(), path))
+    for name, path in sorted(named.values()):
         data = path.read_bytes()
         hashed.update(f"{name}\0{len(data)}\0".encode())
         hashed.update(data)

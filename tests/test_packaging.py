@@ -218,3 +218,16 @@ def test_example_adapter_package_gates_with_its_own_baseline(venv, empty, tmp_pa
     bare = cli(venv, empty, *args[:-5], "-k", "example-runtime-", "--out", empty / "bare")
     assert bare.returncode == 1, bare.stdout[-3000:] + bare.stderr[-3000:]
     assert "NEW:" in bare.stdout and "example-runtime-int8-indices" in bare.stdout
+
+
+def test_a_case_file_named_twice_is_digested_once(tmp_path):
+    """The loader reads a file named by its folder and by itself once; so does
+    the digest the header records."""
+    from conformance import shipped
+
+    case = tmp_path / "a.yaml"
+    case.write_text("cases: []\n")
+    once = shipped.digest([case], tmp_path)
+    assert shipped.digest([case, tmp_path / "." / "a.yaml"], tmp_path) == once
+    case.write_text("cases: [] # changed\n")
+    assert shipped.digest([case], tmp_path) != once
