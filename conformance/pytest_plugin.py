@@ -217,9 +217,9 @@ class _Session:
             raise pytest.UsageError(str(error)) from None
         self.variants = tuple(dict.fromkeys(option.conformance_variants or models.VARIANTS))
         folder = baseline.folders(option.conformance_known)  # 'shipped' read; default: it
-        absent = [f for f in folder if not f.is_dir()] if option.conformance_known else []
-        if absent:
-            raise pytest.UsageError(f"--known {' '.join(map(str, absent))}: no such folder")
+        said = baseline.missing(folder, option.conformance_known, "--conformance-known")
+        if said:
+            raise pytest.UsageError(said)
         self.known = folder
         try:
             self.baselines = baseline.load(folder, self.runtimes)

@@ -316,11 +316,10 @@ def known_folder(args, err: Console) -> baseline.Known | None:
     the shipped ones (None after saying so when one does not exist), else the
     shipped baselines (:func:`conformance.gate.baseline.folders`)."""
     folders = baseline.folders(args.known)
-    if args.known:
-        absent = [folder for folder in folders if not folder.is_dir()]
-        if absent:
-            err.print(f"--known {' '.join(map(str, absent))}: no such folder", markup=False)
-            return None
+    said = baseline.missing(folders, args.known)
+    if said:
+        err.print(said, markup=False)
+        return None
     return folders
 
 

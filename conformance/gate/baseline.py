@@ -597,6 +597,13 @@ def default_folder() -> Known:
     return Known([shipped.baselines()])
 
 
+def missing(folders: Known, given, flag: str = "--known") -> str | None:
+    """What to say when a baseline folder the user gave does not exist (None:
+    each exists, or none was given and the shipped ones are used)."""
+    absent = [folder for folder in folders if not folder.is_dir()] if given else []
+    return f"{flag} {' '.join(map(str, absent))}: no such folder" if absent else None
+
+
 def folders(given: Iterable[Path | str] | None) -> Known:
     """The baseline folders of ``--known``: none given, the shipped ones; given
     ones replace them, and the word ``shipped`` among them stands for them
