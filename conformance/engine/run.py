@@ -30,7 +30,7 @@ from conformance.engine.pool import (
     Raw,
     WorkerPool,
 )
-from conformance.engine.schedule import Item, Schedule, Settled
+from conformance.engine.schedule import Confirm, Item, Schedule, Settled
 from conformance.engine.targets import Target
 from conformance.oracle import Verdict
 
@@ -323,6 +323,7 @@ class Run:
         progress: Callable[[int, Summary], None] | None = None,
         recorded: Recorded | None = None,
         deadline: float | None = None,
+        confirm: Confirm | None = None,
     ) -> list[Case]:
         """Run each (case, variants) on every runtime, or each (case, variants,
         runtimes) on those runtimes; record every result.
@@ -335,7 +336,9 @@ class Run:
         its results gets a "not run" record for each of the others
         (:meth:`Schedule.not_run`); returns the cases that got no result at all
         (those the workers never started, and those never taken from
-        ``items``), which the summary does not count.
+        ``items``), which the summary does not count. ``confirm`` decides
+        whether a discrepancy a pack showed is re-run alone
+        (:class:`Schedule`; None: always).
         """
         summary = self.summary
         first = summary.cases
@@ -347,6 +350,7 @@ class Run:
             self._job,
             self.case_problems,
             first,
+            confirm,
         )
         finished = False
         try:

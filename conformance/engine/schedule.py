@@ -9,7 +9,10 @@ packed execution by the rules of :mod:`conformance.engine.packs`:
   cases that run alone (not packable, a model met before, a pack size of 1);
 - the follow-up jobs (``more``), which the pool runs before the rest: the
   halves of a pack that failed as a whole, and each case a pack showed as a
-  discrepancy, re-run alone on that runtime;
+  discrepancy, re-run alone on that runtime (unless the caller's ``confirm``
+  says that one need not be: the fuzz campaign confirms the first few of
+  each bug; the others are recorded as the pack showed them, with
+  ``confirmed: false`` and a note that the verdict rests on the pack);
 - what a pack showed of a case until its alone run comes back.
 
 It writes nothing and judges only through :func:`conformance.engine.judge.judge`:
@@ -35,6 +38,8 @@ from conformance.oracle import Verdict
 # (case, variant, tag, runtimes or None for all, model key or None) -> a one-node job
 OneNode = Callable[[Case, str, object, Sequence[str] | None, tuple | None], Job]
 Item = tuple[Case, Sequence[str]] | tuple[Case, Sequence[str], Sequence[str]]
+# (case, variant, runtime, verdict, outcome a pack gave) -> whether to re-run it alone
+Confirm = Callable[[Case, str, str, Verdict, Outcome], bool]
 
 
 class Settled(NamedTuple):
@@ -85,6 +90,7 @@ class Schedule:
         one_node: OneNode,
         check: Callable[[Case, Verdict], object],
         first: int = 0,
+        confirm: Confirm | None = None,
     ) -> None:
         self.runtimes = list(runtimes)
         self.pack_sizes = pack_sizes
@@ -92,6 +98,7 @@ class Schedule:
         self.case_memory = case_memory
         self._one_node = one_node
         self._check = check
+        self._confirm = confirm
         self._next = first
         self.cases = 0  # cases taken from the items so far
         self.more: deque[Job] = deque()  # follow-ups: packs split, discrepancies re-run alone
@@ -223,8 +230,21 @@ class Schedule:
             return []
         settled = []
         for (index, variant), member in zip(tag.members, each, strict=True):
-            outcome = judge(self._pending[index].verdict, member)
-            if outcome.kind in DISCREPANCIES:
+            waiting = self._pending[index]
+            outcome = judge(waiting.verdict, member)
+            trusted = (
+                outcome.kind in DISCREPANCIES
+                and self._confirm is not None
+                and not self._confirm(waiting.case, variant, runtime, waiting.verdict, outcome)
+            )
+            if trusted:  # the caller takes the pack's word for it
+                note = "; ".join(filter(None, [member.note, (
+                    f"rests on the pack: seen in a model of {size} cases, not re-run alone "
+                    "(discrepancies of its cause were confirmed alone often enough)"
+                )]))  # fmt: skip
+                kept = replace(member, confirmed=False, note=note)
+                settled.append(self._finish(index, variant, runtime, kept, outcome))
+            elif outcome.kind in DISCREPANCIES:
                 seen = Alone(index, variant, size, outcome.kind, outcome.message)
                 seen.raw = member
                 self._alone(seen, runtime)
