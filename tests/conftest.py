@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -61,3 +65,62 @@ def ort_every_dtype_run(tmp_path_factory) -> Path:
                          "--out", str(out))  # fmt: skip
     assert result.returncode == 1, result.stderr  # complex refused, strings wrong
     return out
+
+
+def free_port() -> int:
+    """A TCP port on the loopback that nothing listens on (now)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class RedisServer:
+    """A real redis-server on a loopback port, without persistence: ``url``,
+    :meth:`stop` and :meth:`start` (again on the same port: a restart)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        assert self.process is None, "already running"
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+             "--save", "", "--appendonly", "no", "--dir", str(self.folder)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while not self._pong():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"redis-server did not answer PING on port {self.port}")
+            time.sleep(0.02)
+
+    def _pong(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
+                connection.sendall(b"PING\r\n")
+                return connection.recv(64).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+            self.process = None
+
+
+@pytest.fixture
+def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
+    """A fresh redis-server for one test (it starts in some 10 ms)."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
