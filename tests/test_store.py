@@ -127,6 +127,8 @@ def test_claims(store):
     store.put(entry("b-2", shrunk_by="2/2"))  # an entry without a claim
     assert not store.claim("b-2", "1/2")
     assert store.holder("b-2") == "2/2"
+    with pytest.raises(StoreError, match="bad claim owner ''"):
+        store.claim("b-3", "")
 
 
 def test_an_expired_claim_is_taken_over(store):
@@ -323,11 +325,13 @@ def test_a_redis_restart_loses_nothing(redis_server, tmp_path):
     redis_server.stop()
 
     store.put(entry("b-2", text="found while the server was away"))
-    assert store.warnings == [
-        f"cannot reach {redis_server.url}: Connection refused (2 attempts over "
-        f"{store.warnings[0].split(' over ')[1].split(')')[0]}); "
-        f"the entry of b-2 is kept in {spool} until the server is back"
-    ]
+    assert len(store.warnings) == 1
+    assert re.fullmatch(
+        rf"cannot reach {re.escape(redis_server.url)}: Connection refused "
+        rf"\(2 attempts over 0\.\d s\); the entry of b-2 is kept in "
+        rf"{re.escape(str(spool))} until the server is back",
+        store.warnings[0],
+    ), store.warnings[0]
     assert DirectoryStore(spool).entries() == [entry("b-2", text="found while the server was away")]
     assert store.claim("b-3", "1/2")  # better shrunk twice than lost
     assert "1/2 shrinks b-3 without a claim" in store.warnings[1]
@@ -360,6 +364,15 @@ def test_without_a_spool_a_lost_put_is_an_error(redis_server):
     redis_server.stop()
     with pytest.raises(StoreError, match=r"Connection refused .*; the entry of b-1 is not kept"):
         store.put(entry("b-1"))
+
+
+def test_a_spool_that_is_not_a_store_is_an_error(redis_server, tmp_path):
+    (tmp_path / "notes.txt").write_text("somebody's folder\n")
+    store = RedisStore(redis_server.url, tmp_path, **FAST)
+    redis_server.stop()
+    with pytest.raises(StoreError, match=r"could not be spooled either: .*not a fuzz store"):
+        store.put(entry("b-1"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 
 
 def test_no_server_is_named(tmp_path):
@@ -399,6 +412,12 @@ def test_a_garbled_value_names_its_key(redis_server):
             store.get("b-1")
         with pytest.raises(StoreError, match="conformance:fuzz:entry:b-1: not a whole"):
             store.entries()
+        store.put(entry("b-1"))  # and one set by hand under the key of another bug
+        redis.Redis.from_url(redis_server.url).set(
+            "conformance:fuzz:entry:b-2", json.dumps(entry("b-1").to_json())
+        )
+        with pytest.raises(StoreError, match="entry:b-2: holds the entry of b-1, not of b-2"):
+            store.get("b-2")
 
 
 def test_without_the_redis_package_the_extra_is_named(monkeypatch):

@@ -46,17 +46,19 @@ A killed shard leaves no half entry (a rename, a single SET) and its claim
 expires after ``ttl_s``, when another shard may take the bug.
 
 **When Redis goes away** (a restart, a network cut) every operation is retried
-(``attempts`` times, backoff doubling from ``backoff_s``: about 5 s by
-default); then ``put`` keeps the entry in the local spool (a folder store) and
-``claim`` answers ``True`` (shrinking a bug twice is better than losing it),
-each adding a line to :attr:`Store.warnings`; ``get``, ``entries`` and the
-first connection raise :class:`StoreError` naming the server (a replay cannot
-go on without the store). The next operation that reaches the server first
-pushes every spooled entry to it, removing each from the spool only once its
-SET succeeded; a spool a killed campaign left is pushed the same way by the
-next store opened with it. Redis keeps what it holds across a restart only
-if the server persists (``appendonly yes`` or RDB snapshots): that is the
-server's configuration, not the store's.
+(``attempts`` times, the wait doubling from ``backoff_s``: by default 5
+attempts over about 4 s when the server refuses, some 14 s when each
+connection times out after ``timeout_s``); then ``put`` keeps the entry in the
+local spool (a folder store) and ``claim`` answers ``True`` (shrinking a bug
+twice is better than losing it), each adding a line to
+:attr:`Store.warnings`; ``holder`` answers None (with a warning); ``get``,
+``entries`` and the first connection raise :class:`StoreError` naming the
+server (a replay cannot go on without the store). The next operation that
+reaches the server first pushes every spooled entry to it, removing each from
+the spool only once its SET succeeded; a spool a killed campaign left is
+pushed the same way by the next store opened with it. Redis keeps what it
+holds across a restart only if the server persists (``appendonly yes`` or RDB
+snapshots): that is the server's configuration, not the store's.
 """
 
 from __future__ import annotations
@@ -148,12 +150,22 @@ class Entry:
         return cls(**{name: content[name] for name in types})
 
 
-def _parsed(data: bytes, where: str) -> Entry:
+def _parsed(data: bytes, where: str, bug_id: str) -> Entry:
+    """The entry of ``bug_id`` that ``data`` (read from ``where``) holds."""
     try:
         content = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise StoreError(f"{where}: not a whole store entry ({error})") from None
-    return Entry.from_json(content, where)
+    entry = Entry.from_json(content, where)
+    if entry.bug_id != bug_id:  # a file renamed or a key set by hand
+        raise StoreError(f"{where}: holds the entry of {entry.bug_id}, not of {bug_id}")
+    return entry
+
+
+def check_owner(owner: object, where: str) -> str:
+    if not isinstance(owner, str) or not owner:
+        raise StoreError(f"{where}: bad claim owner {owner!r}: a non-empty string")
+    return owner
 
 
 class Store:
@@ -166,8 +178,9 @@ class Store:
 
     def claim(self, bug_id: str, owner: str, ttl_s: float = 900.0) -> bool:
         """Atomically: ``True`` if ``owner`` now holds the claim on the bug
-        (it shrinks it), ``False`` if the bug has an entry or another owner
-        holds a live claim. An expired claim is taken over by one claimer."""
+        (it shrinks it) or held it already (the claim is not extended),
+        ``False`` if the bug has an entry or another owner holds a live
+        claim. An expired claim is taken over by one claimer alone."""
         raise NotImplementedError
 
     def holder(self, bug_id: str) -> str | None:
@@ -267,10 +280,7 @@ class DirectoryStore(Store):
             return None
         except OSError as error:
             raise StoreError(f"{path}: cannot read the entry: {_reason(error)}") from None
-        entry = _parsed(data, str(path))
-        if f"{entry.bug_id}.json" != path.name:
-            raise StoreError(f"{path}: holds the entry of {entry.bug_id}, not of its name")
-        return entry
+        return _parsed(data, str(path), path.name.removesuffix(".json"))
 
     def get(self, bug_id: str) -> Entry | None:
         return self._read(self._entry_path(bug_id))
@@ -362,6 +372,7 @@ class DirectoryStore(Store):
 
     def claim(self, bug_id: str, owner: str, ttl_s: float = 900.0) -> bool:
         path = self._claims / check_bug_id(bug_id, self.location)
+        check_owner(owner, self.location)
         entry = self._entry_path(bug_id)
         while True:  # each turn ends, or removes a stale claim that stood in the way
             if entry.exists():
@@ -474,6 +485,9 @@ class RedisStore(Store):
         except _Unreachable as error:
             self._client.close()
             raise StoreError(error.line(self.location)) from None
+        except StoreError:
+            self._client.close()
+            raise
 
     def _key(self, kind: str, bug_id: str) -> str:
         return f"{self.prefix}{kind}:{check_bug_id(bug_id, self.location)}"
@@ -526,7 +540,13 @@ class RedisStore(Store):
                     f"{error.line(self.location)}; the entry of {entry.bug_id} is not kept "
                     "(no spool folder)"
                 ) from None
-            DirectoryStore(self.spool).put(entry)
+            try:
+                DirectoryStore(self.spool).put(entry)
+            except StoreError as spool_error:
+                raise StoreError(
+                    f"{error.line(self.location)}; the entry of {entry.bug_id} could not be "
+                    f"spooled either: {spool_error}"
+                ) from None
             self._spool_pending = True
             self.warnings.append(
                 f"{error.line(self.location)}; the entry of {entry.bug_id} is kept in "
@@ -539,7 +559,7 @@ class RedisStore(Store):
             text = self._call(lambda client: client.get(key))
         except _Unreachable as error:
             raise StoreError(error.line(self.location)) from None
-        return None if text is None else _parsed(text.encode(), f"{self.location} {key}")
+        return None if text is None else _parsed(text.encode(), f"{self.location} {key}", bug_id)
 
     def entries(self) -> list[Entry]:
         def every(client: Any) -> list[tuple[str, str]]:
@@ -554,11 +574,15 @@ class RedisStore(Store):
             found = self._call(every)
         except _Unreachable as error:
             raise StoreError(error.line(self.location)) from None
-        entries = [_parsed(text.encode(), f"{self.location} {key}") for key, text in found]
+        start = len(f"{self.prefix}entry:")
+        entries = [
+            _parsed(text.encode(), f"{self.location} {key}", key[start:]) for key, text in found
+        ]
         return sorted(entries, key=lambda entry: entry.bug_id)
 
     def claim(self, bug_id: str, owner: str, ttl_s: float = 900.0) -> bool:
         keys = [self._key("entry", bug_id), self._key("claim", bug_id)]
+        check_owner(owner, self.location)
         ttl_ms = max(1, round(ttl_s * 1000))
         try:
             return bool(self._call(lambda _: self._claim_script(keys=keys, args=[owner, ttl_ms])))
@@ -580,7 +604,7 @@ class RedisStore(Store):
             return owner
         if text is None:
             return None
-        return _parsed(text.encode(), f"{self.location} {keys[1]}").shrunk_by
+        return _parsed(text.encode(), f"{self.location} {keys[1]}", bug_id).shrunk_by
 
     def close(self) -> None:
         self._client.close()
