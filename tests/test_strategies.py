@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from conformance import oracle, strategies
+from conformance.fuzz import coverage
 from conformance.strategies import INVALID_CLAUSES, Example
 from conformance.tables.spec import OPSETS, op_spec
 
@@ -453,6 +454,28 @@ BAD_ARGUMENTS = [
     ("invalid_examples", (), {"index_dtype": "uint8"}, "index_dtype"),
     ("invalid_examples", (), {"variant": "static "}, "variant"),
     ("invalid_examples", (), {"max_elements": 0}, "max_elements"),
+    ("valid_examples", (), {"axis_length": "2-64"}, "axis_length"),
+    ("valid_examples", (), {"axis_length": 0}, "axis_length"),
+    ("valid_examples", (), {"axis_length": ">=256", "max_elements": 255}, "axis_length"),
+    ("valid_examples", (), {"axis_length": "64-255", "max_elements": 63}, "axis_length"),
+    ("valid_examples", (), {"index_class": "out_of_range"}, "index_class"),
+    ("valid_examples", (), {"index_class": "in_range", "axis_length": "0"}, "index_class"),
+    ("invalid_examples", (), {"axis_length": "1", "clause": "data-rank-zero"}, "axis_length"),
+    ("invalid_examples", (), {"axis_length": "1", "clause": "axis-out-of-range"}, "axis_length"),
+    ("invalid_examples", (), {"axis_length": ">=256", "max_elements": 16}, "axis_length"),
+    ("invalid_examples", (), {"index_class": "negative"}, "index_class"),
+    (
+        "invalid_examples",
+        (),
+        {"op": "GatherElements", "index_class": "out_of_range", "clause": "rank-mismatch"},
+        "index_class",
+    ),
+    (
+        "invalid_examples",
+        (),
+        {"index_class": "beyond_int32", "index_dtype": "int32"},
+        "index_class",
+    ),
     ("examples", (), {"op": "Gatherr"}, "op"),
     ("examples", (), {"opset": 2}, "opset"),
     ("examples", (), {"max_elements": 0}, "max_elements"),
@@ -530,6 +553,14 @@ GOOD_ARGUMENTS = [
     ("invalid_examples", (), {"clause": "indices-dtype", "index_dtype": "uint64"}),
     ("invalid_examples", (), {"op": "GatherElements", "clause": "rank-mismatch"}),
     ("examples", (), {"op": "GatherElements", "opset": 11, "max_elements": 4}),
+    ("valid_examples", (), {"axis_length": ">=256", "max_elements": 256}),
+    ("valid_examples", (), {"axis_length": "1", "index_class": "negative", "max_elements": 1}),
+    (
+        "invalid_examples",
+        (),
+        {"op": "GatherElements", "axis_length": "0", "index_class": "int64_extremes"},
+    ),
+    ("invalid_examples", (), {"index_class": "out_of_range", "index_dtype": "int32"}),
 ]
 
 
@@ -559,3 +590,109 @@ def test_good_arguments_build_and_draw(function, args, kwargs):
             assert math.prod(drawn) <= kwargs["max_elements"]
 
     draw()
+
+
+# -- coverage classes asked for (conformance.fuzz.coverage counts them) -----------------
+CLASS_DRAWS = settings(
+    max_examples=25, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+)
+
+
+def _verdict(example: Example):
+    return oracle.verdict(example.op, example.opset, example.data, example.indices, example.axis)
+
+
+@pytest.mark.parametrize("valid", [True, False], ids=["valid", "invalid"])
+@pytest.mark.parametrize("axis_length", coverage.AXIS_LENGTHS)
+def test_an_axis_length_asked_for_is_the_one_drawn(axis_length, valid):
+    strategy = strategies.valid_examples if valid else strategies.invalid_examples
+
+    @CLASS_DRAWS
+    @given(strategy(axis_length=axis_length, max_elements=256))
+    def check(example):
+        assert coverage.axis_length(example) == axis_length  # as the campaign counts it
+        assert example.data.size <= 256
+        verdict = _verdict(example)
+        assert verdict.valid == valid, verdict.violation
+        if valid:
+            assert example.indices.size <= 256
+
+    check()
+
+
+@pytest.mark.parametrize(
+    "index_class", strategies.VALID_INDEX_CLASSES + strategies.INVALID_INDEX_CLASSES
+)
+def test_an_index_class_asked_for_is_one_drawn(index_class):
+    valid = index_class in strategies.VALID_INDEX_CLASSES
+    strategy = strategies.valid_examples if valid else strategies.invalid_examples
+
+    @CLASS_DRAWS
+    @given(strategy(index_class=index_class, max_elements=256))
+    def check(example):
+        classes = coverage.index_classes(example)
+        assert index_class in classes, classes
+        verdict = _verdict(example)
+        if valid:
+            assert verdict.valid, verdict.violation
+            assert example.indices.size <= 256
+            if index_class == "in_range":
+                assert "negative" not in classes and (example.indices >= 0).all()
+        else:
+            assert verdict.violation.clause == "index-out-of-range"
+        if index_class in ("beyond_int32", "int64_extremes"):
+            assert example.indices_dtype == "int64"
+
+    check()
+
+
+@pytest.mark.parametrize(
+    "strategy,kwargs",
+    [
+        ("valid_examples", {"op": "GatherElements", "axis_length": "64-255",
+                            "index_class": "negative"}),
+        ("valid_examples", {"op": "Gather", "axis_length": ">=256", "index_class": "in_range"}),
+        ("invalid_examples", {"op": "GatherElements", "axis_length": ">=256",
+                              "index_class": "beyond_int32"}),
+        ("invalid_examples", {"op": "Gather", "axis_length": "0", "index_class": "int64_extremes"}),
+    ],
+)  # fmt: skip
+def test_both_classes_at_once(strategy, kwargs):
+    @CLASS_DRAWS
+    @given(getattr(strategies, strategy)(max_elements=256, **kwargs))
+    def check(example):
+        assert example.op == kwargs["op"]
+        assert coverage.axis_length(example) == kwargs["axis_length"]
+        assert kwargs["index_class"] in coverage.index_classes(example)
+        assert _verdict(example).valid == (strategy == "valid_examples")
+
+    check()
+
+
+def test_a_drawn_clause_is_one_the_given_dtypes_can_break():
+    """With a dtype (one T allows) or an index dtype given, no clause is drawn
+    that only another dtype could break: the input is still invalid."""
+
+    @settings(CLASS_DRAWS, max_examples=80)
+    @given(strategies.invalid_examples(op="Gather", opset=11, dtype="float32", index_dtype="int32"))
+    def check(example):
+        verdict = _verdict(example)
+        assert not verdict.valid
+        assert verdict.violation.clause not in ("data-dtype", "indices-dtype")
+        assert (example.dtype, example.indices_dtype) == ("float32", "int32")
+
+    check()
+
+
+def test_with_an_axis_length_no_axisless_clause_is_drawn():
+    reach(
+        strategies.invalid_examples(op="GatherElements", axis_length="2-63"),
+        lambda e: _verdict(e).violation.clause == "rank-mismatch",
+    )
+
+    @settings(CLASS_DRAWS, max_examples=60)
+    @given(strategies.invalid_examples(axis_length="2-63"))
+    def check(example):
+        assert _verdict(example).violation.clause not in ("data-rank-zero", "axis-out-of-range")
+
+    check()

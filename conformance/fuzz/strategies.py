@@ -66,9 +66,12 @@ from conformance.tables import dtypes
 from conformance.tables.spec import OPSETS, OpSpec, op_spec
 
 __all__ = [
+    "AXIS_LENGTH_RANGES",
     "DEFAULT_MAX_ELEMENTS",
     "INVALID_CLAUSES",
+    "INVALID_INDEX_CLASSES",
     "MAX_ELEMENTS_ENV",
+    "VALID_INDEX_CLASSES",
     "Example",
     "axes",
     "data_dtypes",
@@ -115,6 +118,27 @@ INVALID_CLAUSES: dict[str, tuple[str, ...]] = {
 }
 # Index dtypes outside Tind that still make a loadable model.
 _WRONG_INDEX_DTYPES = ("int8", "int16", "uint8", "uint16", "uint32", "uint64")
+
+# The classes ``axis_length`` and ``index_class`` ask for (what each means, and
+# how an input is put in them, is :mod:`conformance.fuzz.coverage`'s to say).
+# Axis-length class -> the least and the most elements of the gathered axis
+# (None: as many as ``max_elements`` allows). Runtimes switch kernels at such
+# lengths (vector widths, 8-bit and 64-element blocks, 256-entry tables).
+AXIS_LENGTH_RANGES: dict[str, tuple[int, int | None]] = {
+    "0": (0, 0),
+    "1": (1, 1),
+    "2-63": (2, 63),
+    "64-255": (64, 255),
+    ">=256": (256, None),
+}
+VALID_INDEX_CLASSES = ("in_range", "negative")  # what a valid input's indices can be
+# ... and an invalid one's (clause index-out-of-range); the last two need int64 indices
+INVALID_INDEX_CLASSES = ("out_of_range", "beyond_int32", "int64_extremes")
+_INT64_ONLY = INVALID_INDEX_CLASSES[1:]
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
+# Clauses whose inputs have no gathered axis (data of rank 0, an axis outside [-r, r-1]).
+_AXISLESS = ("data-rank-zero", "axis-out-of-range")
 
 
 def max_elements() -> int:
@@ -298,6 +322,75 @@ def _check_example_args(
             _check_dtype(right, "an index dtype allowed at", index_dtype=index_dtype)
     _check_variant(variant)
     _check_max_elements(max_elements)
+
+
+def _check_classes(
+    max_elements: object, axis_length: object, index_class: object, index_classes: tuple
+) -> None:
+    """``axis_length`` None or a class of :data:`AXIS_LENGTH_RANGES` the cap allows;
+    ``index_class`` None or one of ``index_classes``."""
+    if axis_length is not None:
+        _check_choice(AXIS_LENGTH_RANGES, "an axis-length class", axis_length=axis_length)
+        cap = _cap(max_elements)
+        fitting = [name for name, (low, _) in AXIS_LENGTH_RANGES.items() if low <= cap]
+        if axis_length not in fitting:
+            low = AXIS_LENGTH_RANGES[axis_length][0]
+            what = f"possible with max_elements={cap} (an axis of {low} elements exceeds it)"
+            _bad(what, f"None or one of {_listing(fitting)}", axis_length=axis_length)
+    if index_class is not None:
+        _check_choice(index_classes, "an index class of these examples", index_class=index_class)
+
+
+def _check_valid_example_args(
+    op: object,
+    opset: object,
+    dtype: object,
+    index_dtype: object,
+    variant: object,
+    max_elements: object,
+    axis_length: object,
+    index_class: object,
+) -> None:
+    """The arguments of :func:`valid_examples`."""
+    _check_example_args(op, opset, dtype, index_dtype, variant, max_elements)
+    _check_classes(max_elements, axis_length, index_class, VALID_INDEX_CLASSES)
+    if index_class is not None and axis_length is not None and _empty_axis(axis_length):
+        what = f"possible with axis_length={axis_length!r}: no index is valid on an empty axis"
+        _bad(what, f"None or an axis_length other than {axis_length!r}", index_class=index_class)
+
+
+def _check_invalid_example_args(
+    op: object,
+    opset: object,
+    clause: object,
+    dtype: object,
+    index_dtype: object,
+    variant: object,
+    max_elements: object,
+    axis_length: object,
+    index_class: object,
+) -> None:
+    """The arguments of :func:`invalid_examples`."""
+    _check_example_args(op, opset, dtype, index_dtype, variant, max_elements, clause)
+    _check_classes(max_elements, axis_length, index_class, INVALID_INDEX_CLASSES)
+    if axis_length is not None and clause in _AXISLESS:
+        what = f"possible with clause={clause!r}: its inputs have no gathered axis"
+        _bad(what, f"None (or a clause other than {_listing(_AXISLESS)})", axis_length=axis_length)
+    if index_class is None:
+        return
+    bound = INVALID_CLAUSES["Gather"][0]  # index-out-of-range: the one that puts an index there
+    if clause not in (None, bound):
+        what = f"possible with clause={clause!r}: only {bound!r} puts an index out of range"
+        _bad(what, f"None (or clause={bound!r})", index_class=index_class)
+    if index_class in _INT64_ONLY and index_dtype not in (None, "int64"):
+        what = f"possible with index_dtype={index_dtype!r}: it needs int64 indices"
+        expected = f"{INVALID_INDEX_CLASSES[0]!r} (or index_dtype int64 or None)"
+        _bad(what, expected, index_class=index_class)
+
+
+def _empty_axis(axis_length: str) -> bool:
+    """Whether an axis of this class has no element."""
+    return AXIS_LENGTH_RANGES[axis_length][1] == 0
 
 
 def _checked_by(check: Callable[..., None]):
@@ -792,7 +885,47 @@ def _pick(draw, given, strategy):
     return given if given is not None else draw(strategy)
 
 
-@_checked_by(_check_example_args)
+def _axis_shape(draw, min_rank: int, axis_length: str, cap: int) -> tuple[tuple[int, ...], int]:
+    """A data shape and an axis of it whose length is in the class ``axis_length``
+    (at most ``cap``, which the argument checks made room for); the other
+    dimensions are 1 to 8, within what the cap leaves, and shrink toward 1."""
+    low, high = AXIS_LENGTH_RANGES[axis_length]
+    rank = draw(st.integers(min_rank, MAX_RANK))
+    axis = draw(axes(rank))
+    length = draw(st.integers(low, cap if high is None else min(high, cap)))
+    budget = cap // max(1, length)
+    dims = []
+    for position in range(rank):
+        if position == axis % rank:
+            dims.append(length)
+            continue
+        dim = draw(st.integers(1, max(1, min(8, budget))))
+        budget = max(1, budget // dim)
+        dims.append(dim)
+    return tuple(dims), axis
+
+
+def _data_shape(
+    draw, min_rank: int, axis_length: str | None, cap: int, empty: bool | None = None
+) -> tuple[tuple[int, ...], int]:
+    """The data's shape and the axis, in the class ``axis_length`` when given."""
+    if axis_length is not None:
+        return _axis_shape(draw, min_rank, axis_length, cap)
+    data_shape = draw(shapes(min_rank=min_rank, max_elements=cap, empty=empty))
+    return data_shape, draw(axes(len(data_shape)))
+
+
+def _filled_within(index_shape: tuple[int, ...], axis: int, cap: int) -> tuple[int, ...]:
+    """GatherElements indices made non-empty (:func:`_filled`), the axis cut so
+    that they stay within ``cap`` elements (off the axis they stay within data's)."""
+    shape = list(_filled(index_shape))
+    axis %= len(shape)
+    rest = math.prod(shape[:axis] + shape[axis + 1 :])
+    shape[axis] = min(shape[axis], max(1, cap // rest))
+    return tuple(shape)
+
+
+@_checked_by(_check_valid_example_args)
 @st.composite
 def valid_examples(
     draw,
@@ -802,34 +935,52 @@ def valid_examples(
     index_dtype: str | None = None,
     variant: str | None = None,
     max_elements: int | None = None,
+    axis_length: str | None = None,
+    index_class: str | None = None,
 ) -> Example:
     """Inputs the spec accepts (the oracle gives an output). Fix any argument
     to narrow the draw; the rest varies.
+
+    ``axis_length`` (a key of :data:`AXIS_LENGTH_RANGES`) puts the length of
+    the gathered axis of data in that class, within ``max_elements``.
+    ``index_class`` asks for non-empty indices that are all in [0, s-1]
+    (``"in_range"``: no negative index) or that hold at least one index in
+    [-s, -1] (``"negative"``), for an axis of size ``s``.
 
     Raises InvalidArgument, when called, unless ``op`` is None or an operator,
     ``opset`` None or an opset of it (of either operator when ``op`` is None),
     ``dtype`` and ``index_dtype`` None or dtypes every operator and opset that
     can be drawn allows (``bfloat16`` only at opset 13), ``variant`` None or a
-    model variant and ``max_elements`` None or a positive int."""
+    model variant, ``max_elements`` None or a positive int, ``axis_length``
+    None or a class whose shortest axis fits the cap (``">=256"`` needs a cap of
+    256), ``index_class`` None or one of :data:`VALID_INDEX_CLASSES`, and not
+    an index class with ``axis_length="0"`` (no index is valid on an empty axis)."""
     cap = _cap(max_elements)
     op, opset = _op_opset(draw, op, opset)
     dtype = _pick(draw, dtype, data_dtypes(op, opset))
     index_dtype = _pick(draw, index_dtype, index_dtypes(op, opset))
-    data_shape = draw(shapes(max_elements=cap))
+    # An index class needs an index: no empty dimension (in data, so that
+    # GatherElements indices, no larger off the axis, can have one either).
+    nonempty = False if index_class else None
+    data_shape, axis = _data_shape(draw, 1, axis_length, cap, nonempty)
     rank = len(data_shape)
-    axis = draw(axes(rank))
     size = data_shape[axis]
     if op == "Gather":
         index_shape = draw(
-            shapes(min_rank=0, max_rank=MAX_GATHER_INDICES_RANK, max_elements=cap, empty=None)
+            shapes(min_rank=0, max_rank=MAX_GATHER_INDICES_RANK, max_elements=cap, empty=nonempty)
         )
     else:
         can_be_smaller = any(data_shape[d] > 0 for d in range(rank) if d != axis % rank)
         off_axis = "smaller" if can_be_smaller and draw(st.integers(0, 5)) == 5 else "equal"
         index_shape = draw(ge_indices_shapes(data_shape, axis, off_axis, cap))
+        if index_class:
+            index_shape = _filled_within(index_shape, axis, cap)
     if size == 0:
         index_shape = _emptied(op, index_shape, axis)
-    indices = draw(indices_in_range(index_dtype, index_shape, size))
+    negative = index_class != VALID_INDEX_CLASSES[0]  # "in_range": none negative
+    indices = draw(indices_in_range(index_dtype, index_shape, size, negative))
+    if index_class == VALID_INDEX_CLASSES[1]:
+        indices = _overwrite_one(draw, indices, st.integers(-size, -1))
     data = draw(tensors(dtype, data_shape))
     return Example(
         op,
@@ -859,7 +1010,7 @@ def _op_opset(draw, op: str | None, opset: int | None) -> tuple[str, int]:
     return draw(op_opsets(op).filter(lambda pair: opset is None or pair[1] == opset))
 
 
-@_checked_by(_check_example_args)
+@_checked_by(_check_invalid_example_args)
 @st.composite
 def invalid_examples(
     draw,
@@ -870,6 +1021,8 @@ def invalid_examples(
     index_dtype: str | None = None,
     variant: str | None = None,
     max_elements: int | None = None,
+    axis_length: str | None = None,
+    index_class: str | None = None,
 ) -> Example:
     """Inputs that break ``clause`` (a decision id from :data:`INVALID_CLAUSES`,
     drawn when not given). The oracle checks clauses in a fixed order (dtypes,
@@ -882,13 +1035,35 @@ def invalid_examples(
     only: ``rank-mismatch``, ``ge-indices-larger-off-axis``; ``data-dtype`` needs
     an opset whose T lacks a dtype), and with ``clause='data-dtype'`` the
     ``dtype`` must be one T refuses, with ``clause='indices-dtype'`` the
-    ``index_dtype`` an integer dtype outside Tind."""
+    ``index_dtype`` an integer dtype outside Tind.
+
+    A clause drawn (``clause`` None) is one the other arguments leave
+    breakable: not ``data-dtype`` when ``dtype`` is given (it must then be one
+    T allows), nor ``indices-dtype`` when ``index_dtype`` is, nor a clause
+    without a gathered axis (``data-rank-zero``, ``axis-out-of-range``) when
+    ``axis_length`` is.
+
+    ``axis_length`` puts the gathered axis's length in that class, as in
+    :func:`valid_examples` (refused with a clause whose inputs have no axis).
+    ``index_class`` (one of :data:`INVALID_INDEX_CLASSES`) breaks
+    ``index-out-of-range`` (the clause must be None or that) with at least one
+    index outside [-s, s-1] (``"out_of_range"``), one outside int32's range
+    (``"beyond_int32"``) or one equal to -2**63 or 2**63-1
+    (``"int64_extremes"``); the last two draw int64 indices, and refuse another
+    ``index_dtype``."""
     cap = _cap(max_elements)
     op, opset = _op_opset(draw, op, opset)
     spec = op_spec(op, opset)
     wrong_data_dtypes = _wrong_data_dtypes(spec)
+    if index_class is not None:
+        clause = INVALID_CLAUSES[op][0]  # index-out-of-range
+        if index_class in _INT64_ONLY:
+            index_dtype = "int64"
     if clause is None:
-        clause = draw(st.sampled_from(_breakable(spec)))
+        left_out = set(_AXISLESS if axis_length is not None else ())
+        left_out |= {"data-dtype"} if dtype is not None else set()
+        left_out |= {"indices-dtype"} if index_dtype is not None else set()
+        clause = draw(st.sampled_from([c for c in _breakable(spec) if c not in left_out]))
     if clause == "data-dtype":
         dtype = dtype or draw(st.sampled_from(wrong_data_dtypes))
     else:
@@ -907,9 +1082,8 @@ def invalid_examples(
 
     # Larger off the axis needs a dimension off the axis: rank 2 at least.
     min_rank = 2 if clause == "ge-indices-larger-off-axis" else 1
-    data_shape = draw(shapes(min_rank=min_rank, max_elements=cap))
+    data_shape, axis = _data_shape(draw, min_rank, axis_length, cap)
     rank = len(data_shape)
-    axis = draw(axes(rank))
     if op == "GatherElements" and clause == "index-out-of-range":
         # The bad index needs an element, and indices may not exceed data off
         # the axis: no zero-size dimension off the axis.
@@ -928,12 +1102,33 @@ def invalid_examples(
 
     if clause == "index-out-of-range":
         indices = draw(indices_out_of_range(index_dtype, _filled(index_shape), size))
+        if index_class in _INT64_ONLY:
+            indices = _overwrite_one(draw, indices, _beyond_int32(index_class))
     else:
         indices = _some_indices(draw, index_dtype, index_shape, size)
     if clause == "axis-out-of-range":
         axis = draw(_invalid_axes(rank))
     data = draw(tensors(dtype, data_shape))
     return Example(op, opset, _axis_attribute(draw, axis), data, indices, variant)
+
+
+def _beyond_int32(index_class: str) -> st.SearchStrategy[int]:
+    """int64 values outside int32's range (all of them out of range on any
+    axis the element cap allows): anywhere, or just beyond; or the extremes."""
+    if index_class == _INT64_ONLY[1]:  # int64_extremes
+        return st.sampled_from(_INT64)
+    return st.one_of(
+        st.integers(_INT32[1] + 1, _INT64[1]),
+        st.integers(_INT64[0], _INT32[0] - 1),
+        st.sampled_from([_INT32[1] + 1, _INT32[0] - 1]),
+    )
+
+
+def _overwrite_one(draw, indices: np.ndarray, values: st.SearchStrategy) -> np.ndarray:
+    """``indices`` (non-empty) with one drawn position set to a drawn value."""
+    flat = indices.reshape(-1).copy()
+    flat[draw(st.integers(0, flat.size - 1))] = draw(values)
+    return flat.reshape(indices.shape)
 
 
 def _filled(index_shape: tuple[int, ...]) -> tuple[int, ...]:
