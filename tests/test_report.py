@@ -157,7 +157,15 @@ def test_fuzz_classes_link_their_files(tmp_path):
     html = (out / "report.html").read_text(encoding="utf-8")
     findings = json.loads((out / "findings.json").read_text())
     count = len(findings["classes"])
-    assert f'Fuzz classes (<span class="count" data-count="fuzz">{count}</span>)' in html
+    if findings.get("bugs"):  # format 2: the bugs lead, their classes under them
+        bugs = len(findings["bugs"])
+        assert (
+            f'Fuzz bugs (<span class="count" data-count="bug">{bugs}</span>) and their classes '
+            f'(<span class="count" data-count="fuzz">{count}</span>)'
+        ) in html
+        assert html.count('<div class="bug" id="bug-b-') == bugs
+    else:
+        assert f'Fuzz classes (<span class="count" data-count="fuzz">{count}</span>)' in html
     assert 'class="known-badge"' in html and "Known (cases/known/openvino.yaml:" in html
     first = findings["classes"][0]
     assert f'href="./{first["files"]["repro"]}"' in html

@@ -90,6 +90,17 @@ TABLES: dict[str, tuple[str, ...]] = {
 }
 
 
+# Every value of each key part, in the order a report shows them.
+VALUES: dict[str, tuple[str, ...]] = {
+    "op": tuple(OPSETS),
+    "variant": models.VARIANTS,
+    "dtype": dtypes.NAMES,
+    "feature": tuple(FEATURES),
+    "axis_length": AXIS_LENGTHS,
+    "index_class": tuple(INDEX_CLASSES),
+}
+
+
 def axis_length(example) -> str | None:
     """The axis-length class of the gathered axis of data, or None when the
     input has none (rank-0 data, an axis outside [-r, r-1])."""
@@ -227,7 +238,9 @@ class Coverage:
         Tables: ``features``, ``dtypes``, ``axis_lengths``, ``index_classes``.
         ``cells`` lists every meaningful cell (count 0 included: a cold one),
         then any other cell an example reached (``meaningful`` false); ``values``
-        lists each key part's values in the order to show them."""
+        lists each key part's values in the order to show them (every value
+        this version knows, then any other a cell holds): a combination of
+        them that ``cells`` lacks is neither meaningful nor reached."""
         tables = {}
         for table, keys in TABLES.items():
             meaningful = self.meaningful[table]
@@ -238,7 +251,7 @@ class Coverage:
                 for cell in (*meaningful, *others)
             ]
             values = {
-                key: list(dict.fromkeys(cell["key"][i] for cell in cells))
+                key: list(dict.fromkeys([*VALUES[key], *(cell["key"][i] for cell in cells)]))
                 for i, key in enumerate(keys)
             }
             tables[table] = {

@@ -151,6 +151,66 @@ class DecisionRow:
 
 
 @dataclass
+class FuzzBug:
+    """A bug of a fuzz campaign (findings.json ``bugs``, format 2): one root
+    cause, with the classes it explains and its smallest reproducer."""
+
+    id: str
+    runtime: str
+    kind: str
+    op: str
+    cause: str  # one line for a person
+    mechanism: str  # how the campaign told it apart, in words (:func:`mechanism_text`)
+    hits: int
+    first_found_s: float | None
+    dtypes: list[str]
+    variants: list[str]
+    shrunk_by: str | None  # the shard that shrank its reproducer; None: not shrunk yet
+    store: str | None  # "new" or "known" to the regression store; None: no store
+    classes: list[dict] = field(default_factory=list)  # findings.json class entries, with links
+    reproducer: dict | None = None  # the class holding its smallest reproducer
+    anchor: str = ""  # its id in the page ("bug-b-3f2a9c01d4e5")
+
+
+@dataclass
+class HeatCell:
+    """One cell of the coverage heat map."""
+
+    key: tuple[str, ...]  # its key in the findings.json table
+    count: int
+    meaningful: bool  # False: the spec makes it meaningless (shown hatched)
+    level: int  # 0 (never reached) to HEAT_LEVELS, on a log scale of its table's counts
+
+    @property
+    def cold(self) -> bool:
+        """Meaningful, and never reached."""
+        return self.meaningful and not self.count
+
+
+@dataclass
+class OpCoverage:
+    """An operator's part of the heat map: dtype rows by variant columns,
+    then a row per other table (features, axis lengths, index classes)."""
+
+    op: str
+    variants: list[str]
+    dtype_rows: list[tuple[str, list[HeatCell]]]
+    rows: list[tuple[str, list[tuple[str, HeatCell]]]]  # (label, [(value, cell)])
+
+
+@dataclass
+class CoverageView:
+    """What fuzz campaigns reached (findings.json ``coverage``, summed over runs)."""
+
+    examples: int
+    reached: int
+    meaningful: int
+    max_elements: list[int]  # the caps of the campaigns
+    ops: list[OpCoverage]
+    cold: list[str]  # the meaningful cells never reached, as text
+
+
+@dataclass
 class Report:
     headers: list[dict]
     runtimes: list[str]
@@ -175,6 +235,9 @@ class Report:
     harness_errors: int = 0
     case_problems: list[dict] = field(default_factory=list)  # case files the oracle contradicts
     families: list[Family] = field(default_factory=list)
+    bugs: list[FuzzBug] = field(default_factory=list)  # fuzz bugs (findings.json format 2)
+    unassigned: list[dict] = field(default_factory=list)  # fuzz classes of no bug listed
+    coverage: CoverageView | None = None  # what the fuzz campaigns reached
 
     @property
     def packing(self) -> dict:
@@ -266,7 +329,9 @@ def from_runs(
     as each run's gate decided (gate.json), or, with ``known``, by holding
     the runs against that baseline folder now."""
     findings = []
+    per_run = []  # (a run's findings.json, its classes with links)
     for run in runs:
+        linked = []
         for found in (run.findings or {}).get("classes", []):
             found = dict(found)
             found["links"] = {
@@ -274,12 +339,17 @@ def from_runs(
                 for name, relative in found.get("files", {}).items()
                 if _inside(run.folder, relative)
             }
-            findings.append(found)
+            linked.append(found)
+        findings += linked
+        if run.findings:
+            per_run.append((run.findings, linked))
     report = build(
         [run.header for run in runs if run.header],
         [record for run in runs for record in run.records],
         findings,
     )
+    report.bugs, report.unassigned = fuzz_bugs(per_run)
+    report.coverage = coverage_view([f.get("coverage") for f, _ in per_run])
     inputs = {
         GroupKey(g["runtime"], g["kind"], g["op"], g["group"]): g
         for run in runs
@@ -314,6 +384,180 @@ def from_runs(
         _mark(report, marks, ", ".join(folders))
     report.families = _families(report)
     return report
+
+
+# -- fuzz bugs and coverage (findings.json format 2) --------------------------------------
+def mechanism_text(mechanism: dict | None) -> str:
+    """How the campaign told a bug apart (its ``mechanism``), in words."""
+    mechanism = mechanism or {}
+    by = mechanism.get("by")
+    features = ", ".join(mechanism.get("features") or []) or "no feature"
+    if by == "signal":
+        return f"killed by {mechanism.get('signal', 'a signal')} on inputs with {features}"
+    if by == "bug_models":
+        models_named = ", ".join(mechanism.get("models") or [])
+        return f"outputs explained exactly by the bug model(s) {models_named}"
+    if by == "unexplained":
+        return f"wrong values no bug model explains, on inputs with {features}"
+    if by == "message":
+        return f"refused with: {mechanism.get('message', '')}"
+    if by == "clause":
+        return f"accepts inputs that break {mechanism.get('clause', '?')}"
+    if by == "features":
+        return f"on inputs with {features}"
+    return ", ".join(f"{k}: {v}" for k, v in mechanism.items()) or "not said"
+
+
+def fuzz_bugs(per_run: list[tuple[dict, list[dict]]]) -> tuple[list[FuzzBug], list[dict]]:
+    """The bugs of these findings.json contents (each with its classes, links
+    added), and the classes no bug lists. A bug found by several runs (shards
+    of one campaign: the same id) is one, its counts summed. Ordered by
+    runtime, then kind (worst first), op and most hits."""
+    bugs: dict[str, FuzzBug] = {}
+    unassigned = []
+    for content, classes in per_run:
+        numbered = {found.get("number"): found for found in classes}
+        listed = set()
+        for entry in content.get("bugs") or []:
+            mine = [numbered[n] for n in entry.get("classes") or [] if n in numbered]
+            listed.update(entry.get("classes") or [])
+            reproducer = numbered.get(entry.get("reproducer"))
+            bug = bugs.get(entry.get("id"))
+            if bug is None:
+                bug = bugs[entry.get("id")] = FuzzBug(
+                    id=str(entry.get("id")),
+                    runtime=str(entry.get("runtime")),
+                    kind=str(entry.get("kind")),
+                    op=str(entry.get("op")),
+                    cause=_first_line(str(entry.get("cause") or ""), 300),
+                    mechanism=mechanism_text(entry.get("mechanism")),
+                    hits=0,
+                    first_found_s=entry.get("first_found_s"),
+                    dtypes=[],
+                    variants=[],
+                    shrunk_by=entry.get("shrunk_by"),
+                    store=entry.get("store"),
+                    reproducer=reproducer,
+                    anchor=f"bug-{entry.get('id')}",
+                )
+            else:  # another shard's view of it
+                first = entry.get("first_found_s")
+                if first is not None and (bug.first_found_s is None or first < bug.first_found_s):
+                    bug.first_found_s = first
+                bug.shrunk_by = bug.shrunk_by or entry.get("shrunk_by")
+                bug.store = bug.store or entry.get("store")
+                if bug.reproducer is None or (
+                    reproducer is not None and _elements(reproducer) < _elements(bug.reproducer)
+                ):
+                    bug.reproducer = reproducer
+            bug.hits += int(entry.get("hits") or 0)
+            bug.dtypes = sorted({*bug.dtypes, *(entry.get("dtypes") or [])})
+            bug.variants = sorted({*bug.variants, *(entry.get("variants") or [])})
+            bug.classes += mine
+        unassigned += [found for found in classes if found.get("number") not in listed]
+    ordered = sorted(
+        bugs.values(),
+        key=lambda b: (b.runtime, _severity(b.kind), b.op, -b.hits, b.id),
+    )
+    return ordered, unassigned
+
+
+def _severity(kind: str) -> int:
+    return SEVERITY.index(kind) if kind in SEVERITY else len(SEVERITY)
+
+
+def _elements(found: dict) -> int:
+    case = found.get("case") or {}
+    shapes = [(case.get(part) or {}).get("shape") for part in ("data", "indices")]
+    return sum(math.prod(shape) for shape in shapes if shape is not None)
+
+
+HEAT_LEVELS = 5  # shades of a reached cell
+# The heat map's rows beside the dtype grid: table -> (label, key part).
+_COVERAGE_ROWS = {
+    "features": ("features", "feature"),
+    "axis_lengths": ("axis length", "axis_length"),
+    "index_classes": ("index class", "index_class"),
+}
+
+
+def _level(count: int, most: int) -> int:
+    """A count's shade: 0 for none, else 1 to HEAT_LEVELS on a log scale up
+    to ``most`` (a cell reached once is pale, the most reached the darkest)."""
+    if count <= 0:
+        return 0
+    if most <= 1:
+        return HEAT_LEVELS
+    return max(
+        1, min(HEAT_LEVELS, math.ceil(HEAT_LEVELS * math.log(count + 1) / math.log(most + 1)))
+    )
+
+
+def coverage_view(coverages: list[dict | None]) -> CoverageView | None:
+    """The heat map of the campaigns' coverage (findings.json ``coverage``,
+    :mod:`conformance.fuzz.coverage`'s format): counts summed over runs, a cell
+    meaningful when any run says so. None when no run has coverage."""
+    held = [c for c in coverages if isinstance(c, dict) and isinstance(c.get("tables"), dict)]
+    if not held:
+        return None
+    counts: dict[str, Counter] = defaultdict(Counter)
+    meaningful: dict[str, dict] = defaultdict(dict)  # table -> its meaningful keys, in order
+    values: dict[str, dict[str, list]] = defaultdict(dict)
+    for content in held:
+        for table, part in content["tables"].items():
+            for key, known in (part.get("values") or {}).items():
+                seen = values[table].setdefault(key, [])
+                seen += [str(v) for v in known if str(v) not in seen]
+            for cell in part.get("cells") or []:
+                key = tuple(map(str, cell.get("key") or ()))
+                counts[table][key] += int(cell.get("count") or 0)
+                if cell.get("meaningful"):
+                    meaningful[table][key] = True
+
+    def cells(table: str, keys: list[tuple]) -> list[HeatCell]:
+        most = max(counts[table].values(), default=0)
+        return [
+            HeatCell(
+                key, counts[table][key], key in meaningful[table], _level(counts[table][key], most)
+            )
+            for key in keys
+        ]
+
+    ops = []
+    grid = values.get("dtypes", {})
+    all_ops = list(
+        dict.fromkeys(
+            [*grid.get("op", []), *(v for table in values.values() for v in table.get("op", []))]
+        )
+    )
+    for op in all_ops:
+        variants = list(grid.get("variant", []))
+        dtype_rows = [
+            (dtype, cells("dtypes", [(op, variant, dtype) for variant in variants]))
+            for dtype in grid.get("dtype", [])
+        ]
+        rows = []
+        for table, (label, part) in _COVERAGE_ROWS.items():
+            names = values.get(table, {}).get(part, [])
+            if names:
+                rows.append(
+                    (label, list(zip(names, cells(table, [(op, n) for n in names]), strict=True)))
+                )
+        ops.append(OpCoverage(op, variants, dtype_rows, rows))
+    cold = [
+        " ".join(key)
+        for table, keys in meaningful.items()
+        for key in keys
+        if not counts[table][key]
+    ]
+    return CoverageView(
+        examples=sum(int(c.get("examples") or 0) for c in held),
+        reached=sum(1 for table, keys in meaningful.items() for key in keys if counts[table][key]),
+        meaningful=sum(len(keys) for keys in meaningful.values()),
+        max_elements=sorted({c["max_elements"] for c in held if "max_elements" in c}),
+        ops=ops,
+        cold=cold,
+    )
 
 
 def _class_key(found: dict) -> GroupKey:

@@ -12,6 +12,7 @@ it, so no escape sequence, carriage return or backspace reaches the terminal.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,7 +27,7 @@ from conformance.gate.check import FIXED_EVIDENCE, Gate
 from conformance.report.diff import Diff, comparable
 
 if TYPE_CHECKING:  # the fuzz package (and Hypothesis) only when fuzzing
-    from conformance.fuzz.campaign import Campaign, Status
+    from conformance.fuzz.campaign import Status
 
 
 def safe(text, lines: bool = False) -> str:
@@ -535,51 +536,153 @@ def fuzz_header(runtimes: list[str], budget: float, seed: int, elements: int, ou
     )
 
 
-def campaign_lines(campaign: Campaign, results: int) -> list[str]:
-    """What a finished campaign found: its pace, and its classes by family."""
-    rate = campaign.examples / campaign.fuzz_s if campaign.fuzz_s else 0.0
+BUGS_SHOWN = 60  # bugs listed at the end of a campaign (two lines each)
+BUG_WIDTH = 150  # characters of a bug's line, its cause cut to fit
+COLD_SHOWN = 12  # cold coverage cells named
+
+
+def campaign_lines(findings: dict, records: int, folder: Path | None = None) -> list[str]:
+    """What a finished campaign found, from its findings.json content: its
+    pace, then its bugs (two lines each: what, and where its smallest
+    reproducer is), then one line of coverage. A findings.json without bugs
+    (format 1) lists its classes by family instead. ``records`` is the
+    number of results; ``folder`` the campaign's folder, to show the
+    reproducers' folders as typed here (else relative to it)."""
+    classes = findings.get("classes") or []
+    bugs = findings.get("bugs")
+    shrink_s = sum((found.get("shrink") or {}).get("seconds", 0) for found in classes)
+    skipped = findings.get("skipped") or 0
     lines = [
-        f"{campaign.examples} examples in {campaign.elapsed():.0f} s ({rate:.1f} examples/s "
-        f"while fuzzing; {campaign.shrink_s:.0f} s shrinking), {results} results, "
-        f"{len(campaign.classes)} discrepancy classes"
-        + (f", {campaign.skipped} runs skipped" if campaign.skipped else "")
+        safe(
+            f"{findings.get('examples', 0)} examples in {findings.get('elapsed_s', 0):.0f} s "
+            f"({findings.get('examples_per_s', 0):.1f} examples/s while fuzzing; "
+            f"{shrink_s:.0f} s shrinking), {records} results, "
+            + (f"{_plural(len(bugs), 'bug')} in " if bugs is not None else "")
+            + f"{len(classes)} discrepancy classes"
+            + (f", {skipped} runs skipped" if skipped else "")
+        )
     ]
-    if campaign.classes:
+    if bugs:
+        lines.append("bugs by runtime and kind (classes, hits, first found; dtypes):")
+        lines += bug_lines(findings, folder)
+    elif classes and bugs is None:
         lines.append("discrepancy classes by runtime, kind and op:")
-        lines += fuzz_families(campaign)
+        lines += fuzz_families(findings, folder)
+    said = coverage_line(findings.get("coverage"))
+    if said:
+        lines.append(said)
     return lines
 
 
-def fuzz_families(campaign: Campaign) -> list[str]:
-    """One line per (runtime, kind, op): classes often share a cause (one dtype
-    refused in every variant and opset), so the terminal shows families with
-    their dtypes, and findings.json every class."""
-    families: dict[tuple, list] = {}
-    for found in campaign.classes.values():
-        sig = found.signature
-        families.setdefault((sig.runtime, sig.kind, sig.op), []).append(found)
+def _bug_order(bug: dict) -> tuple:
+    kind = bug.get("kind", "")
+    return (
+        str(bug.get("runtime", "")),
+        KINDS.index(kind) if kind in KINDS else len(KINDS),
+        str(bug.get("op", "")),
+        -(bug.get("hits") or 0),
+    )
+
+
+def bug_lines(findings: dict, folder: Path | None = None, limit: int = BUGS_SHOWN) -> list[str]:
+    """Two lines per bug, by runtime, then kind (as the judge orders kinds),
+    op, most hits first: the bug, and its smallest reproducer's folder."""
+    classes = {found.get("number"): found for found in findings.get("classes") or []}
+    bugs = sorted(findings.get("bugs") or [], key=_bug_order)
     lines = []
-    for (runtime, kind, op), members in sorted(families.items()):
-        first = min(members, key=lambda m: m.first_found_s)
-        dtypes = sorted({m.signature.dtype for m in members})
-        shrunk = [m for m in members if m.shrunk]
-        smallest = min(
-            shrunk or members, key=lambda m: m.example.data.size + m.example.indices.size
+    for bug in bugs[:limit]:
+        count = len(bug.get("classes") or [])
+        store = {"new": "; new to the store", "known": "; in the store"}.get(bug.get("store"), "")
+        first = bug.get("first_found_s")
+        runtime, kind, op = (str(bug.get(name) or "?") for name in ("runtime", "kind", "op"))
+        head = safe(f"  {runtime:12} {kind:17} {op:15} ")
+        tail = safe(
+            f" ({_plural(count, 'class', 'classes')}, {bug.get('hits', 0)} hits, "
+            + (f"{first:.1f} s" if isinstance(first, int | float) else "?")
+            + f"; {' '.join(bug.get('dtypes') or [])}{store})"
         )
-        hits = sum(m.hits for m in members)
-        folder = Path(smallest.files.get("repro", "")).parent
+        # The cause gives way first: the counts and dtypes stay on the line.
+        cause = _cut(_first_line(bug.get("cause")), max(30, BUG_WIDTH - len(head) - len(tail)))
+        lines.append(head + cause + tail)
+        smallest = classes.get(bug.get("reproducer"))
+        repro = ((smallest or {}).get("files") or {}).get("repro")
+        if repro:
+            where = Path(repro).parent
+            shown_at = shown(folder / where) if folder is not None else str(where)
+            state = "shrunk" if smallest.get("shrunk") else "not shrunk yet"
+            lines.append(safe(f"      {shown_at}/ (case.yaml, repro.py; {state})"))
+        else:
+            lines.append("      (no reproducer written yet)")
+    if len(bugs) > limit:
+        lines.append(f"  ... {len(bugs) - limit} more bugs in findings.json")
+    return lines
+
+
+def _first_line(text) -> str:
+    """A cause on one line (a runtime's message may hold several)."""
+    return " ".join(str(text or "").split())
+
+
+def coverage_line(coverage: dict | None) -> str | None:
+    """``coverage: 187 of 197 cells reached; cold: Gather axis_lengths >=256, ...``
+    from findings.json's coverage (conformance.fuzz.coverage), or None without one."""
+    if not coverage or "tables" not in coverage:
+        return None
+    cold = [
+        " ".join(map(str, cell["key"]))
+        for table in coverage["tables"].values()
+        for cell in table.get("cells", [])
+        if cell.get("meaningful") and not cell.get("count")
+    ]
+    line = (
+        f"coverage: {coverage.get('reached', 0)} of {coverage.get('meaningful', 0)} cells "
+        f"reached in {coverage.get('examples', 0)} examples"
+    )
+    if cold:
+        more = f", … ({len(cold) - COLD_SHOWN} more)" if len(cold) > COLD_SHOWN else ""
+        line += f"; cold: {', '.join(cold[:COLD_SHOWN])}{more}"
+    return safe(line)
+
+
+def fuzz_families(findings: dict, folder: Path | None = None) -> list[str]:
+    """One line per (runtime, kind, op) of a findings.json without bugs
+    (format 1): classes often share a cause (one dtype refused in every variant
+    and opset), so the terminal shows families with their dtypes, and
+    findings.json every class."""
+    families: dict[tuple, list] = {}
+    for found in findings.get("classes") or []:
+        sig = found.get("signature") or {}
+        families.setdefault((sig.get("runtime"), sig.get("kind"), sig.get("op")), []).append(found)
+    lines = []
+    for (runtime, kind, op), members in sorted(
+        families.items(), key=lambda f: tuple(map(str, f[0]))
+    ):
+        first = min(m.get("first_found_s", 0) for m in members)
+        dtypes = sorted({str((m.get("signature") or {}).get("dtype")) for m in members})
+        shrunk = [m for m in members if m.get("shrunk")]
+        smallest = min(shrunk or members, key=_class_size)
+        hits = sum(m.get("hits", 0) for m in members)
+        where = Path((smallest.get("files") or {}).get("repro", "")).parent
         lines.append(  # two lines, each made safe: a name's newline must not start a third
             safe(
-                f"  {runtime:12} {kind:17} {op:15} {len(members):4d} classes {hits:5d} "
-                f"hits, first at {first.first_found_s:.1f} s, {len(shrunk)} shrunk; "
+                f"  {runtime!s:12} {kind!s:17} {op!s:15} {len(members):4d} classes {hits:5d} "
+                f"hits, first at {first:.1f} s, {len(shrunk)} shrunk; "
                 f"dtypes: {' '.join(dtypes)}"
             )
             + "\n"
             + safe(
-                f"      smallest: {shown(campaign.options.out_dir / folder)}/ (case.yaml, repro.py)"
+                f"      smallest: {shown(folder / where) if folder is not None else where}/ "
+                "(case.yaml, repro.py)"
             )
         )
     return lines
+
+
+def _class_size(found: dict) -> int:
+    """Elements of a class's input, as findings.json describes it."""
+    case = found.get("case") or {}
+    shapes = [(case.get(part) or {}).get("shape") for part in ("data", "indices")]
+    return sum(math.prod(shape) for shape in shapes if shape is not None)
 
 
 def _places(places: list[str]) -> str:
