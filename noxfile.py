@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import socket
 import subprocess
 import time
 import tomllib
@@ -133,6 +135,72 @@ def fuzz(session: nox.Session) -> None:
         "conformance", "fuzz", "--time-budget", "60", "--seed", "1", "--out", "reports/fuzz",
         *session.posargs,
     )  # fmt: skip
+
+
+@nox.session(name="fuzz-fleet", python=PYTHON, default=False)
+def fuzz_fleet(session: nox.Session) -> None:
+    """Two shards of one campaign sharing a regression store on a real Redis
+    server, then the nightly replay of that store, into reports/fleet/.
+
+    Starts `redis-server` (Debian's package) on a free loopback port, runs
+    `conformance fuzz --shard 1/2` and `--shard 2/2` at the same time (60 s,
+    seed 1, onnxruntime and openvino) with `--store redis://...`, prints the
+    union of their bugs and who shrank each (a bug is shrunk by one shard
+    only), then `conformance fuzz replay` on the store. Arguments after `--`
+    go to both shards (`nox -s fuzz-fleet -- --time-budget 300`).
+    """
+    _install(session, "-e", ".[onnxruntime,openvino,redis]")
+    if shutil.which("redis-server") is None:
+        session.error("redis-server is not installed (Debian: apt-get install redis-server)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    out = Path("reports/fleet")
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(out)],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    store = f"redis://127.0.0.1:{port}/0"
+    conformance = str(Path(session.bin) / "conformance")
+    try:
+        time.sleep(0.5)
+        shards = []
+        for i in (1, 2):
+            command = [conformance, "fuzz", "--runtime", "onnxruntime", "openvino",
+                       "--time-budget", "60", "--seed", "1", "--shard", f"{i}/2",
+                       "--store", store, "--no-progress", "--out", str(out / f"shard-{i}"),
+                       *session.posargs]  # fmt: skip
+            shards.append(subprocess.Popen(command, env={**os.environ, **session.env}))
+        codes = [shard.wait() for shard in shards]
+        if any(code not in (0, 1) for code in codes):
+            session.error(f"a shard exited {codes}")
+        bugs: dict[str, dict] = {}
+        for i in (1, 2):
+            findings = json.loads((out / f"shard-{i}" / "findings.json").read_text())
+            for bug in findings["bugs"]:
+                seen = bugs.setdefault(bug["id"], {**bug, "shards": set(), "shrinkers": set()})
+                seen["shards"].add(i)
+                if bug["shrunk_by"]:
+                    seen["shrinkers"].add(bug["shrunk_by"])
+        session.log(f"{len(bugs)} bugs in the union of the two shards:")
+        for bug_id, bug in bugs.items():
+            shards_of = "+".join(map(str, sorted(bug["shards"])))
+            shrinkers = ", ".join(sorted(bug["shrinkers"])) or "not shrunk"
+            what = f"{bug['runtime']} {bug['kind']} {bug['op']}: {bug['cause'][:60]}"
+            session.log(f"  {bug_id} {what} (shards {shards_of}; shrunk by {shrinkers})")
+        twice = [bug_id for bug_id, bug in bugs.items() if len(bug["shrinkers"]) > 1]
+        if twice:
+            session.error(f"shrunk by both shards: {', '.join(twice)}")
+        session.run(
+            "conformance", "fuzz", "replay", "--store", store, "--runtime", "onnxruntime",
+            "openvino", "--out", str(out / "replay"), success_codes=[0, 1],
+        )  # fmt: skip
+    finally:
+        server.kill()
+        server.wait()
 
 
 @nox.session(python=PYTHON, default=False)

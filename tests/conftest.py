@@ -15,6 +15,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
+# Fuzz campaigns (in-process and the CLI's processes) use no regression store
+# unless a test gives one: the default, the user's cache folder, would carry
+# bugs from one test (and one run of the suite) to the next.
+os.environ["CONFORMANCE_FUZZ_STORE"] = "off"
 CASES = REPO / "cases"
 SPECS = REPO / "specs"
 

@@ -93,7 +93,8 @@ def test_signature_slug_is_a_safe_file_name():
 def _found(made: Example, runtime="openvino", kind="value_mismatch") -> FoundClass:
     verdict = oracle.verdict(made.op, made.opset, made.data, made.indices, made.axis)
     clause = None if verdict.valid else verdict.violation.clause
-    return FoundClass(1, signature_of(made, runtime, kind, clause), 0.5, made, verdict)
+    signature = signature_of(made, runtime, kind, clause)
+    return FoundClass(1, signature, "b-000000000000", 0.5, made, verdict)
 
 
 def _bits(array: np.ndarray) -> bytes:

@@ -1,8 +1,12 @@
 """``conformance fuzz``: a time-boxed campaign (:mod:`conformance.fuzz.campaign`)
-that finds, classifies and shrinks discrepancies, then the gate and the report."""
+that finds, classifies and shrinks discrepancies, then the gate and the report;
+``conformance fuzz replay``: the regression store's bugs on the current targets
+(:mod:`conformance.fuzz.replay`), then the gate and the report."""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from pathlib import Path
 
@@ -10,10 +14,12 @@ from rich.live import Live
 from rich.text import Text
 
 from conformance.cli import exits, finish, inputs, options, progress
-from conformance.engine import records
+from conformance.engine import files, records
 from conformance.engine.records import FINDINGS
-from conformance.fuzz import strategies
+from conformance.engine.run import Options, Run
+from conformance.fuzz import replay, strategies
 from conformance.fuzz.campaign import Campaign, CampaignOptions, Status
+from conformance.fuzz.store import Store, open_store
 from conformance.report import terminal
 
 
@@ -26,11 +32,80 @@ def add_parser(commands) -> None:
         "into classes by signature (runtime, op, outcome kind, dtype, variant, opset, broken "
         "clause, index and shape features). Each new class is shrunk with Hypothesis and "
         "saved under DIR/classes/ (case.yaml, model.onnx, inputs.npz, repro.py); "
-        "DIR/findings.json lists them and DIR/results.jsonl holds every result.",
+        "DIR/findings.json lists them and DIR/results.jsonl holds every result. Classes "
+        "are gathered into bugs (root causes); each bug's smallest reproducer goes into the "
+        "regression store (--store), which `conformance fuzz replay` runs again.",
         epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),
     )
     _add_arguments(fuzz)
     fuzz.set_defaults(func=command)
+    actions = fuzz.add_subparsers(dest="fuzz_action", metavar="ACTION")
+    again = actions.add_parser(
+        "replay",
+        help="run every bug of the regression store on the current targets: still there, "
+        "fixed or changed",
+        description="Run each stored bug's smallest reproducer (in its variant) on the current "
+        "targets and say, for each bug, whether it is still there, fixed, changed (another "
+        "discrepancy) or not run (its runtime is not a target). The results are gated as a "
+        "run's: the nightly job after a runtime upgrade. DIR/replay.json lists the bugs, "
+        "DIR/replay/ their case files.",
+        epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),
+    )
+    options.add_runtime(again)
+    _add_store(again, required=True)
+    again.add_argument(
+        "--out", type=Path, metavar="DIR", help="output folder (default reports/replay-<time>)"
+    )
+    options.add_jobs(again)
+    again.add_argument(
+        "--timeout",
+        type=options.positive_seconds,
+        default=None,
+        metavar="S",
+        help="seconds per job (default: each runtime's, as in run)",
+    )
+    options.add_gate(again)
+    finish.add_output(again)
+    again.set_defaults(func=replay_command)
+
+
+STORE_ENV = "CONFORMANCE_FUZZ_STORE"
+NO_STORE = "off"
+
+
+def default_store() -> str:
+    """$CONFORMANCE_FUZZ_STORE, else the user's cache folder (so that every
+    campaign remembers what earlier ones found, with no option given)."""
+    given = os.environ.get(STORE_ENV)
+    if given:
+        return given
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "onnx-gather-conformance", "fuzz-store")
+
+
+def _add_store(parser, required: bool = False) -> None:
+    where = "a folder, or redis://HOST:PORT/DB for a store a fleet of shards shares"
+    parser.add_argument(
+        "--store",
+        required=required,
+        default=None,
+        metavar="DIR|URL",
+        help=f"the regression store: {where}"
+        + (
+            ""
+            if required
+            else f" (default ${STORE_ENV}, else ~/.cache/onnx-gather-conformance/fuzz-store; "
+            f"'{NO_STORE}': none). A campaign replays the store's bugs first, shrinks only "
+            "bugs no shard has claimed, and stores each one's smallest reproducer"
+        ),
+    )
+
+
+def _open_store(spec: str | None, out: Path) -> Store | None:
+    spec = spec or default_store()
+    if spec == NO_STORE:
+        return None
+    return open_store(spec, spool=out / "store-spool")
 
 
 def _add_arguments(parser) -> None:
@@ -38,12 +113,11 @@ def _add_arguments(parser) -> None:
     parser.add_argument(
         "--time-budget",
         type=options.positive_seconds,
-        required=True,
         metavar="SECONDS",
-        help="how long the campaign runs, shrinking included",
+        help="how long the campaign runs, shrinking included (required)",
     )
     parser.add_argument(
-        "--seed", type=int, required=True, metavar="N", help="the campaign's seed (deterministic)"
+        "--seed", type=int, metavar="N", help="the campaign's seed (deterministic; required)"
     )
     parser.add_argument(
         "--out", type=Path, metavar="DIR", help="output folder (default reports/fuzz-<time>)"
@@ -66,6 +140,7 @@ def _add_arguments(parser) -> None:
         help="seconds per example and runtime (default 2; a healthy runtime takes milliseconds)",
     )
     options.add_shard(parser, "shards draw different examples from the same seed")
+    _add_store(parser)
     parser.add_argument(
         "--no-progress",
         action="store_true",
@@ -77,6 +152,12 @@ def _add_arguments(parser) -> None:
 
 def command(args) -> int:
     err = options.stderr()
+    missing = [flag for flag, value in (("--time-budget", args.time_budget), ("--seed", args.seed))
+               if value is None]  # fmt: skip
+    if missing:  # not argparse's `required`: `fuzz replay` has neither
+        err.print(f"conformance fuzz: the following arguments are required: "
+                  f"{', '.join(missing)}", markup=False)  # fmt: skip
+        return exits.USAGE
     try:  # $CONFORMANCE_MAX_ELEMENTS, when --max-elements does not say
         max_elements = args.max_elements or strategies.max_elements()
     except ValueError as error:
@@ -87,6 +168,7 @@ def command(args) -> int:
     if baselines is None:
         return exits.USAGE
     out = args.out or options.default_out("fuzz")
+    store = _open_store(args.store, out)
     settings = CampaignOptions(
         runtimes=runtimes,
         time_budget=args.time_budget,
@@ -98,6 +180,7 @@ def command(args) -> int:
         timeout=args.timeout,
         shard=args.shard,
         pack=args.pack,
+        store=store,
     )
     live = not args.no_progress and err.is_terminal
     display = Live(Text("starting workers..."), console=err, refresh_per_second=4, transient=True)
@@ -112,17 +195,59 @@ def command(args) -> int:
     names = [t.name or t.adapter for t in runtimes]
     header = terminal.fuzz_header(names, args.time_budget, args.seed, max_elements, out)
     err.print(header, markup=False)
+    if store is not None:
+        err.print(f"store: {store.location}", markup=False)
     campaign = Campaign(settings, command=["conformance", *sys.argv[1:]], on_status=on_status)
     if live:
         with display:
             run = campaign.execute()
     else:
         run = campaign.execute()
+    if store is not None:
+        store.close()
     summary = run.summary
-    print("\n".join(terminal.campaign_lines(campaign, summary.records)))
+    findings = json.loads((out / FINDINGS).read_text(encoding="utf-8"))
+    print("\n".join(terminal.campaign_lines(findings, summary.records, out)))
     print(terminal.path_line("findings:", out / FINDINGS, 9))
     written = records.read_folder(out)  # once, for the gate and the report
     return finish.finish(
         summary, written, baselines, args, err,
         decides=True, kept="the results and classes found so far", label_width=9,
+    )  # fmt: skip
+
+
+def replay_command(args) -> int:
+    """``conformance fuzz replay``: the store's bugs on the current targets, gated."""
+    err = options.stderr()
+    runtimes = options.chosen_runtimes(args)
+    baselines = inputs.load_baselines(args, runtimes, err)
+    if baselines is None:
+        return exits.USAGE
+    out = args.out or options.default_out("replay")
+    store = _open_store(args.store, out)
+    with store:
+        entries = store.entries()
+    if not entries:
+        err.print(f"the store {store.location} holds no bug to replay", markup=False)
+        return exits.USAGE
+    engine = Options(
+        runtimes=runtimes,
+        workers=options.workers(args.jobs, runtimes),
+        workers_chosen="auto" if args.jobs == "auto" else "given",
+        timeout=args.timeout,
+    )
+    command_line = ["conformance", *sys.argv[1:]]
+    header = {"replay": {"store": store.location, "bugs": len(entries)}}
+    err.print(f"replaying {len(entries)} bugs of {store.location} -> {out}/", markup=False)
+    with Run(out, engine, command_line, header) as run:
+        replayed = replay.replay(run, entries, out)
+        versions = {name: about.get("version") for name, about in run.pool.info.items()}
+        content = {"store": store.location, "versions": versions,
+                   "bugs": [item.to_json() for item in replayed]}  # fmt: skip
+        files.write_json(out / replay.REPLAY_JSON, content)
+    print("\n".join(terminal.replay_lines(content)))
+    written = records.read_folder(out)
+    return finish.finish(
+        run.summary, written, baselines, args, err,
+        decides=True, kept="the results replayed so far", label_width=9,
     )  # fmt: skip

@@ -413,7 +413,15 @@ GATE_SPEC = _Object(  # what the report shows of a run's gate.json (every gate.j
                              {"new_results": _List(_List(TEXT)), "known": _List(_ENTRY)}))},
 )  # fmt: skip
 FINDINGS_SPEC = _Object(
-    optional={"classes": _List(_Object(
+    optional={"bugs": _List(_Object(
+        {"id": TEXT, "runtime": TEXT, "kind": TEXT, "op": TEXT, "cause": TEXT,
+         "classes": _List(COUNT)},
+        {"mechanism": _Map(ANY), "hits": COUNT, "reproducer": _Nullable(COUNT),
+         "dtypes": _List(TEXT), "variants": _List(TEXT), "shrunk_by": _Nullable(TEXT),
+         "store": _Nullable(TEXT), "first_found_s": NUMBER})),
+        "coverage": _Nullable(_Object(optional={"reached": COUNT, "meaningful": COUNT,
+                                                "tables": _Map(_Map(ANY))})),
+        "classes": _List(_Object(
         {"signature": _Object({"runtime": TEXT, "op": TEXT, "kind": TEXT, "dtype": TEXT,
                                "variant": TEXT, "opset": WHOLE, "violation": _Nullable(TEXT),
                                "features": _List(TEXT)}, closed=True)},  # a Signature's fields

@@ -50,7 +50,7 @@ from conformance.engine import files, models, records, tensors
 from conformance.tables import decisions, dtypes
 from conformance.tables.features import FEATURES
 
-FORMAT = 1
+FORMAT = 2  # 2: bugs, coverage, replay and store; classes gained number and bug
 FINDINGS = records.FINDINGS
 CLASSES = "classes"
 
@@ -225,6 +225,8 @@ def _describe(found) -> dict:
     example, verdict = found.example, found.verdict
     inputs = found.files.get("inputs", "")
     content = {
+        "number": found.number,
+        "bug": found.bug,
         "signature": found.signature.to_json(),
         "id": found.signature.slug,
         "first_found_s": found.first_found_s,
@@ -253,9 +255,32 @@ def _describe(found) -> dict:
     return content
 
 
+def bug_json(campaign, bug) -> dict:
+    """A bug's findings.json entry (and its description in the store)."""
+    cause = bug.cause
+    return {
+        "id": bug.id,
+        "runtime": cause.runtime,
+        "kind": cause.kind,
+        "op": cause.op,
+        "cause": cause.text,
+        "mechanism": cause.to_json(),
+        "classes": list(bug.classes),
+        "hits": bug.hits,
+        "first_found_s": bug.first_found_s,
+        "reproducer": bug.reproducer,
+        "dtypes": sorted(bug.dtypes),
+        "variants": sorted(bug.variants),
+        "shrunk_by": bug.shrunk_by,
+        "store": bug.store,
+    }
+
+
 def write_findings(campaign) -> None:
     options = campaign.options
     elapsed = campaign.elapsed() if campaign._started else 0.0
+    store = options.store
+    coverage = getattr(campaign, "coverage", None)
     content = {
         "format": FORMAT,
         "seed": options.seed,
@@ -267,8 +292,15 @@ def write_findings(campaign) -> None:
         "max_elements": options.max_elements,
         "runtimes": campaign.runtimes,
         "features": FEATURES,
+        "shard": list(options.shard),
+        "store": None if store is None else {
+            "location": store.location, "warnings": list(campaign.store_warnings),
+        },
+        "replay": [replayed.to_json() for replayed in campaign.replayed],
+        "bugs": [bug_json(campaign, bug) for bug in campaign.bugs.values()],
+        "coverage": coverage.to_json() if coverage is not None else None,
         "classes": [class_json(found) for found in campaign.classes.values()],
-    }
+    }  # fmt: skip
     _write_json(options.out_dir / FINDINGS, content)
 
 

@@ -27,6 +27,22 @@ before any of its jobs started is not counted; one it stopped half way gets a
 "not run" record for each runtime it did not reach
 (:meth:`conformance.engine.schedule.Schedule.not_run`).
 
+Bugs first (:mod:`conformance.fuzz.bugs`): every discrepancy has a cause
+(the bug: runtime, kind, operator and mechanism) besides its class; a class
+is a (signature, bug) pair, so it never mixes two mechanisms, and a bug
+gathers its classes. Only a bug's first class is shrunk (the rest keep the
+example that found them), and only by the shard that claims the bug in the
+regression store (:mod:`conformance.fuzz.store`), which then holds the bug's
+smallest reproducer for later campaigns (``conformance fuzz replay``). A
+campaign on a store that already holds bugs replays them first: a bug still
+there is not shrunk again.
+
+A pack's discrepancy is re-run alone (the one-node model is the authority)
+for the first :attr:`CampaignOptions.confirm_alone` discrepancies of each bug
+only; after that the record keeps what the pack showed (``confirmed: false``,
+its note saying the verdict rests on the pack): the hundredth example of a
+confirmed bug costs no compile of its own.
+
 The engine's options are derived from the campaign's in one place,
 :meth:`CampaignOptions.engine`; the folder is written only under the run's
 lock (a campaign refused by it leaves the folder alone), and a campaign whose
@@ -49,12 +65,15 @@ from hypothesis.errors import HypothesisException
 
 from conformance import oracle
 from conformance.cases.check import DEFAULT_CASE_MEMORY, OverMemory, verdict_of
+from conformance.cases.model import Case
 from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, Outcome
 from conformance.engine.pool import DEFAULT_WORKER_MEMORY, EngineError
 from conformance.engine.run import Options, Run
-from conformance.fuzz import artifacts, strategies
+from conformance.fuzz import artifacts, coverage, replay, strategies
+from conformance.fuzz.bugs import Cause, cause_of
 from conformance.fuzz.signature import Signature, features, signature_of
+from conformance.fuzz.store import Entry, Store
 from conformance.fuzz.strategies import Example
 
 EXPENSIVE = frozenset({"crash", "timeout"})  # kinds that cost a worker restart
@@ -79,6 +98,8 @@ class CampaignOptions:
     batch_size: int = 16  # jobs per message to a worker (fewer than run's: rounds are short)
     worker_memory: int = DEFAULT_WORKER_MEMORY  # resident bytes a worker may reach
     case_memory: int = DEFAULT_CASE_MEMORY  # the memory guard, in rounds and in shrinking
+    store: Store | None = None  # the regression store (None: none)
+    confirm_alone: int = 2  # discrepancies per bug re-run alone before packs are trusted
 
     def engine(self) -> Options:
         """The engine's options (:class:`conformance.engine.run.Options`): each
@@ -111,6 +132,7 @@ class NothingRan(EngineError):
 class FoundClass:
     number: int
     signature: Signature
+    bug: str  # its bug's id (Cause.id)
     first_found_s: float
     example: Example  # the example that found it, then the shrunk one
     verdict: oracle.Verdict
@@ -120,6 +142,27 @@ class FoundClass:
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # runtime -> outcome
     files: dict[str, str] = field(default_factory=dict)
     described: dict | None = None  # findings.json entry but hits, kept until the class changes
+
+
+@dataclass
+class Bug:
+    """One root cause and the classes it gathers (findings.json ``bugs``)."""
+
+    cause: Cause
+    classes: list[int]  # class numbers, in discovery order
+    first_found_s: float
+    hits: int = 0
+    dtypes: set[str] = field(default_factory=set)
+    variants: set[str] = field(default_factory=set)
+    shrunk_by: str | None = None  # the shard that shrank it (this campaign's or another)
+    store: str | None = None  # "new": stored by this campaign, "known": the store held it
+    confirmed: int = 0  # its discrepancies re-run alone so far (CampaignOptions.confirm_alone)
+    claimed: bool = False  # this shard shrinks it (it won the store's claim, or there is no store)
+    reproducer: int | None = None  # the class holding its smallest reproducer
+
+    @property
+    def id(self) -> str:
+        return self.cause.id
 
 
 @dataclass
@@ -133,6 +176,7 @@ class Status:
     classes: int
     skipped: int
     shrinking: str | None  # the slug being shrunk, if any
+    bugs: int = 0
 
     @property
     def examples_per_s(self) -> float:
@@ -153,7 +197,11 @@ class Campaign:
         self.options = options
         self.command = command
         self.on_status = on_status
-        self.classes: dict[Signature, FoundClass] = {}
+        self.classes: dict[tuple[Signature, str], FoundClass] = {}  # (signature, bug id) ->
+        self.bugs: dict[str, Bug] = {}  # bug id -> bug, in discovery order
+        self.replayed: list[replay.Replayed] = []  # the store's bugs, replayed first
+        self.coverage = coverage.Coverage(options.max_elements)  # what the examples reached
+        self.store_warnings: list[str] = []
         self.examples = 0  # examples with a result, or skipped on every runtime
         self.skipped = 0
         self.drawn = 0  # examples drawn (their case ids are fuzz-1, fuzz-2...)
@@ -167,6 +215,7 @@ class Campaign:
         self.run: Run | None = None
         self.runtimes: list[str] = []  # the pool's names, once it started
         self.stopping = False  # Ctrl-C was pressed
+        self._confirming: dict[str, int] = {}  # bug id -> confirmations asked before it was found
 
     # -- the campaign ---------------------------------------------------------
     def execute(self) -> Run:
@@ -191,16 +240,25 @@ class Campaign:
                 try:
                     self._fuzz()
                 finally:
+                    self._store_unshrunk()
                     artifacts.write_findings(self)  # also after a second Ctrl-C
         finally:
             if main:
                 signal.signal(signal.SIGINT, previous)
         return self.run
 
+    @property
+    def shard(self) -> str:
+        """This campaign's name in the store and in findings.json (``shrunk_by``):
+        its shard and its run's id, so that two campaigns never share a claim."""
+        return "{}/{}@{}".format(*self.options.shard, self.run.run_id)
+
     def _fuzz(self) -> None:
         self.runtimes = self.run.pool.runtimes
         self._started = time.monotonic()
         artifacts.write_findings(self)
+        if self.options.store is not None:
+            self._replay_store()
         source = self._examples()
         while self._left() > 0:
             began = time.monotonic()
@@ -216,6 +274,18 @@ class Campaign:
                 f"the time budget ({self.options.time_budget:g} s) ran out before any example "
                 "ran: nothing was judged; give a longer --time-budget"
             )
+
+    def _replay_store(self) -> None:
+        """The store's bugs, replayed before fuzzing: each one still there is
+        known (it is not shrunk again), and findings.json says which are
+        fixed or changed."""
+        store = self.options.store
+        entries = store.entries()
+        self._store_warnings(store)
+        if not entries:
+            return
+        self.replayed = replay.replay(self.run, entries, self.options.out_dir, self._deadline())
+        artifacts.write_findings(self)
 
     def _interrupt(self, signum, frame) -> None:
         """Ctrl-C: finish the round in flight, save, stop. A KeyboardInterrupt
@@ -245,16 +315,23 @@ class Campaign:
                     classes=len(self.classes),
                     skipped=self.skipped,
                     shrinking=shrinking,
+                    bugs=len(self.bugs),
                 )
             )
 
     def _examples(self) -> Iterator[Example]:
-        """Examples forever, in batches of ``round_size`` with derived seeds."""
-        strategy = strategies.examples(max_elements=self.options.max_elements)
+        """Examples forever, in batches of ``round_size`` with derived seeds.
+        Each batch has a key (:func:`conformance.fuzz.coverage.next_key`: op,
+        opset, variant, data and index dtype), chosen toward the coverage
+        cells still cold; most of its examples are valid at that key, so that
+        they share packed models (and sessions) on every runtime."""
         batch = 0
         drawn: list[Example] = []
+        keys = random.Random(_derive(self.options.seed, _stream(self.options.shard) + "/keys", 0))
         while True:
             drawn.clear()
+            key = coverage.next_key(self.coverage, keys)
+            strategy = coverage.round_strategy(self.coverage, key, self.options.max_elements)
 
             @seed(_derive(self.options.seed, _stream(self.options.shard), batch))
             @settings(
@@ -280,7 +357,6 @@ class Campaign:
             batch += 1
 
     def _one_round(self, source: Iterator[Example]) -> None:
-        items = []
         self._round = {}
         self._round_outcomes: dict[str, dict[str, Outcome]] = {}
         # Near the end, rounds shrink to what the rate says still fits.
@@ -288,6 +364,7 @@ class Campaign:
         size = self.options.round_size
         if rate:
             size = max(4, min(size, int(rate * self._left())))
+        drawn: list[tuple[Example, Case]] = []
         for _ in range(size):
             if self._left() <= 0:
                 break
@@ -296,15 +373,37 @@ class Campaign:
                 break
             self.drawn += 1
             case = example.as_case(f"fuzz-{self.drawn}")
-            key = _cost_key(example)
-            runtimes = [rt for rt in self.run.pool.runtimes if not self._hopeless(key, rt)]
-            skipped = len(self.run.pool.runtimes) - len(runtimes)
-            if runtimes:
-                self._uncounted[case.id] = skipped  # counted at its first result
-            else:  # skipped everywhere: no result to wait for
-                self._count(skipped)
             self._round[case.id] = example
-            items.append((case, [example.variant], runtimes))
+            drawn.append((example, case))
+        # Inputs of a kind some runtime has not been seen on twice go first, two
+        # of each: the skip rule then knows, for the rest of the round, where a
+        # runtime crashes or hangs on everything (a round of 64 inputs that
+        # each hang cost 64 timeouts, not 2).
+        probes, rest, probing = [], [], Counter()
+        for example, case in drawn:
+            key = _cost_key(example)
+            unknown = any(sum(self._seen[key][rt].values()) < 2 for rt in self.runtimes)
+            if unknown and probing[key] < 2:
+                probing[key] += 1
+                probes.append((example, case))
+            else:
+                rest.append((example, case))
+        for part in (probes, rest):
+            if part and not self.stopping:
+                self._drive([self._item(example, case) for example, case in part])
+
+    def _item(self, example: Example, case: Case) -> tuple:
+        """The example's run on every runtime the skip rule does not spare it."""
+        key = _cost_key(example)
+        runtimes = [rt for rt in self.runtimes if not self._hopeless(key, rt)]
+        skipped = len(self.runtimes) - len(runtimes)
+        if runtimes:
+            self._uncounted[case.id] = skipped  # counted at its first result
+        else:  # skipped everywhere: no result to wait for
+            self._count(example, skipped)
+        return (case, [example.variant], runtimes)
+
+    def _drive(self, items: list[tuple]) -> None:
         # The budget holds inside a round too: past it, no job starts (a
         # runtime that hangs on everything costs one timeout, not a round's).
         # What it stopped before anything of it ran is not counted.
@@ -314,13 +413,15 @@ class Campaign:
                 progress=lambda *_: self._status(),
                 recorded=self._recorded,
                 deadline=self._deadline(),
+                confirm=self._confirm,
             )
         finally:
             self._uncounted.clear()
 
-    def _count(self, skipped: int) -> None:
+    def _count(self, example: Example, skipped: int) -> None:
         self.examples += 1
         self.skipped += skipped
+        self.coverage.add(example)
 
     def _hopeless(self, key: tuple, runtime: str) -> bool:
         kinds = self._seen[key][runtime]
@@ -329,7 +430,7 @@ class Campaign:
 
     def _recorded(self, case, variant, runtime, verdict, outcome, raw, record) -> None:
         if case.id in self._uncounted:  # its first result
-            self._count(self._uncounted.pop(case.id))
+            self._count(self._round[case.id], self._uncounted.pop(case.id))
         if verdict is None:  # nothing ran (the memory guard, or the budget ran out first)
             return
         example = self._round[case.id]
@@ -339,53 +440,141 @@ class Campaign:
         if outcome.kind not in DISCREPANCIES:
             return
         signature = signature_of(example, runtime, outcome.kind, clause)
-        found = self.classes.get(signature)
+        cause = cause_of(runtime, example.op, outcome, signature.features, clause)
+        bug = self._bug(cause)
+        bug.hits += 1
+        bug.dtypes.add(example.dtype)
+        bug.variants.add(example.variant)
+        found = self.classes.get((signature, cause.id))
         if found:
             found.hits += 1
             return
         found = FoundClass(
             number=len(self.classes) + 1,
             signature=signature,
+            bug=cause.id,
             first_found_s=round(self.elapsed(), 3),
             example=example,
             verdict=verdict,
             outcomes=self._round_outcomes[case.id],  # the other runtimes' fill in
         )
-        self.classes[signature] = found
+        self.classes[(signature, cause.id)] = found
+        bug.classes.append(found.number)
+        if bug.reproducer is None:
+            bug.reproducer = found.number
         artifacts.write_class(found, self.options.out_dir)  # findings.json: at the round's end
+
+    def _bug(self, cause: Cause) -> Bug:
+        """The bug of this cause, new (and claimed in the store) the first time."""
+        bug = self.bugs.get(cause.id)
+        if bug is None:
+            bug = self.bugs[cause.id] = Bug(cause, [], round(self.elapsed(), 3))
+            bug.confirmed = self._confirming.pop(cause.id, 0)
+            self._claim(bug)
+        return bug
+
+    def _claim(self, bug: Bug) -> None:
+        """Whether this shard shrinks the bug: with no store, always; with one,
+        when it wins the bug's claim (the store holds no entry for it and no
+        other shard claimed it first)."""
+        store = self.options.store
+        if store is None:
+            bug.claimed = True
+            return
+        bug.claimed = store.claim(bug.id, self.shard)
+        if not bug.claimed:
+            bug.shrunk_by = store.holder(bug.id)
+            if store.get(bug.id) is not None:
+                bug.store = "known"
+        self._store_warnings(store)
+
+    def _store_warnings(self, store: Store) -> None:
+        for warning in getattr(store, "warnings", ())[len(self.store_warnings) :]:
+            self.store_warnings.append(warning)
+
+    def _confirm(self, case, variant, runtime, verdict, outcome) -> bool:
+        """Whether a discrepancy a pack showed is re-run alone: the first
+        ``confirm_alone`` of its bug are (and each of a bug not seen alone yet)."""
+        example = self._round.get(case.id)
+        if example is None:
+            return True
+        cause = cause_of(runtime, example.op, outcome, features(example), _clause(verdict))
+        bug = self.bugs.get(cause.id)
+        confirmed = bug.confirmed if bug else self._confirming.get(cause.id, 0)
+        if confirmed >= self.options.confirm_alone:
+            return False
+        if bug:
+            bug.confirmed += 1
+        else:  # confirmed before the bug is known (its first result is still to come)
+            self._confirming[cause.id] = confirmed + 1
+        return True
 
     # -- shrinking --------------------------------------------------------------
     def _shrink_pending(self) -> None:
-        # Classes of a family often share a cause: the first class of each
-        # (runtime, kind, op) is shrunk first, then the first of each
-        # (runtime, kind, op, dtype), then the rest, each tier in discovery order.
-        done = [f.signature for f in self.classes.values() if f.shrink]
-        coarse = {_family(sig)[:3] for sig in done}
-        fine = {_family(sig) for sig in done}
-
-        def tier(found: FoundClass) -> tuple:
-            family = _family(found.signature)
-            return (family[:3] in coarse, family in fine, found.number)
-
-        waiting = sorted((f for f in self.classes.values() if not f.shrink), key=tier)
-        for found in waiting:
+        """Shrink the first class of each bug this shard claimed, in discovery
+        order, within shrinking's share of the time; then store its reproducer."""
+        for bug in list(self.bugs.values()):
+            if not bug.claimed or bug.shrunk_by is not None or bug.store == "known":
+                continue
             if self._left() <= 0:
                 return
             if self.shrink_s > self.options.shrink_share * self.elapsed():
                 return  # shrinking has had its share for now
+            found = self._class_numbered(bug.classes[0])
             began = time.monotonic()
             self._status(shrinking=found.signature.slug)
             self._shrink(found)
             self._outcomes_everywhere(found)
             self.shrink_s += time.monotonic() - began
+            bug.shrunk_by = self.shard
+            bug.reproducer = found.number
             artifacts.write_class(found, self.options.out_dir)
+            self._store(bug, found)
             artifacts.write_findings(self)
         self._status()
+
+    def _store_unshrunk(self) -> None:
+        """At the end: the bugs this campaign claimed but had no time to shrink
+        go into the store with the example that found them (``"shrunk":
+        false`` in their description), so that no bug found is lost."""
+        if self.options.store is None or self.run is None:
+            return
+        for bug in self.bugs.values():
+            if bug.claimed and bug.store is None and bug.classes:
+                self._store(bug, self._class_numbered(bug.classes[0]), shrunk=False)
+
+    def _class_numbered(self, number: int) -> FoundClass:
+        return list(self.classes.values())[number - 1]
+
+    def _store(self, bug: Bug, found: FoundClass, shrunk: bool = True) -> None:
+        """The bug's reproducer into the regression store (when there is one)."""
+        store = self.options.store
+        if store is None:
+            return
+        entry = Entry(
+            bug_id=bug.id,
+            bug={**artifacts.bug_json(self, bug), "shrunk": shrunk and found.shrunk},
+            case_yaml=artifacts.case_yaml(found),
+            variant=found.example.variant,
+            shrunk_by=self.shard,
+            found={
+                "versions": {
+                    name: about.get("version") for name, about in self.run.pool.info.items()
+                },
+                "seed": self.options.seed,
+                "shard": self.shard,
+                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            },
+        )
+        store.put(entry)
+        bug.store = "new"
+        self._store_warnings(store)
 
     def _shrink(self, found: FoundClass) -> None:
         """Hypothesis' shrinker on a strategy narrowed to the class: the same
         operator, opset, dtypes, variant and broken clause; a candidate counts
-        only if it has the class's features and gets the same outcome kind."""
+        only if it has the class's features and shows the same bug (outcome
+        kind and mechanism)."""
         target = found.signature
         example = found.example
         narrow = dict(
@@ -424,6 +613,9 @@ class Campaign:
             tally["calls"] += 1
             outcome = self._run_once(candidate, verdict, [target.runtime])[target.runtime]
             if outcome.kind != target.kind:
+                return False
+            cause = cause_of(target.runtime, target.op, outcome, target.features, target.violation)
+            if cause.id != found.bug:  # the same kind by another mechanism
                 return False
             best[:] = [(candidate, verdict)]
             tally["steps"] += 1
@@ -496,10 +688,6 @@ def _cost_key(example: Example) -> tuple:
     signature, so that the rule learns fast; read from the input alone, so
     that it is known before anything runs."""
     return (example.op, features(example))
-
-
-def _family(signature: Signature) -> tuple:
-    return (signature.runtime, signature.kind, signature.op, signature.dtype)
 
 
 def _clause(verdict: oracle.Verdict) -> str | None:

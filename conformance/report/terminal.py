@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -519,7 +520,7 @@ def discrepancy_groups(summary, results_path: Path, limit: int = 25) -> list[str
 def status_line(status: Status) -> str:
     line = (
         f"{status.elapsed_s:6.0f} s  {status.examples:7d} examples  "
-        f"{status.examples_per_s:6.1f}/s  {status.classes:4d} classes  "
+        f"{status.examples_per_s:6.1f}/s  {status.bugs:3d} bugs  {status.classes:4d} classes  "
         f"{status.left_s:5.0f} s left"
     )
     if status.skipped:
@@ -616,6 +617,30 @@ def bug_lines(findings: dict, folder: Path | None = None, limit: int = BUGS_SHOW
     if len(bugs) > limit:
         lines.append(f"  ... {len(bugs) - limit} more bugs in findings.json")
     return lines
+
+
+def replay_lines(replayed: dict, limit: int = BUGS_SHOWN) -> list[str]:
+    """What `conformance fuzz replay` says: each stored bug (status, runtime,
+    kind, op, cause; what it does now when it changed), then the counts."""
+    bugs = replayed.get("bugs") or []
+    order = {status: n for n, status in enumerate(("changed", "still there", "fixed", "not run"))}
+    lines = []
+    for bug in sorted(bugs, key=lambda b: (order.get(b["status"], 9), b.get("runtime") or "")):
+        if len(lines) >= limit:
+            lines.append(f"  ... {len(bugs) - limit} more in replay.json")
+            break
+        cause = _first_line(bug.get("cause") or "")[:70]
+        line = f"  {bug['status']:11} {bug.get('runtime') or '?':12} {bug.get('kind') or '?':16} "
+        line += f"{bug.get('op') or '?':14} {cause}"
+        now = bug.get("now")
+        if bug["status"] == "changed" and now:
+            line += f" -> now {now['kind']}: {_first_line(now.get('cause') or now['message'])[:60]}"
+        lines.append(safe(line))
+    counts = Counter(bug["status"] for bug in bugs)
+    said = ", ".join(f"{counts[s]} {s}" for s in order if counts[s])
+    versions = ", ".join(f"{name} {version}" for name, version in
+                         (replayed.get("versions") or {}).items())  # fmt: skip
+    return [safe(f"replayed {len(bugs)} stored bugs on {versions}: {said}"), *lines]
 
 
 def _first_line(text) -> str:

@@ -100,7 +100,7 @@ def _hostile_class(number: int, runtime: str) -> FoundClass:
                    np.array([-1], np.int64), "static")  # fmt: skip
     verdict = oracle.verdict(made.op, made.opset, made.data, made.indices, made.axis)
     signature = signature_of(made, runtime, "value_mismatch\n# " + runtime, None)
-    return FoundClass(number, signature, 0.5, made, verdict)
+    return FoundClass(number, signature, "b-000000000000", 0.5, made, verdict)
 
 
 @pytest.mark.parametrize("runtime", HOSTILE, ids=[ascii(name) for name in HOSTILE])

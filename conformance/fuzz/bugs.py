@@ -1,0 +1,224 @@
+"""Bugs: the root causes behind a campaign's discrepancy classes.
+
+A class (:class:`conformance.fuzz.signature.Signature`) is fine-grained on
+purpose: runtime, operator, kind, dtype, variant, opset, broken clause and
+input features. One mechanism shows up as many classes (OpenVINO's int64
+narrowing in every variant, opset and feature set), so a campaign of a few
+minutes has hundreds of classes and a few dozen bugs. A **bug** is one
+mechanism, counted per runtime and operator; what identifies it depends on the
+outcome kind:
+
+============================  ==============================================
+kind                          the bug is told apart by
+============================  ==============================================
+``value_mismatch``            the bug models that explain the output exactly
+                              (``explained_by``, :mod:`conformance.tables.bug_models`);
+                              none: "unexplained", with the input's features
+``crash``                     the signal (or exit status), and the trigger
+``timeout``                   the trigger
+``rejected``                  the runtime's message, normalised
+``accepted_invalid``          the clause the input breaks
+``dtype_/shape_mismatch``     the trigger
+============================  ==============================================
+
+The **trigger** of a crash, hang or wrong shape is the input's most degenerate
+feature, by :data:`TRIGGERS` (a zero-size axis before empty data before empty
+indices before out-of-range values...), or "no feature". Degenerate inputs are
+where graph code breaks; the incidental features every input has (negative
+indices, block copies) do not make a mechanism of their own. When one input has
+two degenerate features, the first names the bug: a campaign that meets the
+other alone files it as a bug of its own.
+
+A rejection's message is normalised (:func:`normalised`): wrapper frames and
+boilerplate lines go, numbers become ``N`` (a list of them ``N,…``: a shape of
+any rank), nested brackets ``(…)``: what
+remains names the check that refused the input, not the input's shapes or the
+node's generated name.
+
+A bug's id (``b-`` and 12 hex digits) is a hash of its runtime, kind, operator
+and cause: the same on every shard, campaign and machine, so that a
+regression store (:mod:`conformance.fuzz.store`) can hold one reproducer per bug.
+The runtime is the target's name; its version is not part of the id, so a
+bug found before a runtime upgrade is found again as the same bug, or fixed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from conformance.engine.judge import Outcome
+
+# The most degenerate first: the feature that names a crash's, hang's or wrong
+# shape's trigger. Features not listed (negative, block_copy) are incidental.
+TRIGGERS: tuple[str, ...] = (
+    "zero_size_axis",
+    "empty_data",
+    "empty_indices",
+    "beyond_int32",
+    "out_of_range",
+    "scalar_indices",
+    "axis_size_differs",
+    "smaller_off_axis",
+)
+NO_TRIGGER = "no degenerate feature"
+
+# Lines of a runtime's message that say where it was raised or that a
+# conversion failed, not why: dropped before the message names a bug.
+BOILERPLATE: tuple[re.Pattern, ...] = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"^Exception from \S+:\d+:?$",  # OpenVINO's frames
+        r"^Check 'false' failed at \S*unconverted_ops_report",  # its conversion report
+        r"^FrontEnd API failed with",
+        r"^Model wasn't fully converted",
+        r"^-- \S+ with a message:$",
+        r"^Summary:$",
+        r"^-- Conversion is failed for",
+        r"^\[ONNXRuntimeError\] : \d+ : \w+ : ?$",
+        r"^Traceback \(most recent call last\)",
+        r"^\s*File \".*\", line \d+",
+    )
+)
+_SHAPE = re.compile(r"(?<![\w?])([N?])(?:\s*,\s*\1)+(?![\w?])")  # "N,N,N" or "?,?"
+MESSAGE_CHARS = 160  # of the normalised message; the rest is detail of one input
+
+
+def normalised(message: str) -> str:
+    """A rejection's message as it names its cause: the first line that is not
+    boilerplate (:data:`BOILERPLATE`), numbers as ``N``, what nested brackets
+    hold as ``…``, quoted node names kept, cut to :data:`MESSAGE_CHARS`."""
+    for raw in (message or "").splitlines():
+        line = " ".join(raw.split())
+        if not line or any(p.search(line) for p in BOILERPLATE):
+            continue
+        line = re.sub(r"0x[0-9a-fA-F]+", "N", line)
+        line = re.sub(r"\d+", "N", line)
+        line = _SHAPE.sub(lambda m: m.group(1) + ",…", line)  # a shape of any rank
+        line = _flatten(line)
+        return line[:MESSAGE_CHARS].rstrip()
+    return "(no message)"
+
+
+def _flatten(line: str) -> str:
+    """What brackets nested in brackets hold becomes ``…``: shapes, dims and
+    tensor descriptions vary with the input, the outer words do not."""
+    out, depth = [], 0
+    for char in line:
+        if char in "([{":
+            depth += 1
+            if depth == 2:
+                out.append(char + "…")
+            elif depth < 2:
+                out.append(char)
+        elif char in ")]}":
+            if depth <= 2:
+                out.append(char)
+            depth = max(0, depth - 1)
+        elif depth < 2:
+            out.append(char)
+    return "".join(out)
+
+
+def trigger(features: tuple[str, ...]) -> str:
+    """The input's most degenerate feature (:data:`TRIGGERS`), or :data:`NO_TRIGGER`."""
+    return next((name for name in TRIGGERS if name in features), NO_TRIGGER)
+
+
+@dataclass(frozen=True)
+class Cause:
+    """What makes discrepancies one bug: runtime, kind, operator and mechanism.
+
+    ``mechanism`` is ``(by, detail...)``: ``("bug_models", names)``,
+    ``("unexplained", features)``, ``("signal", signal, trigger)``,
+    ``("trigger", trigger)``, ``("message", text)``, ``("clause", clause)``.
+    """
+
+    runtime: str
+    kind: str
+    op: str
+    mechanism: tuple
+
+    @property
+    def id(self) -> str:
+        text = "\x1f".join([self.runtime, self.kind, self.op, *map(_flat, self.mechanism)])
+        return "b-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    @property
+    def text(self) -> str:
+        """The cause in a few words, for a person."""
+        by, *detail = self.mechanism
+        if by == "bug_models":
+            return " or ".join(detail[0])
+        if by == "unexplained":
+            return "unexplained values" + (f" ({', '.join(detail[0])})" if detail[0] else "")
+        if by == "signal":
+            return f"{detail[0]} on {detail[1]}"
+        if by == "trigger":
+            return f"on {detail[0]}"
+        if by == "clause":
+            return f"accepts {detail[0]}"
+        return detail[0]
+
+    def to_json(self) -> dict:
+        """findings.json's ``mechanism`` of a bug."""
+        by, *detail = self.mechanism
+        content: dict = {"by": by}
+        if by == "bug_models":
+            content["models"] = list(detail[0])
+        elif by == "unexplained":
+            content["features"] = list(detail[0])
+        elif by == "signal":
+            content["signal"], content["trigger"] = detail
+        elif by == "trigger":
+            content["trigger"] = detail[0]
+        elif by == "message":
+            content["message"] = detail[0]
+        elif by == "clause":
+            content["clause"] = detail[0]
+        return content
+
+    @classmethod
+    def from_json(cls, runtime: str, kind: str, op: str, mechanism: dict) -> Cause:
+        """The cause :meth:`to_json` described (a store's entry)."""
+        by = mechanism["by"]
+        detail: tuple = {
+            "bug_models": lambda: (tuple(mechanism["models"]),),
+            "unexplained": lambda: (tuple(mechanism["features"]),),
+            "signal": lambda: (mechanism["signal"], mechanism["trigger"]),
+            "trigger": lambda: (mechanism["trigger"],),
+            "message": lambda: (mechanism["message"],),
+            "clause": lambda: (mechanism["clause"],),
+        }[by]()
+        return cls(runtime, kind, op, (by, *detail))
+
+
+def _flat(part) -> str:
+    return ",".join(part) if isinstance(part, tuple) else str(part)
+
+
+def cause_of(
+    runtime: str,
+    op: str,
+    outcome: Outcome,
+    features: tuple[str, ...],
+    violation: str | None,
+) -> Cause:
+    """The bug behind one discrepancy: ``outcome`` (a discrepancy kind) on
+    ``runtime`` for an input of ``op`` with these ``features``, breaking
+    ``violation`` (None: a valid input)."""
+    kind = outcome.kind
+    details = outcome.details or {}
+    if kind == "value_mismatch":
+        models = tuple(details.get("explained_by") or ())
+        mechanism = ("bug_models", models) if models else ("unexplained", tuple(features))
+    elif kind == "crash":
+        mechanism = ("signal", details.get("signal") or "unknown signal", trigger(features))
+    elif kind == "rejected":
+        mechanism = ("message", normalised(outcome.message))
+    elif kind == "accepted_invalid":
+        mechanism = ("clause", violation or "?")
+    else:  # timeout, dtype_mismatch, shape_mismatch
+        mechanism = ("trigger", trigger(features))
+    return Cause(runtime, kind, op, mechanism)

@@ -1,0 +1,116 @@
+"""Replaying a regression store: is each stored bug still there, fixed, or changed?
+
+Each entry of the store (:mod:`conformance.fuzz.store`) holds one bug's
+smallest reproducer as a case file and the variant it reproduces in. A replay
+writes each one into ``DIR/replay/<bug id>.yaml``, reads it back with the case
+loader (a broken entry is a case-file error at its file and line), and runs it
+through the one engine path, in that variant, on every current target; the
+records go to ``results.jsonl`` as generated inputs (case id
+``replay-<bug id>``), so the gate judges them as it judges a campaign's.
+
+Each bug is judged on its own runtime (the target named in the entry):
+
+- ``still there``: a discrepancy with the same cause (:mod:`conformance.fuzz.bugs`);
+- ``changed``: a discrepancy with another cause (another signal, message, model...);
+- ``fixed``: the runtime now conforms (``pass``, or ``both_rejected`` for an invalid input);
+- ``not run``: that runtime is not among the current targets, or could not be
+  judged (``harness_unsupported``, the time budget).
+
+The versions the bug was found with (the entry's ``found``) are shown next to
+the current ones: a replay after a runtime upgrade is the point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.cases import loader
+from conformance.engine import files
+from conformance.engine.judge import DISCREPANCIES, Outcome
+from conformance.fuzz.bugs import Cause, cause_of
+from conformance.fuzz.store import Entry
+from conformance.fuzz.strategies import Example
+from conformance.tables.features import features
+
+STILL, CHANGED, FIXED, NOT_RUN = "still there", "changed", "fixed", "not run"
+STATUSES = (STILL, CHANGED, FIXED, NOT_RUN)
+REPLAY_DIR = "replay"
+REPLAY_JSON = "replay.json"  # what `conformance fuzz replay` writes: store, versions, bugs
+
+
+@dataclass
+class Replayed:
+    entry: Entry
+    status: str  # one of STATUSES
+    outcome: Outcome | None = None  # on the bug's runtime
+    cause: Cause | None = None  # the cause of that outcome, when a discrepancy
+    case_file: str = ""  # where the reproducer was written, relative to the run folder
+
+    def to_json(self) -> dict:
+        bug = self.entry.bug
+        content = {
+            "id": self.entry.bug_id,
+            "runtime": bug.get("runtime"),
+            "kind": bug.get("kind"),
+            "op": bug.get("op"),
+            "cause": bug.get("cause"),
+            "status": self.status,
+            "shrunk_by": self.entry.shrunk_by,
+            "found": self.entry.found,
+            "case": self.case_file,
+        }
+        if self.outcome is not None:
+            content["now"] = {
+                "kind": self.outcome.kind,
+                "message": self.outcome.message,
+                "bug": self.cause.id if self.cause else None,
+                "cause": self.cause.text if self.cause else None,
+            }
+        return content
+
+
+def example_of(entry: Entry, out_dir: Path) -> tuple[Example, str]:
+    """The entry's reproducer as an example (its case file written into
+    ``out_dir/replay/`` and read back by the case loader), and that file's
+    path relative to ``out_dir``."""
+    path = out_dir / REPLAY_DIR / f"{entry.bug_id}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    files.write_text(path, entry.case_yaml)
+    case = loader.load_file(path)[0]
+    example = Example(case.op, case.opset, case.axis, case.data, case.indices, entry.variant)
+    return example.as_case(f"replay-{entry.bug_id}"), str(path.relative_to(out_dir))
+
+
+def replay(
+    run, entries: list[Entry], out_dir: Path, deadline: float | None = None
+) -> list[Replayed]:
+    """Run every entry's reproducer on every target of ``run`` (a started
+    :class:`conformance.engine.run.Run`); each bug judged on its own runtime."""
+    examples = [example_of(entry, out_dir) for entry in entries]
+    seen: dict[tuple[str, str], tuple[Outcome, object]] = {}
+
+    def recorded(case, variant, runtime, verdict, outcome, raw, record) -> None:
+        if verdict is not None:
+            seen[(case.id, runtime)] = (outcome, verdict)
+
+    items = [(example, [example.variant]) for example, _ in examples]
+    run.drive(items, recorded=recorded, deadline=deadline)
+    results = []
+    for entry, (example, case_file) in zip(entries, examples, strict=True):
+        runtime = entry.bug.get("runtime")
+        got = seen.get((example.id, runtime))
+        if got is None:
+            results.append(Replayed(entry, NOT_RUN, case_file=case_file))
+            continue
+        outcome, verdict = got
+        if outcome.kind in DISCREPANCIES:
+            clause = None if verdict.valid else verdict.violation.clause
+            cause = cause_of(runtime, example.op, outcome, features(example), clause)
+            status = STILL if cause.id == entry.bug_id else CHANGED
+            results.append(Replayed(entry, status, outcome, cause, case_file))
+        elif outcome.kind == "harness_unsupported":
+            results.append(Replayed(entry, NOT_RUN, outcome, case_file=case_file))
+        else:
+            results.append(Replayed(entry, FIXED, outcome, case_file=case_file))
+    return results

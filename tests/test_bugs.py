@@ -1,0 +1,107 @@
+"""Bugs (conformance.fuzz.bugs): one cause per mechanism, told from the outcome alone."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from conformance.engine.judge import Outcome
+from conformance.fuzz.bugs import NO_TRIGGER, Cause, cause_of, normalised, trigger
+
+# Messages as the runtimes wrote them (results of a real campaign), and what
+# names their cause: the check that refused, not the input's shapes or names.
+MESSAGES = [
+    (
+        "Exception from src/inference/src/cpp/core.cpp:105:\nException from src/frontends/onnx/"
+        "frontend/src/utils/common.cpp:81:\nUnsupported data type COMPLEX64 expected: BOOL\n\n",
+        "Unsupported data type COMPLEXN expected: BOOL",
+    ),
+    (
+        "Exception from src/inference/src/cpp/core.cpp:105:\nCheck 'false' failed at src/frontends/"
+        "common_translators/src/unconverted_ops_report.cpp:151:\nFrontEnd API failed with "
+        "OpConversionFailure:\nModel wasn't fully converted. Failed operations detailed log:\n"
+        "-- Gather-11 with a message:\nWhile validating ONNX node '<Node(Gather): output>': "
+        "vector::_M_default_append\nSummary:\n-- Conversion is failed for: Gather-11\n",
+        "While validating ONNX node '<Node(Gather): output>': vector::_M_default_append",
+    ),
+    (
+        "translating to fact: Tensor { elem_type: Complex128, shape: Some(TensorShapeProto { dim: "
+        '[Dimension { denotation: "", value: Some(DimValue(7)) }] }) }',
+        "translating to fact: Tensor { elem_type: ComplexN, shape: Some(…) }",
+    ),
+    (
+        "[ONNXRuntimeError] : 1 : FAIL : Exception during loading: MLDataType for: "
+        "tensor(complex128) is not currently registered or supported",
+        "[ONNXRuntimeError] : N : FAIL : Exception during loading: MLDataType for: "
+        "tensor(complexN) is not currently registered or supported",
+    ),
+    ("", "(no message)"),
+]
+
+
+@pytest.mark.parametrize(("message", "named"), MESSAGES)
+def test_a_rejection_is_named_by_its_check_not_its_input(message, named):
+    assert normalised(message) == named
+
+
+def test_inputs_that_differ_only_in_shapes_and_node_names_share_a_cause():
+    one = "Shapes {2,5,4} and {0,4,0} are not consistent\nnode GatherElements_112390"
+    other = "Shapes {7,1} and {3,3} are not consistent\nnode GatherElements_7"
+    assert normalised(one) == normalised(other)
+
+
+def test_the_trigger_is_the_most_degenerate_feature():
+    assert trigger(("negative", "empty_data", "zero_size_axis")) == "zero_size_axis"
+    assert trigger(("negative", "out_of_range", "beyond_int32")) == "beyond_int32"
+    assert trigger(("negative", "block_copy")) == NO_TRIGGER
+
+
+def _cause(kind, details=None, message="", features=(), violation=None):
+    return cause_of(
+        "openvino", "Gather", Outcome(kind, message, details or {}), features, violation
+    )
+
+
+def test_each_kind_is_told_apart_by_its_mechanism():
+    low32 = _cause("value_mismatch", {"explained_by": ["int64-low32"]})
+    saturate = _cause("value_mismatch", {"explained_by": ["saturate-int32"]})
+    assert low32.id != saturate.id
+    assert low32.text == "int64-low32"
+    # A wrong value no model explains is a bug of its own per features.
+    unexplained = _cause("value_mismatch", {"explained_by": []}, features=("negative",))
+    assert unexplained.mechanism == ("unexplained", ("negative",))
+    # Crashes: the signal and the trigger, whatever the incidental features.
+    fpe = _cause("crash", {"signal": "SIGFPE"}, features=("negative", "empty_data"))
+    assert fpe == _cause("crash", {"signal": "SIGFPE"}, features=("empty_data", "block_copy"))
+    assert fpe != _cause("crash", {"signal": "SIGSEGV"}, features=("empty_data",))
+    assert fpe.text == "SIGFPE on empty_data"
+    # An accepted invalid input: the clause it breaks.
+    accepted = _cause("accepted_invalid", violation="index-out-of-range")
+    assert accepted.text == "accepts index-out-of-range"
+    assert accepted != _cause("accepted_invalid", violation="indices-dtype")
+
+
+def test_the_id_is_stable_across_versions_of_the_harness():
+    # Stores keep bugs by id across campaigns, machines and releases: a change
+    # of the hash would make every stored bug look new. Pinned here.
+    cause = Cause("openvino", "value_mismatch", "Gather", ("bug_models", ("int64-low32",)))
+    text = b"openvino\x1fvalue_mismatch\x1fGather\x1fbug_models\x1fint64-low32"
+    assert cause.id == "b-" + hashlib.sha256(text).hexdigest()[:12] == "b-0dad6bb1b1a9"
+
+
+@pytest.mark.parametrize(
+    "cause",
+    [
+        _cause("value_mismatch", {"explained_by": ["a", "b"]}),
+        _cause("value_mismatch", {}, features=("negative",)),
+        _cause("crash", {"signal": "SIGABRT"}, features=("out_of_range",)),
+        _cause("timeout"),
+        _cause("rejected", message="Unknown type"),
+        _cause("accepted_invalid", violation="data-dtype"),
+        _cause("shape_mismatch", features=("empty_indices",)),
+    ],
+)
+def test_a_cause_survives_its_json(cause):
+    again = Cause.from_json(cause.runtime, cause.kind, cause.op, cause.to_json())
+    assert again == cause and again.id == cause.id

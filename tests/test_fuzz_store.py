@@ -1,0 +1,114 @@
+"""Campaigns with a regression store, end to end: real `conformance fuzz`
+processes, real runtimes, a real folder store and a real Redis server.
+
+- two shards on one Redis server report the union of their bugs, each shrunk once;
+- a campaign on a store that holds bugs replays them first and does not shrink them again;
+- `conformance fuzz replay` runs a store made with one ONNX Runtime version on another.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conformance.fuzz.replay import REPLAY_JSON, STATUSES
+from conformance.fuzz.store import open_store
+from tests.conftest import REPO, conformance
+
+EP_PYTHON = os.environ.get("CONFORMANCE_EP_PYTHON")  # onnxruntime-openvino 1.24.1 (nox -s tests)
+
+
+def _fuzz(*args: str) -> list[str]:
+    return [sys.executable, "-m", "conformance", "fuzz", "--no-progress", *args]
+
+
+def _findings(folder) -> dict:
+    return json.loads((folder / "findings.json").read_text())
+
+
+def test_two_shards_on_one_redis_report_the_union_and_shrink_each_bug_once(redis_server, tmp_path):
+    shards = []
+    for shard in ("1/2", "2/2"):
+        out = tmp_path / f"shard-{shard[0]}"
+        command = _fuzz("--runtime", "onnxruntime", "openvino", "--time-budget", "12",
+                        "--seed", "5", "--shard", shard, "--store", redis_server.url,
+                        "--out", str(out))  # fmt: skip
+        process = subprocess.Popen(
+            command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        shards.append((out, process))
+    for _, process in shards:
+        stdout, stderr = process.communicate(timeout=300)
+        assert process.returncode in (0, 1), stdout + stderr
+    found = [_findings(out) for out, _ in shards]
+    owners = {}
+    for findings in found:
+        for bug in findings["bugs"]:
+            if bug["shrunk_by"] is not None:
+                owners.setdefault(bug["id"], set()).add(bug["shrunk_by"])
+    assert owners, "the shards shrank nothing"
+    # Each bug shrunk once: both shards name the same shrinker (the one that claimed it).
+    assert all(len(who) == 1 for who in owners.values()), owners
+    union = {bug["id"] for findings in found for bug in findings["bugs"]}
+    with open_store(redis_server.url) as store:
+        stored = {entry.bug_id: entry for entry in store.entries()}
+    # Every bug either shard found is in the store (shrunk, or kept unshrunk at the end).
+    assert union <= set(stored), union - set(stored)
+    for bug_id, who in owners.items():
+        assert stored[bug_id].shrunk_by in who
+    # Each shard's shrinker is one of the two shards.
+    names = {bug["shrunk_by"].split("@")[0] for f in found for bug in f["bugs"] if bug["shrunk_by"]}
+    assert names <= {"1/2", "2/2"}
+
+
+def test_a_campaign_on_a_filled_store_replays_it_first_and_shrinks_nothing_twice(tmp_path):
+    store = tmp_path / "store"
+    first, second = tmp_path / "first", tmp_path / "second"
+    for out, budget in ((first, "8"), (second, "6")):
+        done = conformance("fuzz", "--runtime", "onnxruntime", "--time-budget", budget,
+                           "--seed", "3", "--store", str(store), "--out", str(out))  # fmt: skip
+        assert done.returncode in (0, 1), done.stdout + done.stderr
+    before, after = _findings(first), _findings(second)
+    assert before["replay"] == [] and before["bugs"]
+    replayed = {item["id"]: item for item in after["replay"]}
+    assert set(replayed) == {bug["id"] for bug in before["bugs"]}
+    assert {item["status"] for item in replayed.values()} <= set(STATUSES)
+    # ONNX Runtime did not change between the two campaigns: every bug is still there.
+    assert {item["status"] for item in replayed.values()} == {"still there"}
+    again = {bug["id"]: bug for bug in after["bugs"]}
+    for bug in before["bugs"]:
+        if bug["id"] in again:  # found again: known, shrunk by the first campaign only
+            assert again[bug["id"]]["store"] == "known"
+            assert again[bug["id"]]["shrunk_by"] == bug["shrunk_by"]
+    # The store is named when the campaign starts.
+    third = conformance("fuzz", "--runtime", "onnxruntime", "--time-budget", "1", "--seed", "3",
+                        "--store", str(store), "--out", str(tmp_path / "third"))  # fmt: skip
+    assert f"store: {store}" in third.stderr
+
+
+@pytest.mark.skipif(not EP_PYTHON, reason="CONFORMANCE_EP_PYTHON is not set (nox -s tests sets it)")
+def test_replay_runs_a_store_made_with_another_onnxruntime_version(tmp_path):
+    store, made = tmp_path / "store", tmp_path / "made"
+    done = conformance("fuzz", "--runtime", "onnxruntime", "--time-budget", "8", "--seed", "3",
+                       "--store", str(store), "--out", str(made))  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    # The same target name, another environment: onnxruntime-openvino 1.24.1's CPU provider.
+    targets = tmp_path / "targets.yaml"
+    targets.write_text(
+        f"targets:\n  onnxruntime:\n    adapter: onnxruntime\n    python: {json.dumps(EP_PYTHON)}\n"
+    )
+    out = tmp_path / "replay"
+    done = conformance("fuzz", "replay", "--store", str(store), "--targets", str(targets),
+                       "--out", str(out))  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    replayed = json.loads((out / REPLAY_JSON).read_text())
+    found_with = {item["found"]["versions"]["onnxruntime"] for item in replayed["bugs"]}
+    assert replayed["versions"]["onnxruntime"] not in found_with  # another version indeed
+    assert len(replayed["bugs"]) == len(_findings(made)["bugs"])
+    # ONNX Runtime 1.24 refuses complex tensors as 1.31 does: the same bugs, still there.
+    assert {item["status"] for item in replayed["bugs"]} == {"still there"}
+    assert "still there" in done.stdout
