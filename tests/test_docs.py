@@ -141,8 +141,23 @@ def commands() -> dict[tuple[str, ...], argparse.ArgumentParser]:
     return found
 
 
+def _runs_alone(parser: argparse.ArgumentParser) -> bool:
+    """A command of its own as well: its subcommands are optional (`fuzz`, `fuzz replay`)."""
+    return not any(
+        action.required
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+    )
+
+
 def leaves() -> list[tuple[str, ...]]:
-    return [path for path, parser in commands().items() if path and not _subcommands(parser)]
+    """Every command a user runs: those without subcommands, and those whose
+    subcommands are optional."""
+    return [
+        path
+        for path, parser in commands().items()
+        if path and (not _subcommands(parser) or _runs_alone(parser))
+    ]
 
 
 def flags(parser: argparse.ArgumentParser) -> set[str]:

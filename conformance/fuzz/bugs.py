@@ -30,7 +30,7 @@ two degenerate features, the first names the bug: a campaign that meets the
 other alone files it as a bug of its own.
 
 A rejection's message is normalised (:func:`normalised`): wrapper frames and
-boilerplate lines go, numbers become ``N`` (a list of them ``N,…``: a shape of
+boilerplate lines go, numbers (negative ones too) become ``N`` (a list of them ``N,…``: a shape of
 any rank), nested brackets ``(…)``: what
 remains names the check that refused the input, not the input's shapes or the
 node's generated name.
@@ -94,7 +94,7 @@ def normalised(message: str) -> str:
         if not line or any(p.search(line) for p in BOILERPLATE):
             continue
         line = re.sub(r"0x[0-9a-fA-F]+", "N", line)
-        line = re.sub(r"\d+", "N", line)
+        line = re.sub(r"-?\d+", "N", line)  # a negative index is the same check
         line = _SHAPE.sub(lambda m: m.group(1) + ",…", line)  # a shape of any rank
         line = _flatten(line)
         return line[:MESSAGE_CHARS].rstrip()

@@ -51,12 +51,14 @@ budget ran out before anything ran is :class:`NothingRan`, not a pass.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import signal
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -259,14 +261,26 @@ class Campaign:
         artifacts.write_findings(self)
         if self.options.store is not None:
             self._replay_store()
-        source = self._examples()
-        while self._left() > 0:
-            began = time.monotonic()
-            self._one_round(source)
-            self.fuzz_s += time.monotonic() - began
-            artifacts.write_findings(self)
-            self._status()
-            self._shrink_pending()
+        # The next batch is drawn in a thread while this round runs: the drive
+        # mostly waits on the workers' pipes, and drawing is the parent's largest
+        # cost. Hypothesis runs in one thread at a time: shrinking waits for the draw.
+        with ThreadPoolExecutor(1, thread_name_prefix="conformance-draw") as drawer:
+            batch = 0
+            pending = drawer.submit(*self._next_batch(batch))
+            while self._left() > 0:
+                began = time.monotonic()
+                examples = pending.result()
+                if not examples:  # the budget ran out while drawing
+                    break
+                batch += 1
+                pending = drawer.submit(*self._next_batch(batch))
+                self._one_round(examples)
+                if self._shrinking_due():
+                    pending.result()
+                self.fuzz_s += time.monotonic() - began
+                artifacts.write_findings(self)
+                self._status()
+                self._shrink_pending()
         self.run.summary.interrupted = self.stopping
         if not self.stopping and not self.run.summary.records:
             # What `conformance gate` refuses ("the run has no results") is no pass here either.
@@ -319,44 +333,54 @@ class Campaign:
                 )
             )
 
-    def _examples(self) -> Iterator[Example]:
-        """Examples forever, in batches of ``round_size`` with derived seeds.
-        Each batch has a key (:func:`conformance.fuzz.coverage.next_key`: op,
-        opset, variant, data and index dtype), chosen toward the coverage
-        cells still cold; most of its examples are valid at that key, so that
-        they share packed models (and sessions) on every runtime."""
-        batch = 0
+    def _next_batch(self, batch: int) -> tuple:
+        """What draws batch number ``batch`` (a callable and its arguments, for
+        the drawing thread): ``round_size`` examples with a seed derived from
+        the campaign's. Each batch has a key
+        (:func:`conformance.fuzz.coverage.next_key`: op, opset, variant, data
+        and index dtype), chosen here toward the coverage cells still cold;
+        most of its examples are valid at that key, so that they share packed
+        models (and sessions) on every runtime."""
+        if batch == 0:
+            seeded = _derive(self.options.seed, _stream(self.options.shard) + "/keys", 0)
+            self._keys = random.Random(seeded)
+        key = coverage.next_key(self.coverage, self._keys)
+        strategy = coverage.round_strategy(self.coverage, key, self.options.max_elements)
+        return self._draw, strategy, _derive(self.options.seed, _stream(self.options.shard), batch)
+
+    def _draw(self, strategy, batch_seed: int) -> list[Example]:
+        """One batch (in the drawing thread); fewer when the budget runs out."""
         drawn: list[Example] = []
-        keys = random.Random(_derive(self.options.seed, _stream(self.options.shard) + "/keys", 0))
-        while True:
-            drawn.clear()
-            key = coverage.next_key(self.coverage, keys)
-            strategy = coverage.round_strategy(self.coverage, key, self.options.max_elements)
 
-            @seed(_derive(self.options.seed, _stream(self.options.shard), batch))
-            @settings(
-                database=None,
-                max_examples=self.options.round_size,
-                phases=[Phase.generate],
-                deadline=None,
-                suppress_health_check=list(HealthCheck),
-                verbosity=Verbosity.quiet,
-            )
-            @given(strategy)
-            def collect(example):
-                if self._started and self._left() <= 0:  # the budget holds between draws
-                    raise _OutOfBudget
-                drawn.append(example)
+        @seed(batch_seed)
+        @settings(
+            database=None,
+            max_examples=self.options.round_size,
+            phases=[Phase.generate],
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            verbosity=Verbosity.quiet,
+        )
+        @given(strategy)
+        def collect(example):
+            if self._started and self._left() <= 0:  # the budget holds between draws
+                raise _OutOfBudget
+            drawn.append(example)
 
-            try:
-                collect()
-            except _OutOfBudget:
-                if not drawn:
-                    return
-            yield from drawn
-            batch += 1
+        with contextlib.suppress(_OutOfBudget):
+            collect()
+        return drawn
 
-    def _one_round(self, source: Iterator[Example]) -> None:
+    def _shrinking_due(self) -> bool:
+        """Whether :meth:`_shrink_pending` has a bug to shrink now."""
+        if self.shrink_s > self.options.shrink_share * self.elapsed():
+            return False
+        return any(
+            bug.claimed and bug.shrunk_by is None and bug.store != "known"
+            for bug in self.bugs.values()
+        )
+
+    def _one_round(self, batch: list[Example]) -> None:
         self._round = {}
         self._round_outcomes: dict[str, dict[str, Outcome]] = {}
         # Near the end, rounds shrink to what the rate says still fits.
@@ -365,11 +389,8 @@ class Campaign:
         if rate:
             size = max(4, min(size, int(rate * self._left())))
         drawn: list[tuple[Example, Case]] = []
-        for _ in range(size):
+        for example in batch[:size]:
             if self._left() <= 0:
-                break
-            example = next(source, None)
-            if example is None:  # the budget ran out while drawing
                 break
             self.drawn += 1
             case = example.as_case(f"fuzz-{self.drawn}")
@@ -381,10 +402,13 @@ class Campaign:
         # each hang cost 64 timeouts, not 2).
         probes, rest, probing = [], [], Counter()
         for example, case in drawn:
-            key = _cost_key(example)
-            unknown = any(sum(self._seen[key][rt].values()) < 2 for rt in self.runtimes)
-            if unknown and probing[key] < 2:
-                probing[key] += 1
+            unknown = [
+                key
+                for key in _cost_keys(example)
+                if any(sum(self._seen[key][rt].values()) < 2 for rt in self.runtimes)
+            ]
+            if any(probing[key] < 2 for key in unknown):
+                probing.update(unknown)
                 probes.append((example, case))
             else:
                 rest.append((example, case))
@@ -394,8 +418,8 @@ class Campaign:
 
     def _item(self, example: Example, case: Case) -> tuple:
         """The example's run on every runtime the skip rule does not spare it."""
-        key = _cost_key(example)
-        runtimes = [rt for rt in self.runtimes if not self._hopeless(key, rt)]
+        keys = _cost_keys(example)
+        runtimes = [rt for rt in self.runtimes if not any(self._hopeless(k, rt) for k in keys)]
         skipped = len(self.runtimes) - len(runtimes)
         if runtimes:
             self._uncounted[case.id] = skipped  # counted at its first result
@@ -436,7 +460,8 @@ class Campaign:
         example = self._round[case.id]
         self._round_outcomes.setdefault(case.id, {})[runtime] = outcome
         clause = _clause(verdict)
-        self._seen[_cost_key(example)][runtime][outcome.kind] += 1
+        for key in _cost_keys(example):
+            self._seen[key][runtime][outcome.kind] += 1
         if outcome.kind not in DISCREPANCIES:
             return
         signature = signature_of(example, runtime, outcome.kind, clause)
@@ -682,12 +707,24 @@ def _minimize(strategy, condition, seed_value: int) -> None:
         pass
 
 
-def _cost_key(example: Example) -> tuple:
+def _cost_keys(example: Example) -> list[tuple]:
     """What decides whether a runtime crashes or hangs, as far as the skip rule
-    is concerned: the operator and the input's features. Coarser than a
-    signature, so that the rule learns fast; read from the input alone, so
-    that it is known before anything runs."""
-    return (example.op, features(example))
+    is concerned (a runtime hopeless on any of these keys is spared the input).
+    Read from the input alone, so that they are known before anything runs;
+    coarser than a signature, so that the rule learns fast:
+
+    - the operator, the input's features and its index classes
+      (:func:`conformance.fuzz.coverage.index_classes`);
+    - for indices out of range, the operator and those classes alone: that
+      is where runtimes panic (tract) or hang (onnx.reference on 2**63-1)
+      whatever else the input has; in-range inputs never share this key.
+    """
+    classes = coverage.index_classes(example)
+    keys = [(example.op, features(example), classes)]
+    wrong = tuple(c for c in classes if c in strategies.INVALID_INDEX_CLASSES)
+    if wrong:
+        keys.append((example.op, "indices", wrong))
+    return keys
 
 
 def _clause(verdict: oracle.Verdict) -> str | None:
