@@ -31,6 +31,19 @@ a scratch folder of its own as ``TMPDIR``, removed when it is killed (by the
 sentinel when the parent is), so that what a runtime leaves in temporary
 files when it crashes does not pile up.
 
+A worker start costs a fork, not an interpreter and an import: each target
+has a fork server (:mod:`conformance.engine.forkserver`), started with the
+target's interpreter, which imports the worker's code and the adapter's
+module once and forks each worker on request; the forked worker then
+instantiates its adapter and runs as one started directly would. Every
+guarantee above holds for it (its module says how: the server reports each
+worker's wait status, reaping it only when asked, after the pool has killed
+its group). Where forking is not safe (a thread the imports left running:
+ONNX Runtime's), or the server cannot start or dies, the target's workers
+are started directly, each as a new interpreter; a server that does not
+answer at start-up (an import that hangs) fails the run as a worker that
+does not start does, after the same start-up bound.
+
 Nothing a worker sends is trusted: a result that cannot be unpickled or is
 not what the wire format says becomes a ``harness_error`` of its job, and a
 worker whose ``info()`` lacks a name does not start.
@@ -60,7 +73,8 @@ from multiprocessing.connection import wait
 
 import numpy as np
 
-from conformance.engine import targets
+from conformance.engine import forkserver, targets
+from conformance.engine.forkserver import ForkServer, ForkServerDown
 from conformance.engine.targets import Target
 from conformance.engine.worker import PROGRESS
 from conformance.errors import ConformanceError
@@ -200,7 +214,9 @@ def _hello_info(message) -> tuple[dict | None, str]:
     return body, ""
 
 
-def _death(returncode: int) -> str:
+def _death(returncode: int | None) -> str:
+    if returncode is None:
+        return "lost with its fork server"
     if returncode < 0:
         try:
             return signal.Signals(-returncode).name
@@ -209,15 +225,57 @@ def _death(returncode: int) -> str:
     return f"exit status {returncode}"
 
 
-class Worker:
-    """One worker process and the batch it is running."""
+class _Spawned:
+    """A worker started directly: a child of this process."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, popen: subprocess.Popen) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+
+    @property
+    def done(self) -> bool:
+        return self.popen.returncode is not None
+
+    def exited(self) -> bool:
+        """Whether the process has ended (without reaping it: its pid, which
+        names its process group, stays ours until :meth:`wait`)."""
+        if self.popen.returncode is not None:
+            return True
+        try:
+            return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return True
+
+    def kill_group(self) -> None:
+        # Before reaping: until then the group id cannot name anyone else.
+        if self.popen.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+
+    def wait(self) -> int:
+        return self.popen.wait()
+
+
+class Worker:
+    """One worker process and the batch it is running: forked by the
+    target's fork server when it has a usable one, else started directly."""
+
+    def __init__(self, target: Target, server: ForkServer | None = None) -> None:
         self.target = target
-        self.proc: subprocess.Popen | None = None
+        self.server = server
+        self.proc: _Spawned | forkserver.Forked | None = None
         self._spawn()
 
     def _spawn(self) -> None:
+        if self.server is not None and self.server.ready:
+            try:
+                self._start(self.server)
+                return
+            except ForkServerDown:
+                pass  # the server is down for good (it said why in the events)
+        self._start(None)
+
+    def _start(self, server: ForkServer | None) -> None:
         self.conn, child = Pipe()
         progress_fd = os.memfd_create("conformance-progress")
         os.ftruncate(progress_fd, PROGRESS.size)
@@ -227,29 +285,39 @@ class Worker:
         # write end (not inheritable), so it closes when this process dies.
         watch_fd, self.watch = os.pipe()
         self.scratch = tempfile.mkdtemp(prefix="conformance-worker-")
+        arguments = [self.scratch, *self.target.worker_arguments()]
+        env = {**os.environ, "TMPDIR": self.scratch}
         try:
-            self.proc = subprocess.Popen(
-                [
-                    self.target.python or sys.executable,
-                    "-m",
-                    "conformance.engine.worker",
-                    str(child.fileno()),
-                    str(progress_fd),
-                    str(watch_fd),
-                    self.scratch,
-                    *self.target.worker_arguments(),
-                ],
-                pass_fds=(child.fileno(), progress_fd, watch_fd),
-                stdin=subprocess.DEVNULL,
-                stdout=self.log,
-                stderr=self.log,
-                env={**os.environ, "TMPDIR": self.scratch},
-                start_new_session=True,  # Ctrl-C in the terminal reaches the parent only
-            )
+            if server is not None:
+                self.proc = server.fork(
+                    [child.fileno(), progress_fd, watch_fd, self.log.fileno()], arguments, env
+                )
+            else:
+                popen = subprocess.Popen(
+                    [
+                        self.target.python or sys.executable,
+                        "-m",
+                        "conformance.engine.worker",
+                        str(child.fileno()),
+                        str(progress_fd),
+                        str(watch_fd),
+                        *arguments,
+                    ],
+                    pass_fds=(child.fileno(), progress_fd, watch_fd),
+                    stdin=subprocess.DEVNULL,
+                    stdout=self.log,
+                    stderr=self.log,
+                    env=env,
+                    start_new_session=True,  # Ctrl-C in the terminal reaches the parent only
+                )
+                self.proc = _Spawned(popen)
         except BaseException:
             os.close(self.watch)
             self.watch = None
             shutil.rmtree(self.scratch, ignore_errors=True)
+            self.conn.close()
+            self.progress_map.close()
+            self.log.close()
             raise
         finally:
             child.close()
@@ -304,26 +372,18 @@ class Worker:
     def exited(self) -> bool:
         """Whether the process has ended (without reaping it: its pid, which
         names its process group, stays ours until :meth:`kill`)."""
-        if self.proc.returncode is not None:
-            return True
-        try:
-            return (
-                os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-            )
-        except ChildProcessError:
-            return True
+        return self.proc.exited()
 
-    def kill(self, grace: float = 0.0) -> int:
+    def kill(self, grace: float = 0.0) -> int | None:
         """Stop the process and everything it started (its process group) for
-        good; its return code. ``grace``: seconds it may take to end on its own
-        first (it is exiting: its own status, not our SIGKILL, is recorded)."""
-        if self.proc.returncode is None:
+        good; its return code (None: lost with its fork server, which died).
+        ``grace``: seconds it may take to end on its own first (it is exiting:
+        its own status, not our SIGKILL, is recorded)."""
+        if not self.proc.done:
             deadline = time.monotonic() + grace
             while not self.exited() and time.monotonic() < deadline:
                 time.sleep(0.002)
-            # Before reaping: until then the group id cannot name anyone else.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.kill_group()
         returncode = self.proc.wait()
         self._reap_group()
         self._release()
@@ -417,6 +477,7 @@ class WorkerPool:
         self.lanes: dict[str, _Lane] = {}
         self.info: dict[str, dict] = {}
         self.events: list[str] = []  # crashes, restarts: what the summary should mention
+        self.servers: list[ForkServer] = []  # one per target that has one
 
     # -- lifetime -------------------------------------------------------------
     def __enter__(self) -> WorkerPool:
@@ -445,9 +506,18 @@ class WorkerPool:
         return {name: lane.timeout for name, lane in self.lanes.items()}
 
     def start(self) -> None:
+        servers = [self._fork_server(target) for target in self.targets]
+        for target, server in zip(self.targets, servers, strict=True):
+            if server is not None and server.await_ready(self.startup_timeout(target)) is None:
+                tail = server.tail()
+                raise EngineError(
+                    f"the {target.name or target.adapter} worker did not start: "
+                    f"{self._no_answer(target)}" + (f"\n{tail}" if tail else "")
+                )
         started = []
-        for target in self.targets:
-            workers = [Worker(target) for _ in range(self.workers_per_runtime)]
+        for target, server in zip(self.targets, servers, strict=True):
+            usable = server if server is not None and server.ready else None
+            workers = [Worker(target, usable) for _ in range(self.workers_per_runtime)]
             lane = _Lane(target.name, workers, timeout=self.timeout_of(target))
             started.append((target, lane))
             self.lanes[str(len(self.lanes))] = started[-1][1]  # closed on failure below
@@ -460,6 +530,16 @@ class WorkerPool:
             self.info[name] = {**target.describe(), **lane.workers[0].info}
             lane.name = name
         self.lanes = {lane.name: lane for _, lane in started}
+
+    def _fork_server(self, target: Target) -> ForkServer | None:
+        """The target's fork server, starting (it imports while the others do)."""
+        if not forkserver.usable():
+            return None
+        module = target.adapter_class.partition(":")[0]
+        label = target.name or target.adapter
+        server = ForkServer(target.python or sys.executable, [module], label, self.events)
+        self.servers.append(server)
+        return server
 
     def _await_hello(self, worker: Worker) -> None:
         """Block until the worker is ready; EngineError if it cannot start."""
@@ -497,6 +577,9 @@ class WorkerPool:
             for worker in lane.workers:
                 worker.close()
         self.lanes = {}
+        for server in self.servers:  # after their workers, which they reaped
+            server.close()
+        self.servers = []
 
     @property
     def runtimes(self) -> list[str]:
@@ -637,10 +720,16 @@ class WorkerPool:
 
     def _died(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:
         if worker.state == "starting":
-            death = _death(worker.kill(EXIT_GRACE))
-            return self._failed_start(lane, worker, f"it died ({death})")
+            returncode = worker.kill(EXIT_GRACE)
+            if returncode is None:  # its fork server died, not its adapter: start it again
+                worker.restart()
+                return []
+            return self._failed_start(lane, worker, f"it died ({_death(returncode)})")
         started = worker.progress() - worker.base
-        death = _death(worker.kill(EXIT_GRACE))
+        returncode = worker.kill(EXIT_GRACE)
+        if returncode is None:
+            return self._lost(lane, worker)
+        death = _death(returncode)
         tail = worker.stderr_tail(worker.log_offset)
         batch, alone = worker.batch or [], worker.alone
         if not batch:  # died while idle: nothing is lost, the restart suffices
@@ -663,6 +752,20 @@ class WorkerPool:
             f"{len(batch)}; re-running that job alone and re-queueing {len(others)}"
         )
         lane.suspects.append(batch[culprit])
+        return []
+
+    def _lost(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:
+        """A worker that died with its fork server (its status died with it):
+        nothing is blamed on a case; what it had not delivered is run again."""
+        left = (worker.batch or [])[worker.delivered :]
+        if worker.solo:
+            lane.suspects.extendleft(reversed(left))
+        else:
+            lane.retry.extendleft(reversed(left))
+        worker.restart()
+        self.events.append(
+            f"{lane.name}: a worker died with its fork server; {len(left)} job(s) re-queued"
+        )
         return []
 
     def _dead(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:

@@ -5,7 +5,10 @@ conformance.engine.worker CONN_FD PROGRESS_FD WATCH_FD SCRATCH ADAPTER [PROPERTI
 with the interpreter of the target's environment (which may be another
 Python with other runtime versions: this module needs only the adapter's
 runtime, numpy, ml_dtypes and onnx there), in a session (and process group)
-of its own, with ``TMPDIR`` set to SCRATCH, a folder of its own.
+of its own, with ``TMPDIR`` set to SCRATCH, a folder of its own; or forked,
+in that same state, by the target's fork server
+(:mod:`conformance.engine.forkserver`), which calls :func:`main` with the same
+arguments (its parent is then the fork server, whose death it dies of).
 It talks over an inherited pipe (never stdout, which a runtime may print
 to), and before each job it bumps a counter in shared memory, so that when
 this process dies or hangs the parent knows exactly which job was running.
@@ -71,13 +74,14 @@ FLUSH_S = 0.05  # send finished results at least this often within a batch
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
-    """Be killed if the parent dies (kill -9 included), even in an endless loop."""
+def _die_with_parent(parent: int | None = None) -> None:
+    """Be killed if the parent dies (kill -9 included), even in an endless loop.
+    ``parent``: its pid, when known (a fork server's worker)."""
     # Not on Linux: EOF on the pipe still ends the loop, unless the job hangs.
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() == 1:  # the parent is already gone
-        os._exit(0)
+    if os.getppid() == 1 or (parent is not None and os.getppid() != parent):
+        os._exit(0)  # the parent is already gone
 
 
 def run_job(adapter, job) -> tuple:
@@ -150,8 +154,9 @@ def checked_info(adapter) -> dict:
     return info
 
 
-def _sentinel(watch_fd: int, scratch: str) -> None:
-    """Fork the sentinel (see the module's docstring); this process goes on."""
+def _sentinel(watch_fd: int, scratch: str | None) -> None:
+    """Fork the sentinel (see the module's docstring); this process goes on.
+    ``scratch`` None: no folder to remove (a fork server's sentinel)."""
     with warnings.catch_warnings():  # Python 3.12 warns of fork with threads (NumPy's, idle)
         warnings.simplefilter("ignore", DeprecationWarning)
         first = os.fork()
@@ -175,16 +180,19 @@ def _sentinel(watch_fd: int, scratch: str) -> None:
                 continue
             except OSError:
                 break
-        shutil.rmtree(scratch, ignore_errors=True)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         os.killpg(0, signal.SIGKILL)
     finally:
         os._exit(0)
 
 
-def main(argv: list[str]) -> None:
+def main(argv: list[str], parent: int | None = None) -> None:
+    """``parent``: the pid of the fork server that forked this worker
+    (:mod:`conformance.engine.forkserver`); None when started directly."""
     conn_fd, progress_fd, watch_fd, scratch, target, *rest = argv
     properties = json.loads(rest[0]) if rest else {}
-    _die_with_parent()
+    _die_with_parent(parent)
     _sentinel(int(watch_fd), scratch)
     # Ctrl-C is for the parent, which decides what to keep and stops us.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
