@@ -757,12 +757,10 @@ def tensors(draw, dtype_name: str, shape: tuple[int, ...]) -> np.ndarray:
         array[:] = draw(st.lists(text, min_size=size, max_size=size))
         return array.reshape(shape)
     if dtype.kind == "bool":
-        raw = draw(st.binary(min_size=size, max_size=size))
+        raw = _block(draw, size)
         return (np.frombuffer(raw, dtype=np.uint8) & 1).astype(bool).reshape(shape)
     unit = _unsigned(dtype) if dtype.kind in ("float", "complex") else dtype.numpy
-    raw = draw(
-        st.binary(min_size=size * dtype.numpy.itemsize, max_size=size * dtype.numpy.itemsize)
-    )
+    raw = _block(draw, size * dtype.numpy.itemsize)
     flat = np.frombuffer(raw, dtype=unit).copy()
     if dtype.kind == "complex":
         pairs = flat.reshape(size, 2)
@@ -804,8 +802,25 @@ def _out_of_range(size: int, dtype_name: str) -> st.SearchStrategy[int]:
 
 
 def _raw_words(draw, count: int) -> np.ndarray:
-    raw = draw(st.binary(min_size=count * 8, max_size=count * 8))
-    return np.frombuffer(raw, dtype=np.uint64)
+    return np.frombuffer(_block(draw, count * 8), dtype=np.uint64)
+
+
+# Bytes of a tensor Hypothesis draws one by one (and shrinks one by one, toward
+# zero); a longer block comes from a NumPy generator seeded by one drawn
+# integer (seed 0: all zero bytes, where shrinking goes). Hypothesis draws a
+# byte string byte by byte (~2 us each, and its choice sequence has a size
+# limit): a 4 KiB block cost ~8 ms to draw, a 32 MiB one at the largest cap
+# seconds or an overrun. Shrinking makes the tensor smaller first, and once it
+# is under this size every byte shrinks on its own again.
+DRAWN_BYTES = 1024
+
+
+def _block(draw, size: int) -> bytes:
+    """``size`` bytes: drawn one by one up to :data:`DRAWN_BYTES`, else from a drawn seed."""
+    if size <= DRAWN_BYTES:
+        return draw(st.binary(min_size=size, max_size=size))
+    seeded = draw(st.integers(0, 2**64 - 1))
+    return bytes(size) if seeded == 0 else np.random.default_rng(seeded).bytes(size)
 
 
 def _check_indices_in_range_args(
@@ -892,7 +907,10 @@ def _axis_shape(draw, min_rank: int, axis_length: str, cap: int) -> tuple[tuple[
     low, high = AXIS_LENGTH_RANGES[axis_length]
     rank = draw(st.integers(min_rank, MAX_RANK))
     axis = draw(axes(rank))
-    length = draw(st.integers(low, cap if high is None else min(high, cap)))
+    top = cap if high is None else min(high, cap)
+    # An open class (>=256) is drawn near its low end mostly: up to the cap (4M
+    # elements at most) every draw would make a tensor of megabytes.
+    length = draw(st.one_of(st.integers(low, min(top, 4 * max(low, 1))), st.integers(low, top)))
     budget = cap // max(1, length)
     dims = []
     for position in range(rank):
