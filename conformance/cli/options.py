@@ -160,15 +160,21 @@ def jobs(text: str) -> int | str:
     return int(text)
 
 
-def add_jobs(parser) -> None:
+AUTO_JOBS = (
+    "as many as leave each target's threads their cores: one for a target in its default "
+    "profile; the header says"
+)
+
+
+def add_jobs(parser, auto: str = AUTO_JOBS) -> None:
+    """-j/--jobs; ``auto`` says what -j auto means for this command."""
     parser.add_argument(
         "-j",
         "--jobs",
         type=jobs,
         default="auto",
         metavar="N",
-        help="worker processes per runtime (default auto: as many as leave each target's "
-        "threads their cores: one for a target in its default profile; the header says); "
+        help=f"worker processes per runtime (default auto: {auto}); "
         f"at most {JOBS_PER_CORE} per core",
     )
 

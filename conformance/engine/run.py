@@ -9,6 +9,7 @@ cases and options, writes ``results.jsonl``, ``header.json`` and
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 import uuid
@@ -34,6 +35,7 @@ from conformance.engine.schedule import Confirm, Item, Schedule, Settled
 from conformance.engine.targets import Target
 from conformance.oracle import Verdict
 
+GROUPS_EVERY_S = 2.0  # groups.json, at most, while a drive runs (always at its end)
 HARNESS_ERRORS_KEPT = 5  # examples of harness errors the summary names
 MODEL_CACHE = 4096  # serialized models kept by model key (models.model_key)
 
@@ -156,7 +158,9 @@ class SmallestInputs:
     def __init__(self) -> None:
         self._by_group: dict[GroupKey, tuple[int, dict, Case]] = {}
         self._reproducers: dict[GroupKey, dict] = {}
+        self._entries: dict[GroupKey, dict] = {}  # groups.json's entry, made once per change
         self._changed = False
+        self._saved_at = 0.0
         self.run_id: str | None = None
 
     def offer(self, record: dict, case: Case) -> None:
@@ -165,6 +169,7 @@ class SmallestInputs:
         held = self._by_group.get(key)
         if held is None or size < held[0]:
             self._by_group[key] = (size, record, case)
+            self._entries.pop(key, None)
             self._changed = True
 
     def to_cut(self) -> list[tuple[GroupKey, dict, Case]]:
@@ -191,15 +196,22 @@ class SmallestInputs:
                 for name in ("positions", "expected_values", "actual_values")
             },
         }
+        self._entries.pop(key, None)
         self._changed = True
 
-    def save(self, path: Path) -> None:
+    def save(self, path: Path, now: bool = True) -> None:
+        """Write groups.json if anything changed: ``now``, or at most every
+        :data:`GROUPS_EVERY_S` (a fuzz campaign's groups are hundreds, and
+        writing them after every batch of results took a third of its time).
+        results.jsonl is written as results come; this file follows it."""
         if not self._changed:
+            return
+        if not now and time.monotonic() - self._saved_at < GROUPS_EVERY_S:
             return
         groups = []
         for key, (_, record, case) in sorted(self._by_group.items()):
-            groups.append(
-                {
+            if key not in self._entries:  # its JSON text, indented as write_json indents
+                entry = {
                     **key._asdict(),
                     "case_id": record["case_id"],
                     "variant": record["variant"],
@@ -209,9 +221,20 @@ class SmallestInputs:
                     "indices": tensors.to_json(case.indices),
                     **({"reproducer": self._reproducers[key]} if key in self._reproducers else {}),
                 }
-            )
-        files.write_json(path, {"format": records.FORMAT, "run_id": self.run_id, "groups": groups})
+                text = json.dumps(entry, indent=2, ensure_ascii=False)
+                self._entries[key] = text.replace("\n", "\n    ")
+            groups.append(self._entries[key])
+        # The same text as files.write_json(path, {...}), built from each
+        # group's text, made once: a campaign has hundreds of groups.
+        head = (
+            f'{{\n  "format": {json.dumps(records.FORMAT)},\n'
+            f'  "run_id": {json.dumps(self.run_id, ensure_ascii=False)},\n  "groups": '
+        )
+        listed = "[\n    " + ",\n    ".join(groups) + "\n  ]" if groups else "[]"
+        text = head + listed + "\n}"
+        files.write_text(path, text + "\n")
         self._changed = False
+        self._saved_at = time.monotonic()
 
 
 Recorded = Callable[[Case, str, str, object, Outcome, Raw, dict], None]
@@ -302,6 +325,7 @@ class Run:
             summary.error = f"{kind.__name__}: {error}"
         try:
             self.pool.close()
+            self.smallest.save(self.out_dir / records.GROUPS)
             self._writer.close()
             summary.events = self.pool.events
             summary.duration_s = round(time.monotonic() - self._started, 3)
@@ -358,7 +382,7 @@ class Run:
                 self._record(schedule.refused(), recorded)
                 for job, runtime, raw in results:
                     self._record(schedule.settle(job, runtime, raw), recorded)
-                self._save()
+                self._save(now=False)
                 summary.cases = first + schedule.cases
                 if progress:
                     progress(summary.records, summary)
@@ -369,7 +393,7 @@ class Run:
             if finished:  # not on an error or Ctrl-C: what a deadline left half run is said
                 self._record(schedule.not_run(), recorded)
             summary.cases = first + schedule.cases
-            self._save()
+            self._save(now=False)  # the run's end saves it for good
         unstarted = schedule.unstarted()
         summary.cases -= len(unstarted)
         if progress:
@@ -404,9 +428,9 @@ class Run:
             if recorded:
                 recorded(case, variant, runtime, verdict if ran else None, outcome, raw, record)
 
-    def _save(self) -> None:
+    def _save(self, now: bool = True) -> None:
         self._writer.flush()
-        self.smallest.save(self.out_dir / records.GROUPS)
+        self.smallest.save(self.out_dir / records.GROUPS, now)
 
     def case_problems(self, case: Case, verdict: Verdict | None = None) -> list[str]:
         """Where the case's literal expectation disagrees with the oracle (empty

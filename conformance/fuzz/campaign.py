@@ -11,13 +11,15 @@ Hypothesis' shrinker and saved again (see :mod:`conformance.fuzz.artifacts`).
 
 Two economies keep the campaign finding rather than waiting:
 
-- shrinking gets at most half of the elapsed time, and each class at most
-  ``shrink_seconds`` and ``shrink_calls`` runtime calls; a class not shrunk in
+- shrinking gets at most half of the elapsed time, and each bug at most
+  ``shrink_seconds`` and ``shrink_calls`` runtime calls; a bug not shrunk in
   its share keeps the example that found it (``"shrunk": false``);
-- once a runtime has crashed or hung on every one of at least two inputs with
-  the same operator and features (whatever their dtype, variant, opset and
-  broken clause), it is no longer sent such inputs: each would cost a worker
-  restart or a timeout and tell nothing new. They are counted as ``skipped``.
+- once a runtime has crashed or hung on at least two inputs of a kind
+  (:func:`_cost_keys`: operator, features and index classes, whatever their
+  dtype, variant, opset and broken clause) and on at least three in four of
+  them, it is no longer sent such inputs: each would cost a worker restart or
+  a timeout and tell nothing new. They are counted as ``skipped``. Inputs of
+  a kind not yet seen twice go first in their round, so that the rule knows.
 
 The counts are exact: an example counts once it has a result (a record in
 results.jsonl), or when every runtime skipped it; then each of its runs is a
@@ -79,6 +81,7 @@ from conformance.fuzz.store import Entry, Store
 from conformance.fuzz.strategies import Example
 
 EXPENSIVE = frozenset({"crash", "timeout"})  # kinds that cost a worker restart
+HOPELESS_SHARE = 0.75  # of a kind's results expensive: the runtime is spared it (_hopeless)
 
 
 @dataclass
@@ -382,6 +385,7 @@ class Campaign:
 
     def _one_round(self, batch: list[Example]) -> None:
         self._round = {}
+        self._cost: dict[str, list[tuple]] = {}  # case id -> its cost keys
         self._round_outcomes: dict[str, dict[str, Outcome]] = {}
         # Near the end, rounds shrink to what the rate says still fits.
         rate = self.examples / self.fuzz_s if self.fuzz_s else 0.0
@@ -402,9 +406,10 @@ class Campaign:
         # each hang cost 64 timeouts, not 2).
         probes, rest, probing = [], [], Counter()
         for example, case in drawn:
+            self._cost[case.id] = _cost_keys(example)  # once: index classes cost a scan
             unknown = [
                 key
-                for key in _cost_keys(example)
+                for key in self._cost[case.id]
                 if any(sum(self._seen[key][rt].values()) < 2 for rt in self.runtimes)
             ]
             if any(probing[key] < 2 for key in unknown):
@@ -418,7 +423,7 @@ class Campaign:
 
     def _item(self, example: Example, case: Case) -> tuple:
         """The example's run on every runtime the skip rule does not spare it."""
-        keys = _cost_keys(example)
+        keys = self._cost[case.id]
         runtimes = [rt for rt in self.runtimes if not any(self._hopeless(k, rt) for k in keys)]
         skipped = len(self.runtimes) - len(runtimes)
         if runtimes:
@@ -448,9 +453,14 @@ class Campaign:
         self.coverage.add(example)
 
     def _hopeless(self, key: tuple, runtime: str) -> bool:
+        """At least two crashes or hangs on inputs of this kind, and (nearly)
+        nothing else: tract panics on most inputs with an index out of range
+        and accepts a few; each panic costs a worker restart and a re-run to
+        confirm it, for a bug already found."""
         kinds = self._seen[key][runtime]
         total = sum(kinds.values())
-        return total >= 2 and sum(kinds[k] for k in EXPENSIVE) == total
+        expensive = sum(kinds[k] for k in EXPENSIVE)
+        return expensive >= 2 and expensive >= HOPELESS_SHARE * total
 
     def _recorded(self, case, variant, runtime, verdict, outcome, raw, record) -> None:
         if case.id in self._uncounted:  # its first result
@@ -460,7 +470,7 @@ class Campaign:
         example = self._round[case.id]
         self._round_outcomes.setdefault(case.id, {})[runtime] = outcome
         clause = _clause(verdict)
-        for key in _cost_keys(example):
+        for key in self._cost[case.id]:
             self._seen[key][runtime][outcome.kind] += 1
         if outcome.kind not in DISCREPANCIES:
             return
