@@ -71,7 +71,7 @@ def findings() -> dict:
         _class(3, "onnxruntime", "value_mismatch", "float32", "b-2", message="<b>boom</b>"),
         _class(4, "onnxruntime", "rejected", "float32", None),
     ]
-    signal = {"by": "signal", "signal": "SIGFPE", "features": ["empty_data"]}
+    signal = {"by": "signal", "signal": "SIGFPE", "trigger": "empty_data"}
     narrowed = {"by": "bug_models", "models": ["int64-low32"]}
     bugs = [
         _bug("b-1", "openvino", "crash", "SIGFPE on empty_data", signal, [1, 2], 6, 0.5, "new"),
@@ -130,8 +130,8 @@ def test_the_same_bug_on_two_shards_is_one(tmp_path, findings):
 @pytest.mark.parametrize(
     "mechanism,text",
     [
-        ({"by": "signal", "signal": "SIGSEGV", "features": []},
-         "killed by SIGSEGV on inputs with no feature"),
+        ({"by": "signal", "signal": "SIGSEGV", "trigger": "no degenerate feature"},
+         "killed by SIGSEGV on inputs with no degenerate feature"),
         ({"by": "bug_models", "models": ["int64-low32", "clamp"]},
          "outputs explained exactly by the bug model(s) int64-low32, clamp"),
         ({"by": "unexplained", "features": ["negative", "block_copy"]},
@@ -140,7 +140,7 @@ def test_the_same_bug_on_two_shards_is_one(tmp_path, findings):
          "refused with: Unsupported data type COMPLEXN"),
         ({"by": "clause", "clause": "index-out-of-range"},
          "accepts inputs that break index-out-of-range"),
-        ({"by": "features", "features": ["zero_size_axis"]}, "on inputs with zero_size_axis"),
+        ({"by": "trigger", "trigger": "zero_size_axis"}, "on inputs with zero_size_axis"),
         ({"by": "later", "what": 1}, "by: later, what: 1"),
     ],
 )  # fmt: skip

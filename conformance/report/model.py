@@ -392,8 +392,9 @@ def mechanism_text(mechanism: dict | None) -> str:
     mechanism = mechanism or {}
     by = mechanism.get("by")
     features = ", ".join(mechanism.get("features") or []) or "no feature"
+    trigger = mechanism.get("trigger") or features
     if by == "signal":
-        return f"killed by {mechanism.get('signal', 'a signal')} on inputs with {features}"
+        return f"killed by {mechanism.get('signal', 'a signal')} on inputs with {trigger}"
     if by == "bug_models":
         models_named = ", ".join(mechanism.get("models") or [])
         return f"outputs explained exactly by the bug model(s) {models_named}"
@@ -403,8 +404,8 @@ def mechanism_text(mechanism: dict | None) -> str:
         return f"refused with: {mechanism.get('message', '')}"
     if by == "clause":
         return f"accepts inputs that break {mechanism.get('clause', '?')}"
-    if by == "features":
-        return f"on inputs with {features}"
+    if by == "trigger":  # a hang or a wrong dtype or shape, by its trigger (fuzz.bugs)
+        return f"on inputs with {trigger}"
     return ", ".join(f"{k}: {v}" for k, v in mechanism.items()) or "not said"
 
 
