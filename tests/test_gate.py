@@ -316,7 +316,8 @@ def test_a_fuzz_campaign_exits_by_the_baseline(tmp_path):
     # (which classes come first depends on how many the budget found: any of them)
     classes = re.escape(str(tmp_path / "a" / "classes"))
     assert re.search(rf"^      {classes}/\d{{3}}-", strict.stdout, re.MULTILINE), strict.stdout
-    assert "/repro.py: " in strict.stdout and "(case.yaml, repro.py)" in strict.stdout
+    # (the bug list names each bug's smallest reproducer: "(case.yaml, repro.py; shrunk)")
+    assert "/repro.py: " in strict.stdout and "(case.yaml, repro.py" in strict.stdout
     again = conformance("gate", str(tmp_path / "a"), "--known", str(empty))
     assert again.returncode == 1 and "<generated>" not in again.stdout
     assert f"{tmp_path / 'a' / 'classes'}/" in again.stdout
@@ -324,7 +325,9 @@ def test_a_fuzz_campaign_exits_by_the_baseline(tmp_path):
     assert known.returncode == 0, known.stdout + known.stderr
     assert "gate PASSED" in known.stdout
     kinds = Counter(json.loads(line)["kind"] for line in (tmp_path / "b" / "results.jsonl").open())
-    assert kinds["rejected"] > 0  # it found ORT's complex refusal, a known one
+    # It found some of ORT's known discrepancies (complex refused, strings
+    # emptied: which, the rounds' keys decide), and passed.
+    assert kinds["rejected"] + kinds["value_mismatch"] > 0, kinds
 
 
 def test_a_signature_axis_is_any_integer(tmp_path):
