@@ -23,7 +23,7 @@ MESSAGES = [
         "OpConversionFailure:\nModel wasn't fully converted. Failed operations detailed log:\n"
         "-- Gather-11 with a message:\nWhile validating ONNX node '<Node(Gather): output>': "
         "vector::_M_default_append\nSummary:\n-- Conversion is failed for: Gather-11\n",
-        "While validating ONNX node '<Node(Gather): output>': vector::_M_default_append",
+        "vector::_M_default_append",
     ),
     (
         "translating to fact: Tensor { elem_type: Complex128, shape: Some(TensorShapeProto { dim: "
@@ -51,10 +51,18 @@ def test_inputs_that_differ_only_in_shapes_and_node_names_share_a_cause():
     assert normalised(one) == normalised(other)
 
 
-def test_the_trigger_is_the_most_degenerate_feature():
-    assert trigger(("negative", "empty_data", "zero_size_axis")) == "zero_size_axis"
-    assert trigger(("negative", "out_of_range", "beyond_int32")) == "beyond_int32"
+def test_the_trigger_is_the_most_degenerate_trait():
+    assert trigger(("negative", "empty_data", "zero_size_axis")) == "an empty tensor"
+    assert trigger(("empty_indices",)) == trigger(("zero_size_axis",)) == "an empty tensor"
+    assert trigger(("negative", "out_of_range", "beyond_int32")) == "an index out of range"
+    assert trigger(("out_of_range", "empty_indices")) == "an empty tensor"  # the first wins
     assert trigger(("negative", "block_copy")) == NO_TRIGGER
+
+
+def test_where_a_check_ran_does_not_make_another_cause():
+    frontend = "While validating ONNX node '<Node(GatherElements): output>': Check 'merge' failed"
+    plugin = "[CPU] GatherElements node with name 'output' Check 'merge' failed"
+    assert normalised(frontend) == normalised(plugin) == "Check 'merge' failed"
 
 
 def _cause(kind, details=None, message="", features=(), violation=None):
@@ -75,7 +83,7 @@ def test_each_kind_is_told_apart_by_its_mechanism():
     fpe = _cause("crash", {"signal": "SIGFPE"}, features=("negative", "empty_data"))
     assert fpe == _cause("crash", {"signal": "SIGFPE"}, features=("empty_data", "block_copy"))
     assert fpe != _cause("crash", {"signal": "SIGSEGV"}, features=("empty_data",))
-    assert fpe.text == "SIGFPE on empty_data"
+    assert fpe.text == "SIGFPE on an empty tensor"
     # An accepted invalid input: the clause it breaks.
     accepted = _cause("accepted_invalid", violation="index-out-of-range")
     assert accepted.text == "accepts index-out-of-range"

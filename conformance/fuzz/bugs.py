@@ -22,16 +22,18 @@ kind                          the bug is told apart by
 ============================  ==============================================
 
 The **trigger** of a crash, hang or wrong shape is the input's most degenerate
-feature, by :data:`TRIGGERS` (a zero-size axis before empty data before empty
-indices before out-of-range values...), or "no feature". Degenerate inputs are
-where graph code breaks; the incidental features every input has (negative
-indices, block copies) do not make a mechanism of their own. When one input has
-two degenerate features, the first names the bug: a campaign that meets the
-other alone files it as a bug of its own.
+trait, by :data:`TRIGGERS`: an empty tensor (a zero-size axis, empty data or
+empty indices) before an index out of range (beyond int32 or not) before
+scalar indices before indices of another shape; else "no degenerate feature".
+Degenerate inputs are where graph code breaks; the incidental features every
+input has (negative indices, block copies) do not make a mechanism of their
+own. When one input has two degenerate traits, the first names the bug: a
+campaign that meets the other alone files it as a bug of its own.
 
 A rejection's message is normalised (:func:`normalised`): wrapper frames and
-boilerplate lines go, numbers (negative ones too) become ``N`` (a list of them ``N,…``: a shape of
-any rank), nested brackets ``(…)``: what
+boilerplate lines go, and the prefix that says where a check ran (OpenVINO's
+frontend or CPU plugin); numbers (negative ones too) become ``N`` (a list of
+them ``N,…``: a shape of any rank), what nested brackets hold ``…``: what
 remains names the check that refused the input, not the input's shapes or the
 node's generated name.
 
@@ -50,18 +52,18 @@ from dataclasses import dataclass
 
 from conformance.engine.judge import Outcome
 
-# The most degenerate first: the feature that names a crash's, hang's or wrong
-# shape's trigger. Features not listed (negative, block_copy) are incidental.
-TRIGGERS: tuple[str, ...] = (
-    "zero_size_axis",
-    "empty_data",
-    "empty_indices",
-    "beyond_int32",
-    "out_of_range",
-    "scalar_indices",
-    "axis_size_differs",
-    "smaller_off_axis",
-)
+# The most degenerate first: what names a crash's, hang's or wrong shape's
+# trigger, and the features that make it. An empty tensor (whichever) is one
+# trigger: where graph code divides by a size or slices an empty buffer, it
+# does so for all three; an index out of range is one whether or not it also
+# leaves int32 (tract panics on both alike). Features not listed (negative,
+# block_copy) are incidental.
+TRIGGERS: dict[str, tuple[str, ...]] = {
+    "an empty tensor": ("zero_size_axis", "empty_data", "empty_indices"),
+    "an index out of range": ("beyond_int32", "out_of_range"),
+    "scalar indices": ("scalar_indices",),
+    "indices of another shape": ("axis_size_differs", "smaller_off_axis"),
+}
 NO_TRIGGER = "no degenerate feature"
 
 # Lines of a runtime's message that say where it was raised or that a
@@ -81,6 +83,15 @@ BOILERPLATE: tuple[re.Pattern, ...] = tuple(
         r"^\s*File \".*\", line \d+",
     )
 )
+# Prefixes that say where a check ran (OpenVINO's frontend or its CPU plugin),
+# not which check: dropped, so that one check is one cause.
+PREFIXES: tuple[re.Pattern, ...] = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"^While validating ONNX node '[^']*': ",
+        r"^\[CPU\] \S+ node with name '[^']*' ",
+    )
+)
 _SHAPE = re.compile(r"(?<![\w?])([N?])(?:\s*,\s*\1)+(?![\w?])")  # "N,N,N" or "?,?"
 MESSAGE_CHARS = 160  # of the normalised message; the rest is detail of one input
 
@@ -93,6 +104,8 @@ def normalised(message: str) -> str:
         line = " ".join(raw.split())
         if not line or any(p.search(line) for p in BOILERPLATE):
             continue
+        for prefix in PREFIXES:
+            line = prefix.sub("", line)
         line = re.sub(r"0x[0-9a-fA-F]+", "N", line)
         line = re.sub(r"-?\d+", "N", line)  # a negative index is the same check
         line = _SHAPE.sub(lambda m: m.group(1) + ",…", line)  # a shape of any rank
@@ -122,8 +135,11 @@ def _flatten(line: str) -> str:
 
 
 def trigger(features: tuple[str, ...]) -> str:
-    """The input's most degenerate feature (:data:`TRIGGERS`), or :data:`NO_TRIGGER`."""
-    return next((name for name in TRIGGERS if name in features), NO_TRIGGER)
+    """The input's most degenerate trait (:data:`TRIGGERS`), or :data:`NO_TRIGGER`."""
+    return next(
+        (name for name, made_by in TRIGGERS.items() if any(f in features for f in made_by)),
+        NO_TRIGGER,
+    )
 
 
 @dataclass(frozen=True)
