@@ -173,7 +173,10 @@ def fuzz_fleet(session: nox.Session) -> None:
                        "--time-budget", "60", "--seed", "1", "--shard", f"{i}/2",
                        "--store", store, "--no-progress", "--out", str(out / f"shard-{i}"),
                        *session.posargs]  # fmt: skip
-            shards.append(subprocess.Popen(command, env={**os.environ, **session.env}))
+            env = {**os.environ, **session.env}  # nox marks a variable to unset with None
+            shards.append(
+                subprocess.Popen(command, env={k: v for k, v in env.items() if v is not None})
+            )
         codes = [shard.wait() for shard in shards]
         if any(code not in (0, 1) for code in codes):
             session.error(f"a shard exited {codes}")
