@@ -191,9 +191,10 @@ def fuzz_fleet(session: nox.Session) -> None:
         session.log(f"{len(bugs)} bugs in the union of the two shards:")
         for bug_id, bug in bugs.items():
             shards_of = "+".join(map(str, sorted(bug["shards"])))
-            shrinkers = ", ".join(sorted(bug["shrinkers"])) or "not shrunk"
+            who = ", ".join(sorted(bug["shrinkers"]))
+            shrinkers = f"shrunk by {who}" if who else "not shrunk"
             what = f"{bug['runtime']} {bug['kind']} {bug['op']}: {bug['cause'][:60]}"
-            session.log(f"  {bug_id} {what} (shards {shards_of}; shrunk by {shrinkers})")
+            session.log(f"  {bug_id} {what} (shards {shards_of}; {shrinkers})")
         twice = [bug_id for bug_id, bug in bugs.items() if len(bug["shrinkers"]) > 1]
         if twice:
             session.error(f"shrunk by both shards: {', '.join(twice)}")
