@@ -71,6 +71,21 @@ def ort_every_dtype_run(tmp_path_factory) -> Path:
     return out
 
 
+def dead(pid: int, within: float = 5.0) -> bool:
+    """Whether the process ``pid`` dies within ``within`` seconds: no such
+    process, or a zombie waiting for whoever reaps it (it runs nothing more)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+                if stat.read().rpartition(")")[2].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def free_port() -> int:
     """A TCP port on the loopback that nothing listens on (now)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:

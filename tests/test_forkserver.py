@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 import pytest
 
@@ -24,7 +23,7 @@ from conformance.engine import forkserver
 from conformance.engine.pool import WorkerPool
 from conformance.engine.targets import Target
 from tests import faulty_adapter as faulty
-from tests.conftest import REPO
+from tests.conftest import REPO, dead
 from tests.faulty_adapter import FaultyAdapter
 from tests.test_engine import FAULTY, job, run_all
 
@@ -169,20 +168,6 @@ with WorkerPool(["tests.faulty_adapter:FaultyAdapter", "openvino", "reference"],
 """
 
 
-def _gone(pid: int, within: float = 5.0) -> bool:
-    """Dead: no such process, or a zombie waiting for init to reap it."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-                if stat.read().rpartition(")")[2].split()[0] == "Z":
-                    return True
-        except FileNotFoundError:
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_kill_9_of_the_parent_kills_the_fork_servers_and_their_workers():
     process = subprocess.Popen(
         [sys.executable, "-c", HOLD], cwd=REPO, stdout=subprocess.PIPE, text=True
@@ -192,7 +177,7 @@ def test_kill_9_of_the_parent_kills_the_fork_servers_and_their_workers():
         assert len(pids) == 3 + 6
         process.kill()
         process.wait()
-        assert all(_gone(pid) for pid in pids), "a server or worker outlived the killed parent"
+        assert all(dead(pid) for pid in pids), "a server or worker outlived the killed parent"
     finally:
         process.kill()
         process.wait()

@@ -5,6 +5,7 @@ that finds, classifies and shrinks discrepancies, then the gate and the report;
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -218,13 +219,12 @@ def command(args) -> int:
     if store is not None:
         err.print(f"store: {store.location}", markup=False)
     campaign = Campaign(settings, command=["conformance", *sys.argv[1:]], on_status=on_status)
-    if live:
-        with display:
+    try:
+        with display if live else contextlib.nullcontext():
             run = campaign.execute()
-    else:
-        run = campaign.execute()
-    if store is not None:
-        store.close()
+    finally:  # a Redis connection, whatever stopped the campaign
+        if store is not None:
+            store.close()
     summary = run.summary
     findings = json.loads((out / FINDINGS).read_text(encoding="utf-8"))
     print("\n".join(terminal.campaign_lines(findings, summary.records, out)))

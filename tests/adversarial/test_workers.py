@@ -22,7 +22,7 @@ from conformance.engine.judge import judge
 from conformance.engine.pool import EngineError, WorkerPool
 from tests import faulty_adapter as faulty
 from tests import leaky_adapter as leaky
-from tests.conftest import REPO, conformance
+from tests.conftest import REPO, conformance, dead
 from tests.test_engine import FAULTY, run_all
 
 VERDICT = oracle.verdict(
@@ -91,20 +91,6 @@ def test_sys_exit_in_an_adapter_is_an_exit_with_its_code_not_a_kill():
     assert "SIGKILL" not in " ".join(engine.events)
 
 
-def _gone(pid: int, within: float = 5.0) -> bool:
-    """Dead: no such process, or a zombie waiting for init to reap it."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-                if stat.read().rpartition(")")[2].split()[0] == "Z":
-                    return True
-        except FileNotFoundError:
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_a_crash_whose_grandchild_holds_the_pipe_is_a_crash_and_the_grandchild_dies(
     tmp_path, monkeypatch
 ):
@@ -121,7 +107,7 @@ def test_a_crash_whose_grandchild_holds_the_pipe_is_a_crash_and_the_grandchild_d
             assert time.monotonic() - started < 20, "the crash was found by the timeout"
             grandchildren = [int(pid) for pid in pids.read_text().split()]
             assert len(grandchildren) == 2  # the crash in the batch, then confirmed alone
-            assert all(_gone(pid) for pid in grandchildren), "a grandchild outlived its worker"
+            assert all(dead(pid) for pid in grandchildren), "a grandchild outlived its worker"
     finally:  # whatever failed above: leave nothing running
         for pid in pids.read_text().split():
             with contextlib.suppress(ProcessLookupError):
@@ -159,9 +145,9 @@ def test_kill_9_of_a_run_kills_what_its_workers_started_and_their_temporary_file
         process.kill()
         process.wait()
         worker = json.loads((out / "header.json").read_text())["runtimes"]["forking"]["pid"]
-        assert _gone(worker), "the worker outlived the killed parent"
+        assert dead(worker), "the worker outlived the killed parent"
         (grandchild,) = [int(pid) for pid in pids.read_text().split()]
-        assert _gone(grandchild), "a process the worker started outlived the killed parent"
+        assert dead(grandchild), "a process the worker started outlived the killed parent"
         deadline = time.monotonic() + 5
         while any(scratch.iterdir()) and time.monotonic() < deadline:
             time.sleep(0.05)
