@@ -21,8 +21,8 @@ existed once the harness's own modules were imported (NumPy's OpenBLAS
 servers, which OpenBLAS itself stops before a fork through
 ``pthread_atfork``), or a Python thread of a ``concurrent.futures`` pool idle
 in its queue (OpenVINO's import starts one, for its telemetry). Anything else
-(ONNX Runtime's import starts a native thread; a third-party module may start
-anything) and the server refuses: at start-up, it is stopped and that
+(ONNX Runtime's import starts native threads on some machines; a third-party
+module may start anything) and the server refuses: at start-up, it is stopped and that
 target's workers start directly, as before; later, it forks no more (and
 still reaps the workers it forked), and the next ones start directly.
 
@@ -170,6 +170,7 @@ class ForkServer:
         # the workers it forked; "down": dead or killed (its workers with it).
         self.state = "starting"
         self.last_words = ""
+        self.unsafe = ""  # why the server would not fork, as it said
         self.popen: subprocess.Popen | None = None
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the server
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -221,6 +222,7 @@ class ForkServer:
             self._down("")
             return None
         if message.get("ready") != PROTOCOL or message.get("unsafe"):
+            self.unsafe = str(message.get("unsafe") or f"protocol {message.get('ready')!r}")
             self._down("")  # another version's server, or forking is not safe there
             return False
         self.state = "ready"
