@@ -45,6 +45,10 @@ NONE, NUMBER, BARE, NOT_ARRAYS, TWO, UNPICKLABLE, UNLOADABLE = (
     -1036,
 )
 SYS_EXIT, INTERRUPT, FORK_CRASH = -1040, -1041, -1042
+# Dies as a Rust panic across FFI does: the panic's place and message, then a
+# backtrace longer than the part of stderr a crash keeps, then abort.
+PANIC = -1043
+PANIC_LINE = "thread '<unnamed>' (7) panicked at core/src/ops/array/gather.rs:75:52:"
 # FORK_CRASH's grandchild appends its pid to the file this variable names.
 GRANDCHILD_PIDS = "FAULTY_GRANDCHILD_PIDS"
 
@@ -103,6 +107,13 @@ class FaultyAdapter(Adapter):
         elif code == FPE:
             os.kill(os.getpid(), signal.SIGFPE)
         elif code == ABORT:
+            os.abort()
+        elif code == PANIC:
+            print(PANIC_LINE, "index out of bounds: the len is 4 but the index is 4", sep="\n",
+                  file=sys.stderr)  # fmt: skip
+            for frame in range(200):
+                print(f"  {frame}: 0x7f24ce9159f5 - frame_{frame}", file=sys.stderr)
+            print("thread caused non-unwinding panic. aborting.", file=sys.stderr, flush=True)
             os.abort()
         elif code == EXIT:
             os._exit(3)

@@ -65,9 +65,9 @@ def test_where_a_check_ran_does_not_make_another_cause():
     assert normalised(frontend) == normalised(plugin) == "Check 'merge' failed"
 
 
-def _cause(kind, details=None, message="", features=(), violation=None):
+def _cause(kind, details=None, message="", features=(), violation=None, dtype="float32"):
     return cause_of(
-        "openvino", "Gather", Outcome(kind, message, details or {}), features, violation
+        "openvino", "Gather", Outcome(kind, message, details or {}), features, violation, dtype
     )
 
 
@@ -90,6 +90,60 @@ def test_each_kind_is_told_apart_by_its_mechanism():
     assert accepted != _cause("accepted_invalid", violation="indices-dtype")
 
 
+def test_models_of_one_family_are_one_bug_and_the_first_in_the_table_names_it():
+    # Whether the constant-narrowing models fit too depends on the values drawn.
+    alone = _cause("value_mismatch", {"explained_by": ["float64-as-float32"]})
+    three = _cause("value_mismatch", {"explained_by": [
+        "float64-constant-as-float32-bf16-clamp", "float64-as-float32",
+        "float64-constant-as-float32", "subnormals-flushed"]})  # fmt: skip
+    clamp = _cause("value_mismatch", {"explained_by": ["float64-constant-as-float32-bf16-clamp"]})
+    assert alone == three == clamp
+    assert alone.mechanism == ("bug_models", ("float64-as-float32",))
+    flushed = _cause("value_mismatch", {"explained_by": ["subnormals-flushed"]})
+    assert flushed != alone and flushed.text == "subnormals-flushed"
+
+
+def test_a_rejection_that_names_the_data_type_is_one_bug_per_type_whatever_the_check():
+    # tract refuses complex data at two stages, by variant; two messages, one bug.
+    fact = ("translating to fact: Tensor { elem_type: Complex128, shape: Some(TensorShapeProto "
+            "{ dim: [] }) }\n\nCaused by:\n    Unknown DatumType Complex128")  # fmt: skip
+    datum = _cause("rejected", message="Unknown DatumType Complex128", dtype="complex128")
+    assert _cause("rejected", message=fact, dtype="complex128") == datum
+    assert datum.mechanism == ("dtype", "complex128") and datum.text == "rejects complex128 data"
+    assert datum != _cause("rejected", message="Unknown DatumType Complex64", dtype="complex64")
+    # A message that names another type, or the short forms OpenVINO prints in
+    # every node description, is not about the data type: its check names it.
+    rank = ("While validating node 'opset6::GatherElements (opset1::Constant data[0]:bf16[])':"
+            "\ndata rank must be >= 1.")  # fmt: skip
+    assert _cause("rejected", message=rank, dtype="bfloat16").mechanism[0] == "message"
+    listed = "Unsupported data type UINT4 expected: BOOL, BFLOAT16, FLOAT16"
+    assert _cause("rejected", message=listed, dtype="float32").mechanism[0] == "message"
+
+
+PANIC = (
+    "the worker died (SIGABRT) running this case alone in a fresh worker\n"
+    "thread '<unnamed>' (16655) panicked at core/src/ops/array/gather.rs:75:52:\n"
+    "index out of bounds: the len is 64 but the index is 64\nnote: run with `RUST_BACKTRACE=1`"
+    "\n…\n  37:     0x55784398b081 - _start\nthread caused non-unwinding panic. aborting."
+)
+
+
+def test_a_rust_panic_names_its_crash_by_its_place_and_message_not_the_input():
+    crash = _cause("crash", {"signal": "SIGABRT"}, message=PANIC, features=("empty_data",))
+    moved = PANIC.replace("gather.rs:75:52", "gather.rs:81:9").replace("64", "7")
+    assert crash == _cause("crash", {"signal": "SIGABRT"}, message=moved, features=("negative",))
+    assert crash.text == (
+        "SIGABRT: panic at core/src/ops/array/gather.rs: "
+        "index out of bounds: the len is N but the index is N"
+    )
+    other = PANIC.replace("index out of bounds", "attempt to subtract with overflow")
+    assert crash != _cause("crash", {"signal": "SIGABRT"}, message=other)
+    # Without a panic, the trigger names it.
+    assert _cause("crash", {"signal": "SIGABRT"}, features=("empty_data",)).text == (
+        "SIGABRT on an empty tensor"
+    )
+
+
 def test_the_id_is_stable_across_versions_of_the_harness():
     # Stores keep bugs by id across campaigns, machines and releases: a change
     # of the hash would make every stored bug look new. Pinned here.
@@ -101,7 +155,9 @@ def test_the_id_is_stable_across_versions_of_the_harness():
 @pytest.mark.parametrize(
     "cause",
     [
-        _cause("value_mismatch", {"explained_by": ["a", "b"]}),
+        _cause("value_mismatch", {"explained_by": ["int64-low32", "saturate-int32"]}),
+        _cause("rejected", message="Unknown DatumType Complex64", dtype="complex64"),
+        _cause("crash", {"signal": "SIGABRT"}, message=PANIC),
         _cause("value_mismatch", {}, features=("negative",)),
         _cause("crash", {"signal": "SIGABRT"}, features=("out_of_range",)),
         _cause("timeout"),

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from conformance.engine import models
+from conformance.engine import models, pool
 from conformance.engine.pool import EngineError, Job, WorkerPool
 from tests import faulty_adapter as faulty
 
@@ -58,6 +58,17 @@ def test_a_crash_is_pinned_on_its_case_and_the_rest_of_the_batch_still_runs(code
         assert results[(index, "faulty")].outputs[0].tolist() == [1, 0]
     assert results[(5, "faulty")].outputs[0].tolist() == [1, faulty.WRONG + 1]
     assert any(death in event for event in engine.events)
+
+
+def test_a_crash_keeps_the_start_of_a_long_stderr_where_a_panic_says_why_and_its_end():
+    with WorkerPool([FAULTY], batch_size=4, timeout=20) as engine:
+        results = run_all(engine, [0, faulty.PANIC, 0])
+    crash = results[(1, "faulty")]
+    assert (crash.status, crash.signal) == ("crash", "SIGABRT")
+    assert faulty.PANIC_LINE in crash.message  # the start: why
+    assert crash.message.rstrip().endswith("aborting.")  # the end: how
+    assert "frame_100\n" not in crash.message and "\n…\n" in crash.message  # the middle goes
+    assert len(crash.message) < 2 * pool.STDERR_TAIL
 
 
 def test_a_crash_that_does_not_recur_alone_keeps_its_real_outcome_with_a_note():

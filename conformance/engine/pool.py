@@ -353,9 +353,16 @@ class Worker:
             self.conn.send_bytes(pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL))
 
     def stderr_tail(self, since: int = 0) -> str:
+        """What the worker wrote to stderr since ``since``: its start and its
+        end when it wrote more than :data:`STDERR_TAIL` characters. The start
+        says why it died (a Rust panic's message and place, before the
+        backtrace that follows it), the end how."""
         self.log.seek(since)
         text = self.log.read().decode("utf-8", "replace").strip()
-        return text[-STDERR_TAIL:]
+        if len(text) <= STDERR_TAIL:
+            return text
+        head = STDERR_TAIL // 4
+        return f"{text[:head].rstrip()}\n…\n{text[-(STDERR_TAIL - head):].lstrip()}"
 
     def resident(self) -> int:
         """Resident memory in bytes (0 when it cannot be read)."""

@@ -11,12 +11,15 @@ outcome kind:
 ============================  ==============================================
 kind                          the bug is told apart by
 ============================  ==============================================
-``value_mismatch``            the bug models that explain the output exactly
+``value_mismatch``            the mechanism (a model's family) of the first bug
+                              model that explains the output exactly
                               (``explained_by``, :mod:`conformance.tables.bug_models`);
                               none: "unexplained", with the input's features
-``crash``                     the signal (or exit status), and the trigger
+``crash``                     the signal (or exit status), and the trigger; a
+                              Rust panic: the place and message of the panic
 ``timeout``                   the trigger
-``rejected``                  the runtime's message, normalised
+``rejected``                  the data type, when the message names the
+                              input's; else the runtime's message, normalised
 ``accepted_invalid``          the clause the input breaks
 ``dtype_/shape_mismatch``     the trigger
 ============================  ==============================================
@@ -37,6 +40,18 @@ them ``N,…``: a shape of any rank), what nested brackets hold ``…``: what
 remains names the check that refused the input, not the input's shapes or the
 node's generated name.
 
+Several bug models may explain one output (a float64 narrowed to float32 fits
+the constant-narrowing models too when no value is out of range or zero):
+which of them do depends on the values drawn, not on the runtime, so the bug is
+the first one's family, in the table's order. A rejection whose message names
+the input's data type ("Unknown DatumType ComplexN", "MLDataType for:
+tensor(complex128) is not ... supported") is one bug per data type, whichever
+check refused it (tract refuses complex data at two stages, by variant). A
+crash whose stderr holds a Rust panic ("panicked at core/src/ops/array/
+gather.rs:75:52: index out of bounds...") is one bug per panic site (its file,
+not its line, which moves between versions) and message: that names the
+mechanism better than any trait of the input.
+
 A bug's id (``b-`` and 12 hex digits) is a hash of its runtime, kind, operator
 and cause: the same on every shard, campaign and machine, so that a
 regression store (:mod:`conformance.fuzz.store`) can hold one reproducer per bug.
@@ -51,6 +66,7 @@ import re
 from dataclasses import dataclass
 
 from conformance.engine.judge import Outcome
+from conformance.tables import bug_models
 
 # The most degenerate first: what names a crash's, hang's or wrong shape's
 # trigger, and the features that make it. An empty tensor (whichever) is one
@@ -94,6 +110,23 @@ PREFIXES: tuple[re.Pattern, ...] = tuple(
 )
 _SHAPE = re.compile(r"(?<![\w?])([N?])(?:\s*,\s*\1)+(?![\w?])")  # "N,N,N" or "?,?"
 MESSAGE_CHARS = 160  # of the normalised message; the rest is detail of one input
+# A Rust panic as the standard library reports it: "thread '<name>' (tid)
+# panicked at <file>:<line>:<column>:" and the message on the next line.
+_PANIC = re.compile(r"panicked at (?P<file>[^\s:]+):\d+:\d+:\s*\n(?P<message>[^\n]*)")
+# How runtimes name a data type in their messages, by the oracle's dtype name:
+# the full name, any case ("COMPLEX128", "Complex64", "tensor(bfloat16)").
+# Not the short forms ("bf16[]", "f16[]"): OpenVINO prints them in every
+# node description, whatever the message is about.
+DTYPE_WORDS: dict[str, str] = {
+    "complex64": "complex(?:64)?",
+    "complex128": "complex(?:128)?",
+    "bfloat16": "bfloat16",
+    "float16": "float16",
+}
+_NAMED: dict[str, re.Pattern] = {
+    dtype: re.compile(rf"(?<![a-z0-9]){word}(?![a-z0-9])", re.IGNORECASE)
+    for dtype, word in DTYPE_WORDS.items()
+}
 
 
 def normalised(message: str) -> str:
@@ -134,6 +167,21 @@ def _flatten(line: str) -> str:
     return "".join(out)
 
 
+def panic(message: str) -> str | None:
+    """The first Rust panic in a crash's message (its worker's stderr), as
+    ``panic at <file>: <message normalised>``; None without one."""
+    found = _PANIC.search(message or "")
+    if found is None:
+        return None
+    return f"panic at {found['file']}: {normalised(found['message'])}"
+
+
+def names_dtype(message: str, dtype: str) -> bool:
+    """Whether a runtime's message names this data type (:data:`DTYPE_WORDS`)."""
+    named = _NAMED.get(dtype)
+    return bool(named and message and named.search(message))
+
+
 def trigger(features: tuple[str, ...]) -> str:
     """The input's most degenerate trait (:data:`TRIGGERS`), or :data:`NO_TRIGGER`."""
     return next(
@@ -146,9 +194,10 @@ def trigger(features: tuple[str, ...]) -> str:
 class Cause:
     """What makes discrepancies one bug: runtime, kind, operator and mechanism.
 
-    ``mechanism`` is ``(by, detail...)``: ``("bug_models", names)``,
-    ``("unexplained", features)``, ``("signal", signal, trigger)``,
-    ``("trigger", trigger)``, ``("message", text)``, ``("clause", clause)``.
+    ``mechanism`` is ``(by, detail...)``: ``("bug_models", (family,))``,
+    ``("unexplained", features)``, ``("signal", signal, trigger or panic)``,
+    ``("trigger", trigger)``, ``("dtype", dtype)``, ``("message", text)``,
+    ``("clause", clause)``.
     """
 
     runtime: str
@@ -170,7 +219,11 @@ class Cause:
         if by == "unexplained":
             return "unexplained values" + (f" ({', '.join(detail[0])})" if detail[0] else "")
         if by == "signal":
-            return f"{detail[0]} on {detail[1]}"
+            return f"{detail[0]}: {detail[1]}" if detail[1].startswith("panic") else (
+                f"{detail[0]} on {detail[1]}"
+            )
+        if by == "dtype":
+            return f"rejects {detail[0]} data"
         if by == "trigger":
             return f"on {detail[0]}"
         if by == "clause":
@@ -189,6 +242,8 @@ class Cause:
             content["signal"], content["trigger"] = detail
         elif by == "trigger":
             content["trigger"] = detail[0]
+        elif by == "dtype":
+            content["dtype"] = detail[0]
         elif by == "message":
             content["message"] = detail[0]
         elif by == "clause":
@@ -204,6 +259,7 @@ class Cause:
             "unexplained": lambda: (tuple(mechanism["features"]),),
             "signal": lambda: (mechanism["signal"], mechanism["trigger"]),
             "trigger": lambda: (mechanism["trigger"],),
+            "dtype": lambda: (mechanism["dtype"],),
             "message": lambda: (mechanism["message"],),
             "clause": lambda: (mechanism["clause"],),
         }[by]()
@@ -220,17 +276,25 @@ def cause_of(
     outcome: Outcome,
     features: tuple[str, ...],
     violation: str | None,
+    dtype: str = "",
 ) -> Cause:
     """The bug behind one discrepancy: ``outcome`` (a discrepancy kind) on
-    ``runtime`` for an input of ``op`` with these ``features``, breaking
-    ``violation`` (None: a valid input)."""
+    ``runtime`` for an input of ``op`` with these ``features`` and data
+    ``dtype``, breaking ``violation`` (None: a valid input)."""
     kind = outcome.kind
     details = outcome.details or {}
     if kind == "value_mismatch":
-        models = tuple(details.get("explained_by") or ())
-        mechanism = ("bug_models", models) if models else ("unexplained", tuple(features))
+        models = [bug_models.BY_NAME[name] for name in details.get("explained_by") or ()
+                  if name in bug_models.BY_NAME]  # fmt: skip
+        first = min(models, key=bug_models.MODELS.index) if models else None
+        mechanism = (
+            ("bug_models", (first.mechanism,)) if first else ("unexplained", tuple(features))
+        )
     elif kind == "crash":
-        mechanism = ("signal", details.get("signal") or "unknown signal", trigger(features))
+        signal = details.get("signal") or "unknown signal"
+        mechanism = ("signal", signal, panic(outcome.message) or trigger(features))
+    elif kind == "rejected" and names_dtype(outcome.message, dtype):
+        mechanism = ("dtype", dtype)
     elif kind == "rejected":
         mechanism = ("message", normalised(outcome.message))
     elif kind == "accepted_invalid":

@@ -475,7 +475,7 @@ class Campaign:
         if outcome.kind not in DISCREPANCIES:
             return
         signature = signature_of(example, runtime, outcome.kind, clause)
-        cause = cause_of(runtime, example.op, outcome, signature.features, clause)
+        cause = cause_of(runtime, example.op, outcome, signature.features, clause, example.dtype)
         bug = self._bug(cause)
         bug.hits += 1
         bug.dtypes.add(example.dtype)
@@ -533,7 +533,9 @@ class Campaign:
         example = self._round.get(case.id)
         if example is None:
             return True
-        cause = cause_of(runtime, example.op, outcome, features(example), _clause(verdict))
+        cause = cause_of(
+            runtime, example.op, outcome, features(example), _clause(verdict), example.dtype
+        )
         bug = self.bugs.get(cause.id)
         confirmed = bug.confirmed if bug else self._confirming.get(cause.id, 0)
         if confirmed >= self.options.confirm_alone:
@@ -649,7 +651,9 @@ class Campaign:
             outcome = self._run_once(candidate, verdict, [target.runtime])[target.runtime]
             if outcome.kind != target.kind:
                 return False
-            cause = cause_of(target.runtime, target.op, outcome, target.features, target.violation)
+            cause = cause_of(
+                target.runtime, target.op, outcome, target.features, target.violation, target.dtype
+            )
             if cause.id != found.bug:  # the same kind by another mechanism
                 return False
             best[:] = [(candidate, verdict)]

@@ -106,7 +106,7 @@ def replay(
         outcome, verdict = got
         if outcome.kind in DISCREPANCIES:
             clause = None if verdict.valid else verdict.violation.clause
-            cause = cause_of(runtime, example.op, outcome, features(example), clause)
+            cause = cause_of(runtime, example.op, outcome, features(example), clause, example.dtype)
             status = STILL if cause.id == entry.bug_id else CHANGED
             results.append(Replayed(entry, status, outcome, cause, case_file))
         elif outcome.kind == "harness_unsupported":

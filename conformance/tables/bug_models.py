@@ -37,6 +37,14 @@ class BugModel:
     transform: Callable[[np.ndarray], np.ndarray] | None = None
     # (expected, actual) -> elementwise "the model allows this actual value"
     allowed: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+    # The mechanism it is a form of, when several models describe one (how a
+    # float64 constant is narrowed depends on the plugin's precision): a fuzz
+    # campaign counts one bug per family (conformance.fuzz.bugs). "": its name.
+    family: str = ""
+
+    @property
+    def mechanism(self) -> str:
+        return self.family or self.name
 
 
 def _low32(x: np.ndarray) -> np.ndarray:
@@ -136,6 +144,7 @@ MODELS: tuple[BugModel, ...] = (
         "to ±FLT_MAX, "
         "zero or subnormal results possibly +0.0 (flush-to-zero)",
         allowed=_constant_narrowed(_FLOAT32_MAX),
+        family="float64-as-float32",
     ),
     BugModel(
         "float64-constant-as-float32-bf16-clamp",
@@ -144,6 +153,7 @@ MODELS: tuple[BugModel, ...] = (
         "to ±bfloat16's max (where the inference precision is bf16), zero or subnormal "
         "results possibly +0.0",
         allowed=_constant_narrowed(_BFLOAT16_MAX),
+        family="float64-as-float32",
     ),
     BugModel(
         "subnormals-flushed",
