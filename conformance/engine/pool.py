@@ -362,7 +362,7 @@ class Worker:
         if len(text) <= STDERR_TAIL:
             return text
         head = STDERR_TAIL // 4
-        return f"{text[:head].rstrip()}\n…\n{text[-(STDERR_TAIL - head):].lstrip()}"
+        return f"{text[:head].rstrip()}\n…\n{text[-(STDERR_TAIL - head) :].lstrip()}"
 
     def resident(self) -> int:
         """Resident memory in bytes (0 when it cannot be read)."""

@@ -219,9 +219,8 @@ class Cause:
         if by == "unexplained":
             return "unexplained values" + (f" ({', '.join(detail[0])})" if detail[0] else "")
         if by == "signal":
-            return f"{detail[0]}: {detail[1]}" if detail[1].startswith("panic") else (
-                f"{detail[0]} on {detail[1]}"
-            )
+            joint = ": " if detail[1].startswith("panic") else " on "
+            return f"{detail[0]}{joint}{detail[1]}"
         if by == "dtype":
             return f"rejects {detail[0]} data"
         if by == "trigger":
