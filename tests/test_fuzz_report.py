@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
+from conformance.cases.model import GENERATED
 from conformance.engine.records import RunFolder
 from conformance.fuzz.coverage import Coverage, next_key, round_strategy
+from conformance.gate.check import Gate
 from conformance.report import model, render, terminal
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -226,6 +228,29 @@ def test_forty_bugs_fit_a_screen_and_a_hostile_cause_stays_on_its_line(findings)
     assert len(cut) == 1 and len(cut[0]) <= terminal.BUG_WIDTH
     assert cut[0].endswith("(2 classes, 6 hits, 0.5 s; float16 uint16; new to the store)")
     assert lines[3] == "      classes/001-openvino-crash/ (case.yaml, repro.py; shrunk)"
+
+
+def test_a_gated_campaign_lists_its_new_bugs_and_counts_the_known_ones(tmp_path, findings):
+    crash = findings["classes"][0]
+    record = {**crash["signature"], "case_id": "fuzz-9", "base_id": "fuzz-9",
+              "source": GENERATED, "data_shape": [0], "indices_shape": [1]}  # fmt: skip
+    gate = Gate(1, [record], [record], [], {})
+    new = terminal.new_bugs(findings, gate)
+    assert new == {"b-1"}  # the crash's group is new; the value mismatch's is covered
+    lines = terminal.campaign_lines(findings, 12, tmp_path, new)
+    assert lines[1] == "1 bug not in the baseline (classes, hits, first found; dtypes):"
+    assert lines[2].startswith("  openvino     crash             Gather          SIGFPE")
+    assert lines[3].endswith("/classes/001-openvino-crash/ (case.yaml, repro.py; shrunk)")
+    assert lines[4] == (
+        "1 bug the baseline knows already (onnxruntime 1): "
+        "-v lists them; findings.json and report.html have each"
+    )
+    assert lines[5].startswith("coverage: ") and len(lines) == 6
+    shown = terminal.campaign_lines(findings, 12, tmp_path, new, verbose=True)
+    assert shown[5].startswith("  onnxruntime  value_mismatch    Gather          <script>")
+    assert shown[6].startswith("coverage: ")  # a known bug's reproducer is not shown
+    none_new = terminal.campaign_lines(findings, 12, tmp_path, set())
+    assert none_new[1].startswith("2 bugs the baseline knows already (onnxruntime 1, openvino 1)")
 
 
 def test_format_1_findings_list_families(tmp_path, findings):

@@ -5,6 +5,7 @@ and the exit code. What it prints is made in :mod:`conformance.report.terminal`.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -40,17 +41,25 @@ def add_output(parser) -> None:
 def finish(
     summary, written: records.RunFolder, baselines: dict | None, args, err: Console, *,
     decides: bool, kept: str, label_width: int,
+    preamble: Callable[[verdict.Decision | None], list[str]] | None = None,
 ) -> int:  # fmt: skip
     """Gate the run (when there are ``baselines``; its verdict ``decides`` the
     exit code or only says why the run exits as it does), write its report,
     whatever the gate did, and return the exit code: :func:`exit_status` of
     what was ``found``, a discrepancy or with the gate a failing verdict.
     ``kept`` says what an interrupted run keeps; ``label_width`` aligns the
-    report's line with the lines printed before it."""
+    report's line with the lines printed before it. ``preamble`` makes the
+    lines printed before the verdict's, knowing it (None: no gate)."""
     found = bool(summary.discrepancies)
     try:
-        if baselines is not None:  # before the report, which shows its verdict
-            decided = gate_run(written, baselines, args, err, decides)
+        decided = None
+        try:
+            if baselines is not None:  # before the report, which shows its verdict
+                decided = gate_run(written, baselines, args, err, decides)
+        finally:  # what ran is said even when the gate cannot decide
+            if preamble is not None:
+                print("\n".join(preamble(decided)))
+        if decided is not None:
             found = not decided.passed if decides else found
             code = exit_code(summary, found)
             lines = terminal.gate_lines(

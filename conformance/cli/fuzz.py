@@ -227,12 +227,17 @@ def command(args) -> int:
             store.close()
     summary = run.summary
     findings = json.loads((out / FINDINGS).read_text(encoding="utf-8"))
-    print("\n".join(terminal.campaign_lines(findings, summary.records, out)))
-    print(terminal.path_line("findings:", out / FINDINGS, 9))
     written = records.read_folder(out)  # once, for the gate and the report
+
+    def found(decided) -> list[str]:  # the bugs, the new ones apart once the gate has spoken
+        new = terminal.new_bugs(findings, decided.gate) if decided is not None else None
+        lines = terminal.campaign_lines(findings, summary.records, out, new, verbose=args.verbose)
+        return [*lines, terminal.path_line("findings:", out / FINDINGS, 9)]
+
     return finish.finish(
         summary, written, baselines, args, err,
         decides=True, kept="the results and classes found so far", label_width=9,
+        preamble=found,
     )  # fmt: skip
 
 

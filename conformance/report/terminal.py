@@ -542,13 +542,25 @@ BUG_WIDTH = 150  # characters of a bug's line, its cause cut to fit
 COLD_SHOWN = 12  # cold coverage cells named
 
 
-def campaign_lines(findings: dict, records: int, folder: Path | None = None) -> list[str]:
+def campaign_lines(
+    findings: dict,
+    records: int,
+    folder: Path | None = None,
+    new: set[str] | None = None,
+    *,
+    verbose: bool = False,
+) -> list[str]:
     """What a finished campaign found, from its findings.json content: its
     pace, then its bugs (two lines each: what, and where its smallest
     reproducer is), then one line of coverage. A findings.json without bugs
     (format 1) lists its classes by family instead. ``records`` is the
     number of results; ``folder`` the campaign's folder, to show the
-    reproducers' folders as typed here (else relative to it)."""
+    reproducers' folders as typed here (else relative to it).
+
+    ``new``: the ids of the bugs the gate found new (:func:`new_bugs`), when
+    the campaign was gated. Those are listed; the bugs the baseline knows
+    already are counted on one line per runtime (``verbose``: one line each),
+    so that what needs a person's eyes fits on a screen."""
     classes = findings.get("classes") or []
     bugs = findings.get("bugs")
     shrink_s = sum((found.get("shrink") or {}).get("seconds", 0) for found in classes)
@@ -563,7 +575,18 @@ def campaign_lines(findings: dict, records: int, folder: Path | None = None) -> 
             + (f", {skipped} runs skipped" if skipped else "")
         )
     ]
-    if bugs:
+    if bugs and new is not None:
+        fresh = [bug for bug in bugs if bug.get("id") in new]
+        known = [bug for bug in bugs if bug.get("id") not in new]
+        if fresh:
+            lines.append(f"{_plural(len(fresh), 'bug')} not in the baseline "
+                         "(classes, hits, first found; dtypes):")  # fmt: skip
+            lines += bug_lines({**findings, "bugs": fresh}, folder)
+        if known:
+            lines.append(known_bugs_line(known))
+            if verbose:
+                lines += bug_lines({**findings, "bugs": known}, folder, reproducers=False)
+    elif bugs:
         lines.append("bugs by runtime and kind (classes, hits, first found; dtypes):")
         lines += bug_lines(findings, folder)
     elif classes and bugs is None:
@@ -573,6 +596,32 @@ def campaign_lines(findings: dict, records: int, folder: Path | None = None) -> 
     if said:
         lines.append(said)
     return lines
+
+
+def new_bugs(findings: dict, gate: Gate) -> set[str]:
+    """The ids of a campaign's bugs the gate found new: those with a class
+    whose discrepancy group (its signature) has a result no baseline entry
+    covers."""
+    keys = {key for key, _ in grouped(gate.unexpected)}
+    found = set()
+    for one in findings.get("classes") or ():
+        try:
+            key = Signature.from_json(one["signature"]).key
+        except (KeyError, TypeError):  # not a class as this version writes them
+            continue
+        if key in keys and one.get("bug"):
+            found.add(one["bug"])
+    return found
+
+
+def known_bugs_line(bugs: list[dict]) -> str:
+    """One line for the bugs a baseline knows: how many, per runtime."""
+    per = Counter(str(bug.get("runtime") or "?") for bug in bugs)
+    counts = ", ".join(f"{runtime} {count}" for runtime, count in sorted(per.items()))
+    return safe(
+        f"{_plural(len(bugs), 'bug')} the baseline knows already ({counts}): "
+        "-v lists them; findings.json and report.html have each"
+    )
 
 
 def _bug_order(bug: dict) -> tuple:
@@ -585,9 +634,12 @@ def _bug_order(bug: dict) -> tuple:
     )
 
 
-def bug_lines(findings: dict, folder: Path | None = None, limit: int = BUGS_SHOWN) -> list[str]:
+def bug_lines(
+    findings: dict, folder: Path | None = None, limit: int = BUGS_SHOWN, *, reproducers=True
+) -> list[str]:
     """Two lines per bug, by runtime, then kind (as the judge orders kinds),
-    op, most hits first: the bug, and its smallest reproducer's folder."""
+    op, most hits first: the bug, and its smallest reproducer's folder (not
+    shown without ``reproducers``)."""
     classes = {found.get("number"): found for found in findings.get("classes") or []}
     bugs = sorted(findings.get("bugs") or [], key=_bug_order)
     lines = []
@@ -605,6 +657,8 @@ def bug_lines(findings: dict, folder: Path | None = None, limit: int = BUGS_SHOW
         # The cause gives way first: the counts and dtypes stay on the line.
         cause = _cut(_first_line(bug.get("cause")), max(30, BUG_WIDTH - len(head) - len(tail)))
         lines.append(head + cause + tail)
+        if not reproducers:
+            continue
         smallest = classes.get(bug.get("reproducer"))
         repro = ((smallest or {}).get("files") or {}).get("repro")
         if repro:
