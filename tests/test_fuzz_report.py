@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
 from conformance.cases.model import GENERATED
+from conformance.engine.groups import Signature
 from conformance.engine.records import RunFolder
 from conformance.fuzz.coverage import Coverage, next_key, round_strategy
 from conformance.gate.check import Gate
@@ -129,13 +130,39 @@ def test_the_same_bug_on_two_shards_is_one(tmp_path, findings):
     assert (ov.store, ov.shrunk_by) == ("new", "1/1")
 
 
+def test_a_gated_report_puts_the_bugs_with_new_results_first_and_badges_them(tmp_path, findings):
+    run = _run(tmp_path, findings)
+    for number in (1, 3):  # a result of the crash and of the value mismatch
+        found = findings["classes"][number - 1]
+        run.records.append({**found["signature"], "case_id": f"fuzz-{number}",
+                            "base_id": f"fuzz-{number}", "source": GENERATED,
+                            "data_shape": [0], "indices_shape": [1], "message": ""})  # fmt: skip
+    marks = [
+        {**Signature.from_json(findings["classes"][number - 1]["signature"]).key._asdict(),
+         "count": 1, "new": new, "known": [] if new else [{"where": "known/x.yaml:3"}]}
+        for number, new in ((1, 1), (3, 0))
+    ]  # fmt: skip
+    run.gate = {"groups": marks, "baseline": "known", "entries": [], "passed": False,
+                "allow_fixed": False, "fixed": [], "new": [{**marks[0], "count": 1}]}  # fmt: skip
+    report = model.from_runs([run], tmp_path / "report.html")
+    assert [(b.id, b.new) for b in report.bugs] == [("b-1", 1), ("b-2", 0)]  # new first
+    html = render.render(report)
+    assert "NEW: 1 result not in the baseline" in html and "in the baseline</span>" in html
+    ungated = model.from_runs([_run(tmp_path, findings)], tmp_path / "report.html")
+    assert [(b.id, b.new) for b in ungated.bugs] == [("b-2", None), ("b-1", None)]
+
+
 @pytest.mark.parametrize(
     "mechanism,text",
     [
         ({"by": "signal", "signal": "SIGSEGV", "trigger": "no degenerate feature"},
          "killed by SIGSEGV on inputs with no degenerate feature"),
-        ({"by": "bug_models", "models": ["int64-low32", "clamp"]},
-         "outputs explained exactly by the bug model(s) int64-low32, clamp"),
+        ({"by": "bug_models", "models": ["float64-as-float32"]},
+         "outputs explained exactly by the bug model (or its family) float64-as-float32"),
+        ({"by": "signal", "signal": "SIGABRT", "trigger": "panic at gather.rs: index out"},
+         "killed by SIGABRT after a Rust panic at gather.rs: index out"),
+        ({"by": "dtype", "dtype": "complex64"},
+         "refuses valid inputs of data type complex64"),
         ({"by": "unexplained", "features": ["negative", "block_copy"]},
          "wrong values no bug model explains, on inputs with negative, block_copy"),
         ({"by": "message", "message": "Unsupported data type COMPLEXN"},

@@ -170,6 +170,9 @@ class FuzzBug:
     classes: list[dict] = field(default_factory=list)  # findings.json class entries, with links
     reproducer: dict | None = None  # the class holding its smallest reproducer
     anchor: str = ""  # its id in the page ("bug-b-3f2a9c01d4e5")
+    # Results of its classes the gate found new (no baseline entry covers
+    # them); None: no gate spoke on them.
+    new: int | None = None
 
 
 @dataclass
@@ -382,8 +385,20 @@ def from_runs(
         marks = [g for run in runs for g in (run.gate or {}).get("groups", [])]
         folders = sorted({str(run.gate.get("baseline")) for run in runs if run.gate})
         _mark(report, marks, ", ".join(folders))
+    if report.verdicts:
+        _mark_bugs(report)
     report.families = _families(report)
     return report
+
+
+def _mark_bugs(report: Report) -> None:
+    """Each bug's new results: those of its classes' groups the gate found
+    new. The new bugs go first: they are what needs triage."""
+    groups = {group.key: group for group in report.groups}
+    for bug in report.bugs:
+        keys = {_class_key(found) for found in bug.classes if found.get("signature")}
+        bug.new = sum(groups[key].new for key in keys if key in groups)
+    report.bugs.sort(key=lambda bug: not bug.new)  # stable: the order within each stays
 
 
 # -- fuzz bugs and coverage (findings.json format 2) --------------------------------------
@@ -393,11 +408,15 @@ def mechanism_text(mechanism: dict | None) -> str:
     by = mechanism.get("by")
     features = ", ".join(mechanism.get("features") or []) or "no feature"
     trigger = mechanism.get("trigger") or features
+    if by == "signal" and trigger.startswith("panic"):
+        return f"killed by {mechanism.get('signal', 'a signal')} after a Rust {trigger}"
     if by == "signal":
         return f"killed by {mechanism.get('signal', 'a signal')} on inputs with {trigger}"
+    if by == "dtype":
+        return f"refuses valid inputs of data type {mechanism.get('dtype', '?')}"
     if by == "bug_models":
         models_named = ", ".join(mechanism.get("models") or [])
-        return f"outputs explained exactly by the bug model(s) {models_named}"
+        return f"outputs explained exactly by the bug model (or its family) {models_named}"
     if by == "unexplained":
         return f"wrong values no bug model explains, on inputs with {features}"
     if by == "message":
