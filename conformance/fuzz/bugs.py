@@ -45,12 +45,13 @@ the constant-narrowing models too when no value is out of range or zero):
 which of them do depends on the values drawn, not on the runtime, so the bug is
 the first one's family, in the table's order. A rejection whose message names
 the input's data type ("Unknown DatumType ComplexN", "MLDataType for:
-tensor(complex128) is not ... supported") is one bug per data type, whichever
-check refused it (tract refuses complex data at two stages, by variant). A
+tensor(complex128) is not ... supported") is one bug per data type (complex:
+both widths), whichever
+check refused it (tract refuses complex data at two stages, by variant;
+:data:`DTYPE_WORDS`). A
 crash whose stderr holds a Rust panic ("panicked at core/src/ops/array/
-gather.rs:75:52: index out of bounds...") is one bug per panic site (its file,
-not its line, which moves between versions) and message: that names the
-mechanism better than any trait of the input.
+gather.rs:75:52: index out of bounds...") is one bug per file that panicked
+(:func:`panic`): that names the mechanism better than any trait of the input.
 
 A bug's id (``b-`` and 12 hex digits) is a hash of its runtime, kind, operator
 and cause: the same on every shard, campaign and machine, so that a
@@ -113,19 +114,20 @@ MESSAGE_CHARS = 160  # of the normalised message; the rest is detail of one inpu
 # A Rust panic as the standard library reports it: "thread '<name>' (tid)
 # panicked at <file>:<line>:<column>:" and the message on the next line.
 _PANIC = re.compile(r"panicked at (?P<file>[^\s:]+):\d+:\d+:\s*\n(?P<message>[^\n]*)")
-# How runtimes name a data type in their messages, by the oracle's dtype name:
-# the full name, any case ("COMPLEX128", "Complex64", "tensor(bfloat16)").
-# Not the short forms ("bf16[]", "f16[]"): OpenVINO prints them in every
-# node description, whatever the message is about.
-DTYPE_WORDS: dict[str, str] = {
-    "complex64": "complex(?:64)?",
-    "complex128": "complex(?:128)?",
-    "bfloat16": "bfloat16",
-    "float16": "float16",
+# How runtimes name a data type in their messages: the full name, any case
+# ("COMPLEX128", "Complex64", "tensor(bfloat16)"), by the oracle's dtype name,
+# with the family one bug stands for (a runtime without complex kernels lacks
+# both widths). Not the short forms ("bf16[]", "f16[]"): OpenVINO prints them
+# in every node description, whatever the message is about.
+DTYPE_WORDS: dict[str, tuple[str, str]] = {
+    "complex64": ("complex(?:64)?", "complex"),
+    "complex128": ("complex(?:128)?", "complex"),
+    "bfloat16": ("bfloat16", "bfloat16"),
+    "float16": ("float16", "float16"),
 }
 _NAMED: dict[str, re.Pattern] = {
     dtype: re.compile(rf"(?<![a-z0-9]){word}(?![a-z0-9])", re.IGNORECASE)
-    for dtype, word in DTYPE_WORDS.items()
+    for dtype, (word, _) in DTYPE_WORDS.items()
 }
 
 
@@ -135,10 +137,10 @@ def normalised(message: str) -> str:
     hold as ``…``, quoted node names kept, cut to :data:`MESSAGE_CHARS`."""
     for raw in (message or "").splitlines():
         line = " ".join(raw.split())
+        for prefix in PREFIXES:  # first: what follows a prefix may be a frame alone
+            line = prefix.sub("", line)
         if not line or any(p.search(line) for p in BOILERPLATE):
             continue
-        for prefix in PREFIXES:
-            line = prefix.sub("", line)
         line = re.sub(r"0x[0-9a-fA-F]+", "N", line)
         line = re.sub(r"-?\d+", "N", line)  # a negative index is the same check
         line = _SHAPE.sub(lambda m: m.group(1) + ",…", line)  # a shape of any rank
@@ -169,11 +171,17 @@ def _flatten(line: str) -> str:
 
 def panic(message: str) -> str | None:
     """The first Rust panic in a crash's message (its worker's stderr), as
-    ``panic at <file>: <message normalised>``; None without one."""
+    ``panic in <file>``; None without one. The file names the kernel that
+    panicked; not its line (it moves between versions) nor its message (the
+    same unchecked index panics as "index out of bounds" or "range start
+    index" by its sign). A dependency's file is named without the build
+    machine's registry path and the crate's version."""
     found = _PANIC.search(message or "")
     if found is None:
         return None
-    return f"panic at {found['file']}: {normalised(found['message'])}"
+    path = re.sub(r"^.*/registry/src/[^/]+/", "", found["file"])
+    path = re.sub(r"^([A-Za-z0-9_]+)-\d+(?:\.\d+)*(?:-[\w.]+)?/", r"\1/", path)
+    return f"panic in {path}"
 
 
 def names_dtype(message: str, dtype: str) -> bool:
@@ -222,7 +230,7 @@ class Cause:
             joint = ": " if detail[1].startswith("panic") else " on "
             return f"{detail[0]}{joint}{detail[1]}"
         if by == "dtype":
-            return f"rejects {detail[0]} data"
+            return f"rejects {detail[0]} data"  # a family: "complex", "bfloat16"
         if by == "trigger":
             return f"on {detail[0]}"
         if by == "clause":
@@ -293,7 +301,7 @@ def cause_of(
         signal = details.get("signal") or "unknown signal"
         mechanism = ("signal", signal, panic(outcome.message) or trigger(features))
     elif kind == "rejected" and names_dtype(outcome.message, dtype):
-        mechanism = ("dtype", dtype)
+        mechanism = ("dtype", DTYPE_WORDS[dtype][1])
     elif kind == "rejected":
         mechanism = ("message", normalised(outcome.message))
     elif kind == "accepted_invalid":
