@@ -56,9 +56,19 @@ EXPLAINED = [
     (A([np.inf, -np.inf, 1.5]), A([3.3895313892515355e38, -3.3895313892515355e38, 1.5]),
      ["float64-constant-as-float32-bf16-clamp"]),
     (A([1.0115052960869793e-38, -6.633043478284593e-39, -0.0, 2.5], F32),
-     A([0.0, 0.0, 0.0, 2.5], F32), ["subnormals-flushed"]),
+     A([0.0, 0.0, 0.0, 2.5], F32), ["subnormals-flushed", "float32-constant-bf16-clamp"]),
+    # a float32 constant where the inference precision is bf16 (a fuzz campaign on an
+    # avx512_bf16 EPYC): beyond bfloat16's max clamped to it, infinities kept, subnormals flushed
+    (_bits([0x7F7F574A, 0xFF7FFFFF, 0x7F800000, 0x00000001, 0x3F800000], F32),
+     _bits([0x7F7F0000, 0xFF7F0000, 0x7F800000, 0x00000000, 0x3F800000], F32),
+     ["float32-constant-bf16-clamp"]),
     (_bits([0xFD55, 0x7C01, 0x3C00], F16), _bits([0xFF55, 0x7E01, 0x3C00], F16), ["nan-quieted"]),
     (A(["a", "b", "c"], object), A(["a", "", "c"], object), ["strings-emptied"]),
+    # onnx.reference reads string initializers as NumPy fixed-width strings (a fuzz campaign)
+    (A(["-l$\0", "c\0d\0", "x"], object), A(["-l$", "c\0d", "x"], object),
+     ["strings-trailing-nul-dropped"]),
+    (A(["\0\0", "b"], object), A(["", "b"], object),
+     ["strings-emptied", "strings-trailing-nul-dropped"]),
 ]  # fmt: skip
 
 
@@ -76,6 +86,14 @@ def test_an_output_that_differs_elsewhere_is_not_explained():
     assert compare.explained_by(tiny, np.array([-0.0], np.float32)) == []
     # an infinity that comes back infinite is not a narrowing (nothing differs there)
     assert compare.explained_by(np.array([np.inf, 2.0]), np.array([np.inf, 3.0])) == []
+    # a NUL dropped from the middle, or a character other than NUL, is not the model
+    nul = np.array(["c\0d\0"], object)
+    assert compare.explained_by(nul, np.array(["cd"], object)) == []
+    assert compare.explained_by(np.array(["ab"], object), np.array(["a"], object)) == []
+    # a float32 clamped to bfloat16's max, not to FLT_MAX nor rounded to bfloat16
+    big = _bits([0x7F7F574A, 0x7F7F574A], F32)
+    assert compare.explained_by(big, _bits([0x7F7F0000, 0x7F7FFFFF], F32)) == []
+    assert compare.explained_by(_bits([0x7F000001], F32), _bits([0x7F000000], F32)) == []
     # a quieted NaN with another payload is not the same NaN quieted
     assert compare.explained_by(_bits([0xFD55], F16), _bits([0xFF56], F16)) == []
 

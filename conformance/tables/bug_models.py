@@ -104,6 +104,15 @@ def _flushed(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     return (np.abs(wide) < float(tiny)) & _plus_zero(actual)
 
 
+def _float32_bf16_clamped(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """Finite float32 values beyond bfloat16's max come back as +-its max
+    (infinities and NaNs kept); subnormals and -0.0 may come back +0.0."""
+    over = np.isfinite(expected) & (np.abs(expected) > _BFLOAT16_MAX)
+    limit = np.float32(_BFLOAT16_MAX)
+    clamped = np.where(over, np.where(expected < 0, -limit, limit), expected).astype(np.float32)
+    return (_bits(clamped) == _bits(actual)) | _flushed(expected, actual)
+
+
 def _quiet_nans(x: np.ndarray) -> np.ndarray:
     quiet_bit = {2: 0x0200, 4: 0x0040_0000, 8: 0x0008_0000_0000_0000}[x.dtype.itemsize]
     if x.dtype == _BFLOAT16:
@@ -116,6 +125,13 @@ def _quiet_nans(x: np.ndarray) -> np.ndarray:
 def _emptied(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     del expected  # any element may come back empty
     return np.fromiter((a == "" for a in actual.ravel()), bool, actual.size).reshape(actual.shape)
+
+
+def _nul_dropped(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """A string may come back without its trailing NUL characters."""
+    pairs = zip(expected.ravel(), actual.ravel(), strict=True)
+    kept = (isinstance(a, str) and isinstance(e, str) and a == e.rstrip("\0") for e, a in pairs)
+    return np.fromiter(kept, bool, actual.size).reshape(actual.shape)
 
 
 MODELS: tuple[BugModel, ...] = (
@@ -162,6 +178,13 @@ MODELS: tuple[BugModel, ...] = (
         allowed=_flushed,
     ),
     BugModel(
+        "float32-constant-bf16-clamp",
+        ("float32",),
+        "a float32 constant clamped to +-bfloat16's max (where the inference precision is "
+        "bf16; infinities and NaNs kept), subnormal values and -0.0 possibly +0.0",
+        allowed=_float32_bf16_clamped,
+    ),
+    BugModel(
         "nan-quieted",
         ("float16", "bfloat16", "float32", "float64"),
         "signalling NaNs come back quiet (the quiet bit set, payload kept)",
@@ -172,6 +195,13 @@ MODELS: tuple[BugModel, ...] = (
         ("string",),
         "some string elements come back empty",
         allowed=_emptied,
+    ),
+    BugModel(
+        "strings-trailing-nul-dropped",
+        ("string",),
+        "strings come back without their trailing NUL characters (read as NumPy "
+        "fixed-width strings)",
+        allowed=_nul_dropped,
     ),
 )
 BY_NAME: dict[str, BugModel] = {model.name: model for model in MODELS}
