@@ -214,7 +214,8 @@ def test_outside_a_terminal_a_run_prints_progress_lines(tmp_path):
     slow = "tests.faulty_adapter:SlowAdapter"
     # One variant: a few seconds of 10 ms jobs, a dozen lines at one every 0.3 s.
     command = [sys.executable, "-m", "conformance", "run", "--runtime", slow, "-k", "gather-*",
-               "--variants", "static", "--batch-size", "1", "--out", str(tmp_path / "slow")]  # fmt: skip
+               "--variants", "static", "--batch-size", "1",
+               "--out", str(tmp_path / "slow")]  # fmt: skip
     env = {**os.environ, "CONFORMANCE_PROGRESS_EVERY": "0.3"}
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode in (0, 1), done.stdout + done.stderr

@@ -16,7 +16,7 @@ kind                          the bug is told apart by
                               (``explained_by``, :mod:`conformance.tables.bug_models`);
                               none: "unexplained", with the input's features
 ``crash``                     the signal (or exit status), and the trigger; a
-                              Rust panic: the place and message of the panic
+                              Rust panic: the file that panicked
 ``timeout``                   the trigger
 ``rejected``                  the data type, when the message names the
                               input's; else the runtime's message, normalised
@@ -112,8 +112,8 @@ PREFIXES: tuple[re.Pattern, ...] = tuple(
 _SHAPE = re.compile(r"(?<![\w?])([N?])(?:\s*,\s*\1)+(?![\w?])")  # "N,N,N" or "?,?"
 MESSAGE_CHARS = 160  # of the normalised message; the rest is detail of one input
 # A Rust panic as the standard library reports it: "thread '<name>' (tid)
-# panicked at <file>:<line>:<column>:" and the message on the next line.
-_PANIC = re.compile(r"panicked at (?P<file>[^\s:]+):\d+:\d+:\s*\n(?P<message>[^\n]*)")
+# panicked at <file>:<line>:<column>:" (its message on the next line).
+_PANIC = re.compile(r"panicked at (?P<file>[^\s:]+):\d+:\d+:")
 # How runtimes name a data type in their messages: the full name, any case
 # ("COMPLEX128", "Complex64", "tensor(bfloat16)"), by the oracle's dtype name,
 # with the family one bug stands for (a runtime without complex kernels lacks
