@@ -10,12 +10,15 @@ Adapters run inside isolated worker processes (:mod:`conformance.engine`);
 nothing here protects against a crash.
 
 Built-in adapters are named ``onnxruntime``, ``openvino``, ``reference``
-(``onnx.reference.ReferenceEvaluator``) and ``tract`` (Sonos' Rust engine,
-through its Python binding); each but ``reference`` (in the core: onnx) comes
-with an extra of the package (:data:`EXTRAS`), and one that is not installed is
-named with it (:func:`not_installed`). Third-party adapters register a
-``module:Class`` target in the ``conformance.adapters`` entry-point group
-under the name ``--runtime`` takes (a built-in name cannot be taken); a
+(``onnx.reference.ReferenceEvaluator``), ``tract`` (Sonos' Rust engine,
+through its Python binding), ``tvm`` (Apache TVM's Relax ONNX frontend and
+LLVM codegen) and ``iree`` (IREE's ONNX importer, ``iree-compile`` and
+runtime); each but ``reference`` (in the core: onnx) comes with an extra of
+the package (:data:`EXTRAS`), and one that is not installed is named with it
+(:func:`not_installed`). The compilers (:data:`OPT_IN`) run only when named.
+Third-party adapters register a ``module:Class`` target in the
+``conformance.adapters`` entry-point group under the name ``--runtime`` takes
+(a built-in name cannot be taken); a
 ``module:Class`` target also works directly wherever a runtime name is
 expected.
 
@@ -57,17 +60,30 @@ ENTRY_POINT_GROUP = "conformance.adapters"
 DISTRIBUTION = "onnx-gather-conformance"
 # The extra of this package that installs each built-in runtime (pyproject.toml);
 # reference is in the core.
-EXTRAS = {"onnxruntime": "onnxruntime", "openvino": "openvino", "tract": "tract"}
+EXTRAS = {
+    "onnxruntime": "onnxruntime",
+    "openvino": "openvino",
+    "tract": "tract",
+    "tvm": "tvm",
+    "iree": "iree",
+}
 # A baseline name becomes a file name: <name>.yaml
 BASELINE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
-# name -> (target, the module that must be importable for it to be installed)
+# name -> (target, the modules that must be importable for it to be installed,
+# comma-separated: IREE's compiler and runtime are two distributions)
 BUILTIN: dict[str, tuple[str, str]] = {
     "onnxruntime": ("conformance.adapters.ort:OnnxRuntimeAdapter", "onnxruntime"),
     "openvino": ("conformance.adapters.ov:OpenVinoAdapter", "openvino"),
     "reference": ("conformance.adapters.reference:ReferenceAdapter", "onnx.reference"),
     "tract": ("conformance.adapters.tract:TractAdapter", "tract"),
+    "tvm": ("conformance.adapters.tvm:TvmAdapter", "tvm"),
+    "iree": ("conformance.adapters.iree:IreeAdapter", "iree.compiler,iree.runtime"),
 }
+# Built in, but never run unless named (``--runtime tvm``, a targets file, the
+# scoreboard): the compilers, whose compile cost per model (0.2-2 s) would slow
+# the main job and every fuzz campaign that runs the default runtimes.
+OPT_IN = frozenset({"tvm", "iree"})
 
 
 class AdapterError(Exception):
@@ -195,9 +211,10 @@ def registered() -> dict[str, str]:
     return names
 
 
-def _importable(module: str) -> bool:
+def _importable(modules: str) -> bool:
+    """Whether every module of a comma-separated list is importable."""
     try:
-        return importlib.util.find_spec(module) is not None
+        return all(importlib.util.find_spec(m) is not None for m in modules.split(","))
     except (ModuleNotFoundError, ValueError):  # a parent package is missing
         return False
 
@@ -212,9 +229,15 @@ def installed() -> list[str]:
     return found
 
 
+def default_builtins() -> list[str]:
+    """The built-in runtimes ``run`` and ``fuzz`` run when none is named (not :data:`OPT_IN`)."""
+    return [name for name in BUILTIN if name not in OPT_IN]
+
+
 def installed_builtins() -> list[str]:
-    """The built-in runtimes installed here: what ``run`` and ``fuzz`` run by default."""
-    return [name for name, (_, module) in BUILTIN.items() if _importable(module)]
+    """The default built-in runtimes installed here: what ``run`` and ``fuzz``
+    run by default (the :data:`OPT_IN` compilers only when named)."""
+    return [name for name in default_builtins() if _importable(BUILTIN[name][1])]
 
 
 def install_hint(name: str) -> str:

@@ -83,7 +83,9 @@ def add_runtime(parser) -> None:
         metavar="NAME[:PROFILE]",
         help="targets to run (default: every installed built-in runtime: "
         + ", ".join(adapters.installed_builtins())
-        + "), each in its default profile unless one is named: "
+        + "; the compilers "
+        + ", ".join(sorted(adapters.OPT_IN))
+        + " only when named), each in its default profile unless one is named: "
         + "; ".join(f"{name}: {', '.join(known)}" for name, known in PROFILES.items())
         + "; an adapter registered in the conformance.adapters entry-point group by its "
         + "name; a module:Class adapter; a target of the --targets file by its name",
@@ -113,7 +115,7 @@ def chosen_runtimes(args, err: Console | None = None) -> list[Target]:
     specs = list(args.runtimes or [])
     if not specs and not defined:
         specs = adapters.installed_builtins()
-        skipped = [n for n in adapters.BUILTIN if n not in specs]
+        skipped = [n for n in adapters.default_builtins() if n not in specs]
         if skipped:
             (err or stderr()).print(
                 "not installed, skipped: "

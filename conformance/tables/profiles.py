@@ -42,6 +42,17 @@ PROFILES: dict[str, dict[str, dict[str, object]]] = {
     "reference": {
         DEFAULT: {},
     },
+    # The compilers' default is their documented recipe: TVM compiles for
+    # target "llvm" (LLVM's generic CPU), IREE's guides for the host CPU
+    # (--iree-llvmcpu-target-cpu=host); each has a profile with the other.
+    "tvm": {
+        DEFAULT: {},
+        "host": {"target": "host"},  # the host CPU as TVM detects it (llvm -mcpu=<host>)
+    },
+    "iree": {
+        DEFAULT: {},
+        "generic": {"extra_args": ["--iree-llvmcpu-target-cpu=generic"]},
+    },
 }
 
 # Profiles whose runtime comes from another package, which cannot share an

@@ -1,0 +1,294 @@
+"""IREE (``iree-base-compiler[onnx]``, ``iree-base-runtime``): ONNX imported to
+MLIR, compiled for the CPU by ``iree-compile``, run by IREE's runtime.
+
+The default configuration is IREE's documented ONNX flow (the "ONNX guide"
+of iree.dev), nothing else::
+
+    iree-import-onnx model.onnx -o model.mlir      # python -m iree.compiler.tools.import_onnx
+    iree.compiler.compile_file("model.mlir", target_backends=["llvm-cpu"],
+                               extra_args=["--iree-llvmcpu-target-cpu=host"])
+    config = iree.runtime.Config("local-task")
+    module = iree.runtime.VmModule.copy_buffer(config.vm_instance, vmfb)
+    context = iree.runtime.SystemContext(vm_modules=[module], config=config)
+    context.modules.module[graph_name](*inputs)
+
+The import runs in this process, as ``iree-import-onnx`` does it (its
+``__main__``: ``onnx.checker.check_model``, ``onnx.shape_inference.infer_shapes``
+with data propagation, ``onnx_importer.ModelInfo`` / ``NodeImporter``,
+``verify``), which saves starting a Python per model; the compile runs the
+``iree-compile`` binary as ``iree.compiler.compile_str`` always does (a
+subprocess: a compiler crash is a ``LoadError`` naming its exit status or
+signal, not a dead worker). The exported function is named after the ONNX
+graph.
+
+Properties (:mod:`conformance.tables.profiles`): ``target_backends`` (default
+``["llvm-cpu"]``) and ``extra_args`` (default
+``["--iree-llvmcpu-target-cpu=host"]``, as IREE's guides compile: the host
+CPU's features); the profile ``generic`` compiles for LLVM's generic CPU
+(``--iree-llvmcpu-target-cpu=generic``). ``info()['effective']`` records the
+compile command's flags, the driver, and the device IREE reports.
+
+Traps handled here:
+- Inputs and outputs cross as HAL buffer views, made and read here rather
+  than through ``iree.runtime``'s function wrapper: the wrapper maps the
+  ABI's ``i8``/``i16``/``i32``/``i64`` back to *signed* NumPy types (unsigned
+  integers share their ABI type), turns bool outputs into ``astype(bool)``
+  (a byte 2 would read as True), and has no ABI type for bfloat16 at all.
+  Inputs go in with the element type of their NumPy dtype (bfloat16 by its
+  bits). An output's bytes are read as they are and viewed as the model's
+  declared output type when IREE's element type has the same width and the
+  same kind (an integer, signed, unsigned or signless, read as the declared
+  integer type; a byte as bool): signedness is erased on IREE's side
+  (torch-mlir lowers ``ui8`` to signless ``i8``), so its element type cannot
+  say it. An output of another width or kind comes back as IREE's own type,
+  so a dtype mismatch shows.
+- String tensors do not exist in IREE's runtime (the importer types them
+  ``!torch.str``; the compiler refuses them): a model with one is IREE's own
+  refusal (``LoadError``), and a string fed can never go in
+  (harness-unsupported). Complex tensors cross as ``COMPLEX_64`` /
+  ``COMPLEX_128``.
+- An empty output (a zero in its shape) has no bytes to map: it comes back
+  as an empty array of its shape.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+
+import ml_dtypes
+import numpy as np
+import onnx
+from iree import runtime as ireert
+from iree.compiler import tools as ireec
+from iree.compiler.extras import onnx_importer
+from iree.compiler.ir import Context
+
+from conformance.adapters import Adapter, HarnessUnsupported, LoadError, RunError, probe_model
+from conformance.tables import dtypes
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+E = ireert.HalElementType
+
+# NumPy dtype of an input -> the element type its buffer view is given.
+_ELEMENT_OF = {
+    np.dtype(np.bool_): E.BOOL_8,
+    np.dtype(np.int8): E.SINT_8,
+    np.dtype(np.int16): E.SINT_16,
+    np.dtype(np.int32): E.SINT_32,
+    np.dtype(np.int64): E.SINT_64,
+    np.dtype(np.uint8): E.UINT_8,
+    np.dtype(np.uint16): E.UINT_16,
+    np.dtype(np.uint32): E.UINT_32,
+    np.dtype(np.uint64): E.UINT_64,
+    np.dtype(np.float16): E.FLOAT_16,
+    _BFLOAT16: E.BFLOAT_16,
+    np.dtype(np.float32): E.FLOAT_32,
+    np.dtype(np.float64): E.FLOAT_64,
+    np.dtype(np.complex64): E.COMPLEX_64,
+    np.dtype(np.complex128): E.COMPLEX_128,
+}
+# An output's element type (as the integer ``HalBufferView.element_type`` gives:
+# the binding's enum members do not compare equal to it) -> (kind, the NumPy
+# dtype of IREE's own type).
+# "int": an integer of any signedness (or a byte of a bool), read as the
+# model's declared type of that width; "float"/"complex": exactly that type.
+_OUTPUT_OF = {
+    E.BOOL_8: ("int", np.dtype(np.uint8)),
+    E.INT_8: ("int", np.dtype(np.int8)),
+    E.SINT_8: ("int", np.dtype(np.int8)),
+    E.UINT_8: ("int", np.dtype(np.uint8)),
+    E.INT_16: ("int", np.dtype(np.int16)),
+    E.SINT_16: ("int", np.dtype(np.int16)),
+    E.UINT_16: ("int", np.dtype(np.uint16)),
+    E.INT_32: ("int", np.dtype(np.int32)),
+    E.SINT_32: ("int", np.dtype(np.int32)),
+    E.UINT_32: ("int", np.dtype(np.uint32)),
+    E.INT_64: ("int", np.dtype(np.int64)),
+    E.SINT_64: ("int", np.dtype(np.int64)),
+    E.UINT_64: ("int", np.dtype(np.uint64)),
+    E.FLOAT_16: ("float", np.dtype(np.float16)),
+    E.BFLOAT_16: ("float", _BFLOAT16),
+    E.FLOAT_32: ("float", np.dtype(np.float32)),
+    E.FLOAT_64: ("float", np.dtype(np.float64)),
+    E.COMPLEX_64: ("complex", np.dtype(np.complex64)),
+    E.COMPLEX_128: ("complex", np.dtype(np.complex128)),
+}
+_OUTPUT_OF = {int(element.value): kind for element, kind in _OUTPUT_OF.items()}
+DEFAULTS = {
+    "target_backends": ["llvm-cpu"],
+    "extra_args": ["--iree-llvmcpu-target-cpu=host"],
+}
+DRIVER = "local-task"
+MESSAGE_CHARS = 4000  # iree-compile's diagnostics can repeat the whole module
+
+
+def _declared(value: onnx.ValueInfoProto) -> np.dtype | None:
+    """The NumPy dtype of a graph output's declared element type (None: unknown)."""
+    elem = value.type.tensor_type.elem_type
+    for row in dtypes.DTYPES:
+        if row.proto == elem:
+            return row.numpy
+    return None
+
+
+def _import(proto: onnx.ModelProto) -> str:
+    """The model as torch-dialect MLIR text, as ``iree-import-onnx`` makes it."""
+    onnx.checker.check_model(proto)
+    inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
+    context = Context()
+    info = onnx_importer.ModelInfo(inferred)
+    module = info.create_module(context=context).operation
+    importer = onnx_importer.NodeImporter.define_function(info.main_graph, module)
+    importer.import_all()
+    module.verify()
+    return module.get_asm(assume_verified=True)
+
+
+def _short(text: str) -> str:
+    text = text.strip()
+    if len(text) > MESSAGE_CHARS:
+        text = f"{text[:MESSAGE_CHARS]}... ({len(text)} characters)"
+    return text
+
+
+def _compile_message(error: ireec.CompilerToolError) -> str:
+    """iree-compile's exit status and first error on the first line, then its
+    diagnostics (without the command line and the temp-file advice that
+    ``CompilerToolError`` adds)."""
+    text = str(error).split("\n\nInvoked with:", 1)[0]
+    code = re.search(r"^Error code: (-?\d+)$", text, re.MULTILINE)
+    diagnostics = text.split("Diagnostics:\n", 1)[-1].strip()
+    first = next((line for line in diagnostics.splitlines() if "error:" in line), "")
+    first = re.sub(r"^(<stdin>|<unknown>):\d+:\d+: ", "", first).strip()
+    status = f"exit {code.group(1)}" if code else "failed"
+    return _short(f"iree-compile ({status}): {first or 'no error line'}\n{diagnostics}")
+
+
+class IreeAdapter(Adapter):
+    name = "iree"
+    device = "CPU"
+    # A session is a loaded VM module and its context (a few hundred kB);
+    # compiling one costs a second or more, so keep many.
+    cache_size = 256
+
+    def __init__(self, properties: dict | None = None) -> None:
+        super().__init__(properties)
+        unknown = sorted(set(self.properties) - set(DEFAULTS))
+        if unknown:
+            raise ValueError(f"iree takes {sorted(DEFAULTS)} only, got {unknown}")
+        self.options = {**DEFAULTS, **self.properties}
+        self.config = ireert.Config(DRIVER)
+
+    def info(self) -> dict:
+        self.load(probe_model())  # the whole path once: what the run's models go through
+        return {
+            "name": self.name,
+            "version": importlib.metadata.version("iree-base-compiler"),
+            "runtime_version": importlib.metadata.version("iree-base-runtime"),
+            "device": self.device,
+            "interface": "iree.compiler (in-process ONNX import, iree-compile) and iree.runtime",
+            "effective": {
+                "target_backends": list(self.options["target_backends"]),
+                "extra_args": list(self.options["extra_args"]),
+                "driver": DRIVER,
+                "hal_device": str(self.config.device),
+                "IREE_SAVE_TEMPS": os.environ.get("IREE_SAVE_TEMPS"),
+            },
+        }
+
+    def load(self, model: bytes):
+        try:
+            proto = onnx.ModelProto.FromString(model)
+        except Exception as error:  # not a model; no runtime of ours parses it
+            raise LoadError(f"not an ONNX model: {type(error).__name__}: {error}") from None
+        baked = {tensor.name for tensor in proto.graph.initializer}
+        names = [value.name for value in proto.graph.input if value.name not in baked]
+        declared = [_declared(value) for value in proto.graph.output]
+        function = proto.graph.name
+        try:
+            text = _import(proto)
+        except Exception as error:
+            raise LoadError(
+                f"import (iree-import-onnx): {type(error).__name__}: {_short(str(error))}"
+            ) from None
+        try:
+            vmfb = ireec.compile_str(
+                text,
+                target_backends=list(self.options["target_backends"]),
+                extra_args=list(self.options["extra_args"]),
+            )
+        except ireec.CompilerToolError as error:
+            raise LoadError(_compile_message(error)) from None
+        try:
+            module = ireert.VmModule.copy_buffer(self.config.vm_instance, vmfb)
+            context = ireert.SystemContext(vm_modules=[module], config=self.config)
+            entry = module.lookup_function(function)
+        except Exception as error:
+            raise LoadError(f"loading the module: {type(error).__name__}: {error}") from None
+        if entry is None:
+            raise LoadError(
+                f"the compiled module has no function {function!r} "
+                f"(it has {', '.join(module.function_names)})"
+            )
+        return context, entry, names, declared
+
+    def _buffer_view(self, name: str, array: np.ndarray):
+        element = _ELEMENT_OF.get(array.dtype)
+        if element is None:
+            raise HarnessUnsupported(
+                f"input {name!r} is {dtypes.name_of(array)}: IREE's runtime has no such "
+                "element type (a HAL buffer view holds numbers only)"
+            )
+        array = np.require(array, requirements="C")  # ascontiguousarray would make 0-d arrays 1-d
+        if array.dtype == _BFLOAT16:
+            array = array.view(np.uint16)
+        device = self.config.device
+        return device.allocator.allocate_buffer_copy(
+            memory_type=ireert.MemoryType.DEVICE_LOCAL,
+            allowed_usage=ireert.BufferUsage.DEFAULT,
+            device=device,
+            buffer=array,
+            element_type=element,
+        )
+
+    def execute(self, session, feeds):
+        context, entry, names, declared = session
+        views = [self._buffer_view(name, feeds[name]) for name in names]
+        arguments = ireert.VmVariantList(len(views))
+        for view in views:
+            arguments.push_ref(view)
+        results = ireert.VmVariantList(len(declared))
+        try:
+            context.vm_context.invoke(entry, arguments, results)
+        except Exception as error:
+            raise RunError(f"{type(error).__name__}: {_short(str(error))}") from None
+        if len(results) != len(declared):
+            raise HarnessUnsupported(
+                f"IREE returned {len(results)} results for a model of {len(declared)} outputs"
+            )
+        return [
+            self._read(results.get_as_object(i, ireert.HalBufferView), declared[i])
+            for i in range(len(declared))
+        ]
+
+    def _read(self, view, declared: np.dtype | None) -> np.ndarray:
+        element = int(view.element_type)
+        if element not in _OUTPUT_OF:
+            raise HarnessUnsupported(f"IREE returned element type {element}, not read here")
+        kind, own = _OUTPUT_OF[element]
+        dtype = own
+        if (
+            declared is not None
+            and kind == "int"
+            and declared.itemsize == own.itemsize
+            and declared.kind in "biu"
+        ):
+            dtype = declared  # signedness (and bool) erased by IREE: the model's type
+        shape = tuple(view.shape)
+        if not int(np.prod(shape, dtype=np.int64)):
+            return np.empty(shape, dtype=dtype)
+        raw = np.dtype(f"uint{own.itemsize * 8}") if own.kind != "c" else own
+        array = np.array(view.map().asarray(shape, raw), copy=True)
+        return array.view(dtype)

@@ -1,0 +1,185 @@
+"""Apache TVM (``apache-tvm``): the Relax ONNX frontend, compiled for the CPU with LLVM.
+
+The default configuration is TVM's documented Relax flow for an ONNX model,
+nothing else::
+
+    mod = tvm.relax.frontend.onnx.from_onnx(onnx_model)
+    mod = tvm.relax.transform.LegalizeOps()(mod)
+    ex = tvm.compile(mod, target="llvm")
+    vm = tvm.relax.VirtualMachine(ex, tvm.cpu())
+    outputs = vm["main"](*tensors)
+
+Properties (:mod:`conformance.tables.profiles`): ``target``, the target
+``tvm.compile`` is given (default ``"llvm"``: LLVM's generic CPU for the host
+triple, no ``-mcpu``); the value ``"host"`` stands for the host CPU as TVM
+detects it (``llvm -mtriple=<default triple> -mcpu=<LLVM's host CPU name>``,
+:func:`tvm.target.detect_target_from_device`), which the profile ``host``
+asks for. ``info()['effective']`` records the target TVM compiled the probe
+model for (``str(Target)``: kind, triple, mcpu, keys) and the frontend path.
+
+Traps handled here:
+- The whole frontend-to-code path runs at ``load``: any exception there
+  (``tvm.error.OpNotImplemented``, a ``TVMError`` from type inference, a
+  NumPy error from the frontend's own constant folding of a Gather whose
+  inputs are both initializers) is a ``LoadError`` with its type and first
+  lines; any exception from the VM call is a ``RunError``.
+- The frontend warns on every renamed input and on the checker's complaints
+  (``warnings.warn``); warnings are silenced inside ``load`` so that they do
+  not flood a worker's stderr.
+- The VM takes the graph inputs positionally, in the graph's order, without
+  the initializers (``from_onnx`` makes those constants): the order is read
+  from the ONNX model.
+- Tensors cross as ``tvm.runtime.tensor(ndarray)`` and ``Tensor.numpy()``.
+  TVM has no string or complex dtype: its frontend refuses such models,
+  which is TVM's own refusal (``LoadError``). The binding carries bool,
+  int8-int64, uint8-uint64, float16, bfloat16 (ml_dtypes, by its bits),
+  float32 and float64 (``CARRIED``); anything else fed is
+  harness-unsupported, and an output whose dtype has no NumPy twin too.
+- A model with several outputs (a pack) returns a TVM Array (tuple) of tensors;
+  one output, a single tensor.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import ml_dtypes
+import numpy as np
+import onnx
+import tvm
+from tvm import relax
+from tvm.relax.frontend import onnx as relax_onnx
+from tvm.target.detect_target import detect_target_from_device
+
+from conformance.adapters import Adapter, HarnessUnsupported, LoadError, RunError, probe_model
+from conformance.tables import dtypes
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+CARRIED = frozenset(
+    np.dtype(t)
+    for t in (
+        np.bool_,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.float16,
+        np.float32,
+        np.float64,
+    )
+) | {_BFLOAT16}
+DEFAULT_TARGET = "llvm"
+HOST = "host"  # a property value: the host CPU as TVM detects it
+PIPELINE = (
+    "relax.frontend.onnx.from_onnx(model) -> relax.transform.LegalizeOps() -> "
+    "tvm.compile(mod, target) -> relax.VirtualMachine(ex, tvm.cpu())"
+)
+MESSAGE_LINES = 12  # TVM's errors carry long C++ traces; the first lines say what failed
+
+
+def message(error: BaseException) -> str:
+    """The type and the first lines of a TVM error (its traceback cut)."""
+    text = str(error).strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > MESSAGE_LINES:
+        lines = [*lines[:MESSAGE_LINES], f"... ({len(lines) - MESSAGE_LINES} more lines)"]
+    body = "\n".join(lines)
+    return f"{type(error).__name__}: {body}" if body else type(error).__name__
+
+
+def _target(spec) -> tvm.target.Target:
+    if spec == HOST:
+        return detect_target_from_device(tvm.cpu())
+    return tvm.target.Target(spec)
+
+
+def _to_tensor(name: str, array: np.ndarray):
+    if array.dtype not in CARRIED:
+        raise HarnessUnsupported(
+            f"input {name!r} is {dtypes.name_of(array)}: TVM has no such tensor dtype "
+            "(tvm.runtime.tensor cannot carry it)"
+        )
+    array = np.require(array, requirements="C")  # ascontiguousarray would make 0-d arrays 1-d
+    return tvm.runtime.tensor(array, tvm.cpu())
+
+
+def _from_tensor(tensor) -> np.ndarray:
+    try:
+        array = tensor.numpy()
+    except Exception as error:  # a dtype Tensor.numpy cannot read
+        raise HarnessUnsupported(
+            f"TVM ran the model, but its output ({tensor.dtype}) cannot come out: {message(error)}"
+        ) from None
+    if str(tensor.dtype) == "bfloat16" and array.dtype != _BFLOAT16:
+        raise HarnessUnsupported(f"TVM's binding returned bfloat16 as NumPy {array.dtype}")
+    return array
+
+
+class TvmAdapter(Adapter):
+    name = "tvm"
+    device = "CPU"
+    # A compiled one-node model is a few shared-library pages; compiling one
+    # costs ~0.2 s, so cache many.
+    cache_size = 512
+
+    def __init__(self, properties: dict | None = None) -> None:
+        super().__init__(properties)
+        unknown = sorted(set(self.properties) - {"target"})
+        if unknown:
+            raise ValueError(f"tvm takes the property 'target' only, got {unknown}")
+        self.target = _target(self.properties.get("target", DEFAULT_TARGET))
+        self.device_handle = tvm.cpu()
+
+    def info(self) -> dict:
+        self.load(probe_model())  # the whole path once: what the run's models go through
+        return {
+            "name": self.name,
+            "version": tvm.__version__,
+            "device": self.device,
+            "interface": "tvm.relax (Relax ONNX frontend, LLVM codegen, Relax VM)",
+            "effective": {
+                "pipeline": PIPELINE,
+                "target": str(self.target),
+                "mcpu": str(self.target.attrs.get("mcpu", "")) or None,
+                "host_cpu": tvm.target.codegen.llvm_get_system_cpu(),
+                "TVM_NUM_THREADS": os.environ.get("TVM_NUM_THREADS"),
+            },
+        }
+
+    def load(self, model: bytes):
+        try:
+            proto = onnx.ModelProto.FromString(model)
+        except Exception as error:  # not a model; no runtime of ours parses it
+            raise LoadError(f"not an ONNX model: {type(error).__name__}: {error}") from None
+        baked = {tensor.name for tensor in proto.graph.initializer}
+        names = [value.name for value in proto.graph.input if value.name not in baked]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                mod = relax_onnx.from_onnx(proto)
+                mod = relax.transform.LegalizeOps()(mod)
+                executable = tvm.compile(mod, target=self.target)
+                vm = relax.VirtualMachine(executable, self.device_handle)
+                main = vm["main"]
+            except Exception as error:
+                raise LoadError(message(error)) from None
+        return vm, main, names, len(proto.graph.output)
+
+    def execute(self, session, feeds):
+        _, main, names, n_outputs = session
+        tensors = [_to_tensor(name, feeds[name]) for name in names]
+        try:
+            result = main(*tensors)
+        except Exception as error:
+            raise RunError(message(error)) from None
+        results = [result] if n_outputs == 1 else list(result)
+        if len(results) != n_outputs:
+            raise HarnessUnsupported(
+                f"TVM returned {len(results)} outputs for a model of {n_outputs}"
+            )
+        return [_from_tensor(tensor) for tensor in results]

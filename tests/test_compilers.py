@@ -1,0 +1,140 @@
+"""The compiler adapters (tvm, iree) against the real compilers: round trips of
+every dtype each carries, typed refusals, packs, and what the binding cannot carry.
+
+Each model costs a compile (TVM ~0.15 s, IREE ~0.6 s on 2 cores), so these
+tests are few: one variant per dtype for IREE, every variant for TVM, and
+skipped where the compiler is not installed (extras ``tvm`` and ``iree``).
+Neither compiler runs an out-of-range index in-process here: both read out
+of bounds (and may die of SIGSEGV); the corpus run records that.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conformance import adapters
+from conformance.adapters import HarnessUnsupported, LoadError, RunError
+from conformance.cases.model import Case
+from conformance.engine import models
+from conformance.oracle import compare
+from conformance.tables import dtypes
+from conformance.tables.profiles import PROFILES
+from tests.test_adapters import full_range
+
+# What the compiler itself refuses (LoadError), whatever the adapter does:
+# TVM has no complex or string dtype (its frontend: "unknown dtype"); IREE's
+# compiler has no string element type (torch-mlir: "conversion of dtype
+# '!torch.str'"; its importer refuses string initializers).
+REFUSED = {
+    "tvm": {"complex64", "complex128", "string"},
+    "iree": {"string"},
+}
+# IREE demotes f64 to f32 by default (--iree-input-demote-f64-to-f32): a float64
+# or complex128 model's output view is declared f64 over an f32-sized buffer,
+# which its runtime refuses while running (OUT_OF_RANGE); complex128
+# initializers do not even compile.
+FAILS_AT_RUN = {"iree": {"float64", "complex128"}}
+VARIANTS = {"tvm": models.VARIANTS, "iree": ("static", "both_initializers")}
+
+
+def installed(name: str) -> bool:
+    return name in adapters.installed()
+
+
+COMPILERS = [
+    pytest.param(name, marks=pytest.mark.skipif(not installed(name), reason=f"no {name} here"))
+    for name in ("tvm", "iree")
+]
+
+
+@pytest.fixture(scope="module", params=COMPILERS)
+def compiler(request):
+    return adapters.instantiate(adapters.resolve(request.param))
+
+
+def gather(adapter, data, indices, variant, op="Gather", axis=0):
+    model = models.build(op, 13, data, indices, axis, variant).SerializeToString()
+    return adapter.run(model, models.feeds(data, indices, variant))
+
+
+@pytest.mark.parametrize("variant", models.VARIANTS)
+@pytest.mark.parametrize("name", dtypes.NAMES)
+def test_every_dtype_comes_back_exactly(compiler, name, variant):
+    if variant not in VARIANTS[compiler.name]:
+        pytest.skip(f"{compiler.name}: variants {VARIANTS[compiler.name]} only (compile cost)")
+    data = full_range(name)
+    indices = np.arange(data.size - 1, -1, -1, dtype=np.int64)  # reversed: every element moves
+    if name in REFUSED[compiler.name]:
+        with pytest.raises(LoadError):
+            gather(compiler, data, indices, variant)
+        return
+    if name in FAILS_AT_RUN.get(compiler.name, ()):
+        with pytest.raises((LoadError, RunError)):
+            gather(compiler, data, indices, variant)
+        return
+    (output,) = gather(compiler, data, indices, variant).outputs
+    assert compare.difference(data[indices], output) is None
+
+
+def test_a_pack_gives_every_output_in_order(compiler):
+    cases = [
+        Case("Gather", 13, 0, np.arange(6, dtype=np.float32).reshape(3, 2), np.array([2, 0])),
+        Case("GatherElements", 13, 1, np.arange(4, dtype=np.float32).reshape(2, 2),
+             np.array([[1, 1], [0, 1]])),
+        Case("Gather", 13, 0, np.array([-0.0, 7.5], dtype=np.float32), np.array(1)),
+    ]  # fmt: skip
+    for variant in VARIANTS[compiler.name]:
+        model = models.build_pack(cases, variant).SerializeToString()
+        outputs = compiler.run(model, models.pack_feeds(cases, variant)).outputs
+        assert [o.tolist() for o in outputs] == [[[4, 5], [0, 1]], [[1, 1], [2, 3]], 7.5]
+
+
+def test_unsigned_and_bool_outputs_keep_their_dtype(compiler):
+    """IREE's ABI erases signedness: the adapter reads the model's declared type."""
+    for dtype in (np.uint8, np.uint64, np.bool_):
+        data = (
+            np.array([1, 0, 1], dtype=dtype)
+            if dtype is np.bool_
+            else np.iinfo(dtype).max - (np.arange(3, dtype=dtype))
+        )
+        (output,) = gather(compiler, data, np.array([2, 0]), "static").outputs
+        assert output.dtype == data.dtype and compare.difference(data[[2, 0]], output) is None
+
+
+def test_load_errors_are_typed(compiler):
+    with pytest.raises(LoadError):
+        compiler.run(b"not an onnx model", {})
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with pytest.raises(LoadError):  # axis 2 of rank-2 data
+        gather(compiler, data, np.array([0]), "static", axis=2)
+
+
+def test_a_string_fed_is_refused_before_the_runtime(compiler):
+    """Never reached in a run (the model is refused first), but the binding says why."""
+    with pytest.raises(HarnessUnsupported, match="input 'data' is string"):
+        if compiler.name == "tvm":
+            from conformance.adapters import tvm as module
+
+            module._to_tensor("data", np.array(["a"], dtype=object))
+        else:
+            compiler._buffer_view("data", np.array(["a"], dtype=object))
+
+
+@pytest.mark.parametrize("name", COMPILERS)
+def test_the_other_profile_is_recorded_as_effective(name):
+    """tvm:host compiles for the host CPU TVM detects; iree:generic for LLVM's generic CPU."""
+    (other,) = [profile for profile in PROFILES[name] if profile != "default"]
+    effective = adapters.instantiate(adapters.resolve(name), PROFILES[name][other]).info()[
+        "effective"
+    ]
+    if name == "tvm":
+        assert effective["mcpu"] == effective["host_cpu"]
+    else:
+        assert effective["extra_args"] == ["--iree-llvmcpu-target-cpu=generic"]
+
+
+def test_compilers_are_built_in_but_not_run_by_default():
+    assert {"tvm", "iree"} <= set(adapters.BUILTIN)
+    assert not {"tvm", "iree"} & set(adapters.installed_builtins())
+    assert not {"tvm", "iree"} & set(adapters.default_builtins())
