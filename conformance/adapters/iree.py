@@ -17,8 +17,10 @@ The import runs in this process, as ``iree-import-onnx`` does it (its
 with data propagation, ``onnx_importer.ModelInfo`` / ``NodeImporter``,
 ``verify``), which saves starting a Python per model; the compile runs the
 ``iree-compile`` binary as ``iree.compiler.compile_str`` always does (a
-subprocess: a compiler crash is a ``LoadError`` naming its exit status or
-signal, not a dead worker). The exported function is named after the ONNX
+subprocess: a compiler crash is a ``LoadError`` naming its signal,
+"iree-compile (killed by SIGSEGV)", not a dead worker; iree-compile 3.13
+dies so when it constant-folds a Gather of far out-of-range constant indices,
+which the judge then counts as a refusal). The exported function is named after the ONNX
 graph.
 
 Properties (:mod:`conformance.tables.profiles`): ``target_backends`` (default
@@ -56,6 +58,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
+import signal
 
 import ml_dtypes
 import numpy as np
@@ -162,7 +165,15 @@ def _compile_message(error: ireec.CompilerToolError) -> str:
     diagnostics = text.split("Diagnostics:\n", 1)[-1].strip()
     first = next((line for line in diagnostics.splitlines() if "error:" in line), "")
     first = re.sub(r"^(<stdin>|<unknown>):\d+:\d+: ", "", first).strip()
-    status = f"exit {code.group(1)}" if code else "failed"
+    status = "failed"
+    if code and int(code.group(1)) < 0:  # killed by a signal (subprocess's negative status)
+        number = -int(code.group(1))
+        try:
+            status = f"killed by {signal.Signals(number).name}"
+        except ValueError:
+            status = f"killed by signal {number}"
+    elif code:
+        status = f"exit {code.group(1)}"
     return _short(f"iree-compile ({status}): {first or 'no error line'}\n{diagnostics}")
 
 

@@ -55,7 +55,22 @@ from conformance.oracle import Verdict
 # GatherElements at all (docs/cli.md, "ONNX Runtime's OpenVINO execution provider").
 # tract: the corpus took 90.2 s packed in 32s and 89.5 s alone, every kind the
 # same (its time goes to restarting workers after its panics): it runs alone.
-PACK_SIZES = {"onnxruntime": 32, "openvino": 32, "reference": 1, "tract": 1}
+# The compilers (prototype, issue 24; 2 cores, -j 2): TVM compiles a one-node
+# model in ~0.15 s and a pack of 32 float32 cases in ~4 s (a node of a new
+# shape costs about as much as a model; identical nodes are compiled once); the
+# corpus took 301 s alone and 188 s in packs of 32, every kind the same (a
+# third of it: 81 s alone, 62 s in 8s, 59 s in 16s, 58 s in 32s and 64s). IREE
+# compiles a one-node model in ~0.6 s (0.2 s of it starting iree-compile) and a
+# pack of 32 in ~2.7 s (85 ms per case): the corpus took 494 s in packs of 32;
+# alone, a third of it took 307 s (the whole would pass 15 minutes).
+PACK_SIZES = {
+    "onnxruntime": 32,
+    "openvino": 32,
+    "reference": 1,
+    "tract": 1,
+    "tvm": 32,
+    "iree": 32,
+}
 UNMEASURED = 1
 
 

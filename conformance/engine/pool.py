@@ -86,7 +86,10 @@ DEFAULT_TIMEOUT = 10.0
 # ... unless the adapter's own default is lower: onnx.reference's slowest
 # legitimate corpus job takes ~1.2 s on 2 cores, and each of its hangs cost the
 # main job a full 10 s (10 of them: 100 s); 4 s still leaves it 3x its worst.
-RUNTIME_TIMEOUTS = {"reference": 4.0}
+# The compilers compile a pack per job: TVM ~4 s and IREE ~2.7 s for a pack of
+# 32 alone, up to twice that with two workers on two cores; 30 s leaves room
+# (no compiler hang was seen in the corpus; each would cost 30 s).
+RUNTIME_TIMEOUTS = {"reference": 4.0, "tvm": 30.0, "iree": 30.0}
 DEFAULT_BATCH = 32
 # Resident memory a worker may reach before it is killed. Watched from the
 # parent, not set as an rlimit: OpenVINO reserves ~17 MB of address space
