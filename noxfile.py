@@ -21,6 +21,8 @@ import nox
 
 PYTHON = "3.11"
 RUNTIMES = ("onnxruntime", "openvino", "reference")
+# Built in, run only when named (conformance.adapters.OPT_IN): `compilers`, the scoreboard.
+COMPILERS = ("tvm", "iree")
 EXTRAS = {"onnxruntime": "onnxruntime", "openvino": "openvino", "reference": ""}  # pyproject's
 CONSTRAINTS = "constraints.txt"  # relative to this file, nox's working directory
 # Workers per runtime: the machine's cores, up to 4 (a later -j wins).
@@ -53,7 +55,8 @@ def tests(session: nox.Session) -> None:
     `onnxruntime`); tests/test_openvino_ep.py runs its workers there
     (CONFORMANCE_EP_PYTHON).
     """
-    _install(session, "-e", ".[test,all]")
+    # The compilers too: tests/test_compilers.py runs their adapters' round trips.
+    _install(session, "-e", ".[test,all,tvm,iree]")
     ep_python, _ = _ep_environment(session)
     session.env["CONFORMANCE_EP_PYTHON"] = str(ep_python.absolute())
     _pytest(session)
@@ -96,6 +99,22 @@ def conformance_runtime(session: nox.Session, runtime: str) -> None:
     session.run("conformance", "cases", "validate", "--check-models")
     session.run(
         "conformance", "run", "--runtime", runtime, "--gate", "--out", f"reports/{runtime}",
+        "-j", str(WORKERS), *session.posargs,
+    )  # fmt: skip
+
+
+@nox.session(python=PYTHON, default=False)
+def compilers(session: nox.Session) -> None:
+    """The corpus on the compilers, Apache TVM and IREE, gated (docs/compilers.md).
+
+    Not part of the main job: compiling every model takes them minutes, not
+    seconds (about 2.5 minutes for TVM and 6.5 for IREE on 2 cores). One run of
+    both into reports/compilers/; extra arguments go to `conformance run`, e.g.
+    `-- --runtime tvm:host iree:generic` for the other compile targets.
+    """
+    _install(session, "-e", ".[tvm,iree]")
+    session.run(
+        "conformance", "run", "--runtime", *COMPILERS, "--gate", "--out", "reports/compilers",
         "-j", str(WORKERS), *session.posargs,
     )  # fmt: skip
 
@@ -379,8 +398,8 @@ def _ep_environment(session: nox.Session) -> tuple[Path, dict]:
 def scoreboard(session: nox.Session) -> None:
     """The corpus on every target, one run, then docs/scoreboard.html and .json.
 
-    Targets: onnxruntime, openvino, reference and tract (this environment) and
-    `onnxruntime:openvino-ep` (ONNX Runtime's OpenVINO execution provider, in
+    Seven targets: onnxruntime, openvino, reference, tract, tvm and iree (this
+    environment) and `onnxruntime:openvino-ep` (ONNX Runtime's OpenVINO execution provider, in
     .nox/scoreboard/envs/onnxruntime-openvino/, pinned by constraints.txt). The
     run goes to reports/scoreboard/run/ (gated against cases/known/, with its
     HTML report), with reports/scoreboard/diff-openvino-ep.html saying which of
@@ -388,7 +407,7 @@ def scoreboard(session: nox.Session) -> None:
     docs/scoreboard.* with every baseline change (a test holds them to the
     baselines' digests).
     """
-    _install(session, "-e", ".[all]")
+    _install(session, "-e", ".[all,tvm,iree]")
     ep_python, found = _ep_environment(session)
     session.log("onnxruntime:openvino-ep: " + ", ".join(f"{k} {v}" for k, v in found.items()))
     targets = SCOREBOARD / "targets.yaml"
@@ -396,7 +415,7 @@ def scoreboard(session: nox.Session) -> None:
     targets.write_text(
         "# Written by `nox -s scoreboard`. Paths are relative to this file.\n"
         "targets:\n"
-        + "".join(f"  {name}: {{adapter: {name}}}\n" for name in (*RUNTIMES, "tract"))
+        + "".join(f"  {name}: {{adapter: {name}}}\n" for name in (*RUNTIMES, "tract", *COMPILERS))
         + "  onnxruntime:openvino-ep:\n"
         "    adapter: onnxruntime\n"
         "    profile: openvino-ep\n"

@@ -276,4 +276,10 @@ def test_the_committed_scoreboard_is_of_the_shipped_baselines_and_pins():
     assert versions["onnxruntime:openvino-ep"] == pins["onnxruntime-openvino"]
     assert versions["tract"] == pins["tract"]
     assert versions["openvino"].startswith(pins["openvino"])
+    assert versions["tvm"] == pins["apache-tvm"]
+    assert versions["iree"] == pins["iree-base-compiler"] == pins["iree-base-runtime"]
+    # The seven targets of `nox -s scoreboard`: the four runtimes, the EP, the compilers.
+    assert sorted(versions) == sorted(
+        ["onnxruntime", "openvino", "reference", "tract", "onnxruntime:openvino-ep", "tvm", "iree"]
+    )
     assert (REPO / "docs/scoreboard.html").read_text().count('<h2 id="target-') == len(versions)

@@ -55,7 +55,7 @@ from conformance.oracle import Verdict
 # GatherElements at all (docs/cli.md, "ONNX Runtime's OpenVINO execution provider").
 # tract: the corpus took 90.2 s packed in 32s and 89.5 s alone, every kind the
 # same (its time goes to restarting workers after its panics): it runs alone.
-# The compilers (prototype, issue 24; 2 cores, -j 2): TVM compiles a one-node
+# The compilers (docs/compilers.md; 2 cores, -j 2): TVM compiles a one-node
 # model in ~0.15 s and a pack of 32 float32 cases in ~4 s (a node of a new
 # shape costs about as much as a model; identical nodes are compiled once); the
 # corpus took 301 s alone and 188 s in packs of 32, every kind the same (a
