@@ -10,6 +10,8 @@ of bounds (and may die of SIGSEGV); the corpus run records that.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -138,3 +140,52 @@ def test_compilers_are_built_in_but_not_run_by_default():
     assert {"tvm", "iree"} <= set(adapters.BUILTIN)
     assert not {"tvm", "iree"} & set(adapters.installed_builtins())
     assert not {"tvm", "iree"} & set(adapters.default_builtins())
+
+
+CRASH_AND_PASS = """\
+defaults: {opset: 13, dtype: int32}
+cases:
+  - id: compilers-far-index
+    description: int32 extremes read far out of bounds (both compilers die of SIGSEGV)
+    spec: "004_d4766443270c2fb5.txt: It is an error if any of the index values are out of bounds."
+    op: Gather
+    attributes: {axis: 0}
+    indices_dtype: int32
+    data: [10, 20, 30]
+    indices: [2147483647, -2147483648]
+    expect_error: index-out-of-range
+  - id: compilers-spec-example
+    description: the spec's first Gather example
+    spec: "004_d4766443270c2fb5.txt: Example 1"
+    op: Gather
+    attributes: {axis: 0}
+    dtype: float32
+    data: [[1.0, 1.2], [2.3, 3.4], [4.5, 5.7]]
+    indices: [[0, 1], [1, 2]]
+    expected: oracle
+"""
+
+
+@pytest.mark.skipif(
+    not (installed("tvm") and installed("iree")), reason="needs both compilers (extras tvm, iree)"
+)
+def test_a_run_survives_their_crashes_and_gates_on_the_shipped_baselines(tmp_path):
+    """`conformance run --runtime tvm iree` as a user runs it: workers, packs, the
+    crash confirmed alone in a fresh worker, every result recorded, the gate held
+    against cases/known/tvm.yaml and iree.yaml (their out-of-range families)."""
+    from tests.conftest import conformance
+
+    (tmp_path / "cases.yaml").write_text(CRASH_AND_PASS)
+    out = tmp_path / "run"
+    done = conformance(
+        "run", "--runtime", "tvm", "iree", "--cases", str(tmp_path / "cases.yaml"),
+        "--variants", "static", "dynamic", "--gate", "--out", str(out), "--no-progress",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    kinds = {(r["runtime"], r["base_id"], r["variant"]): r["kind"] for r in records}
+    assert len(kinds) == 8  # 2 cases x 2 variants x 2 runtimes, each recorded once
+    for (runtime, base_id, variant), kind in kinds.items():
+        expected = "crash" if base_id == "compilers-far-index" else "pass"
+        assert kind == expected, (runtime, base_id, variant, kind)
+    assert "gate PASSED" in done.stdout

@@ -19,6 +19,7 @@ import pytest
 from conformance import oracle
 from conformance.cases import loader
 from conformance.engine.judge import DISCREPANCIES, KINDS
+from conformance.engine.pool import WorkerPool
 from conformance.engine.run import Options
 from conformance.fuzz import artifacts, campaign
 from conformance.fuzz.campaign import Campaign, CampaignOptions, FoundClass
@@ -416,6 +417,21 @@ def test_every_engine_option_is_derived_from_the_campaigns():
         expected = campaign.CAMPAIGN_SETS.get(option.name, getattr(given, option.name, None))
         assert getattr(engine, option.name) == expected, option.name
     assert engine.case_memory == 1 << 20 and engine.worker_memory == 1 << 30
+
+
+def test_a_campaign_times_out_fast_but_gives_the_compilers_their_compile_time():
+    """2 s a job where a runtime takes milliseconds; a compiler's job compiles a
+    pack (seconds), which 2 s would turn into a campaign of timeouts."""
+    engine = CampaignOptions(["onnxruntime", "tvm"], 5, 1, Path("unused")).engine()
+    assert engine.timeout is None
+    assert engine.default_timeouts.of("onnxruntime") == engine.default_timeouts.of("x") == 2.0
+    assert engine.default_timeouts.of("tvm") == engine.default_timeouts.of("iree") == 30.0
+    given = {None: {"onnxruntime": 2.0, "tvm": 30.0}, 0.5: {"onnxruntime": 0.5, "tvm": 0.5}}
+    for timeout, expected in given.items():  # --timeout wins over every default
+        pool = WorkerPool(
+            ["onnxruntime", "tvm"], timeout=timeout, default_timeouts=engine.default_timeouts
+        )
+        assert {t.name: pool.timeout_of(t) for t in pool.targets} == expected  # not started
 
 
 def test_an_engine_option_the_campaign_does_not_derive_is_an_error(monkeypatch):

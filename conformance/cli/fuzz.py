@@ -19,7 +19,7 @@ from conformance.engine import files, records
 from conformance.engine.records import FINDINGS
 from conformance.engine.run import Options, Run
 from conformance.fuzz import replay, strategies
-from conformance.fuzz.campaign import Campaign, CampaignOptions, Status
+from conformance.fuzz.campaign import FUZZ_TIMEOUTS, Campaign, CampaignOptions, Status
 from conformance.fuzz.store import Store, open_store
 from conformance.report import terminal
 
@@ -156,9 +156,12 @@ def _add_arguments(parser) -> None:
     parser.add_argument(
         "--timeout",
         type=options.positive_seconds,
-        default=2.0,
+        default=None,
         metavar="S",
-        help="seconds per example and runtime (default 2; a healthy runtime takes milliseconds)",
+        help=f"seconds per job (a pack of examples, or one alone) and runtime (default "
+        f"{FUZZ_TIMEOUTS.default:g}, a healthy runtime takes milliseconds; "
+        + ", ".join(f"{t:g} for {name}" for name, t in FUZZ_TIMEOUTS.by_adapter.items())
+        + ", which compile every pack)",
     )
     options.add_shard(parser, "shards draw different examples from the same seed")
     _add_store(parser)

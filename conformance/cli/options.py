@@ -196,10 +196,10 @@ def add_pack(parser) -> None:
         default=None,
         metavar="N",
         help="cases per model on every runtime (default: each runtime's measured size, "
-        "32 for onnxruntime and openvino, 1 for reference and other adapters; the header "
-        "says). 1 runs each case alone in its own one-node model. Whatever the size, "
-        "a case that must be rejected or has an empty tensor runs alone, and every "
-        "discrepancy seen in a pack is confirmed alone (docs/cli.md)",
+        "32 for onnxruntime, openvino, tvm and iree, 1 for reference, tract and other "
+        "adapters; the header says). 1 runs each case alone in its own one-node model. "
+        "Whatever the size, a case that must be rejected or has an empty tensor runs "
+        "alone, and every discrepancy seen in a pack is confirmed alone (docs/cli.md)",
     )
 
 

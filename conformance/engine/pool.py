@@ -66,7 +66,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from multiprocessing import Pipe
 from multiprocessing.connection import wait
@@ -90,6 +90,22 @@ DEFAULT_TIMEOUT = 10.0
 # 32 alone, up to twice that with two workers on two cores; 30 s leaves room
 # (no compiler hang was seen in the corpus; each would cost 30 s).
 RUNTIME_TIMEOUTS = {"reference": 4.0, "tvm": 30.0, "iree": 30.0}
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds a job may run on a target when no --timeout is given: its
+    adapter's entry, else ``default`` (``run``'s: :data:`RUN_TIMEOUTS`; a fuzz
+    campaign has its own, shorter ones: ``conformance.fuzz.campaign``)."""
+
+    default: float
+    by_adapter: Mapping[str, float]
+
+    def of(self, adapter: str) -> float:
+        return self.by_adapter.get(adapter, self.default)
+
+
+RUN_TIMEOUTS = Timeouts(DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS)
 DEFAULT_BATCH = 32
 # Resident memory a worker may reach before it is killed. Watched from the
 # parent, not set as an rlimit: OpenVINO reserves ~17 MB of address space
@@ -474,6 +490,7 @@ class WorkerPool:
         batch_size: int = DEFAULT_BATCH,
         timeout: float | None = DEFAULT_TIMEOUT,
         worker_memory: int = DEFAULT_WORKER_MEMORY,
+        default_timeouts: Timeouts = RUN_TIMEOUTS,
     ) -> None:
         if workers < 1 or batch_size < 1 or (timeout is not None and timeout <= 0):
             raise ValueError("workers and batch_size must be >= 1 and timeout > 0")
@@ -482,7 +499,8 @@ class WorkerPool:
         ]
         self.workers_per_runtime = workers
         self.batch_size = batch_size
-        self.timeout = timeout  # None: each adapter's default (RUNTIME_TIMEOUTS)
+        self.timeout = timeout  # None: each adapter's default (default_timeouts)
+        self.default_timeouts = default_timeouts
         self.worker_memory = worker_memory
         self.lanes: dict[str, _Lane] = {}
         self.info: dict[str, dict] = {}
@@ -505,7 +523,7 @@ class WorkerPool:
         """Seconds a job may run on this target: --timeout, or its adapter's default."""
         if self.timeout is not None:
             return self.timeout
-        return RUNTIME_TIMEOUTS.get(target.adapter, DEFAULT_TIMEOUT)
+        return self.default_timeouts.of(target.adapter)
 
     def startup_timeout(self, target: Target) -> float:
         return max(self.timeout_of(target), STARTUP_FLOOR)

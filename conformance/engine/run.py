@@ -26,9 +26,11 @@ from conformance.engine.judge import DISCREPANCIES, Outcome, judge
 from conformance.engine.pool import (
     DEFAULT_BATCH,
     DEFAULT_WORKER_MEMORY,
+    RUN_TIMEOUTS,
     EngineError,
     Job,
     Raw,
+    Timeouts,
     WorkerPool,
 )
 from conformance.engine.schedule import Confirm, Item, Schedule, Settled
@@ -46,7 +48,8 @@ class Options:
     variants: Sequence[str] = models.VARIANTS
     workers: int = 1
     batch_size: int = DEFAULT_BATCH
-    timeout: float | None = None  # seconds per job; None: each adapter's (pool.RUNTIME_TIMEOUTS)
+    timeout: float | None = None  # seconds per job; None: each adapter's (default_timeouts)
+    default_timeouts: Timeouts = RUN_TIMEOUTS  # a fuzz campaign's are shorter
     worker_memory: int = DEFAULT_WORKER_MEMORY
     case_memory: int = DEFAULT_CASE_MEMORY
     workers_chosen: str = "given"  # or "auto": chosen by the threads of the targets
@@ -268,6 +271,7 @@ class Run:
             batch_size=options.batch_size,
             timeout=options.timeout,
             worker_memory=options.worker_memory,
+            default_timeouts=options.default_timeouts,
         )
         self.models = _Models()
         self.smallest = SmallestInputs()

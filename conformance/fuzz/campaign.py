@@ -72,7 +72,7 @@ from conformance.cases.check import DEFAULT_CASE_MEMORY, OverMemory, verdict_of
 from conformance.cases.model import Case
 from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, Outcome
-from conformance.engine.pool import DEFAULT_WORKER_MEMORY, EngineError
+from conformance.engine.pool import DEFAULT_WORKER_MEMORY, EngineError, Timeouts
 from conformance.engine.run import Options, Run
 from conformance.fuzz import artifacts, coverage, replay, strategies
 from conformance.fuzz.bugs import Cause, cause_of
@@ -93,7 +93,7 @@ class CampaignOptions:
     max_elements: int = strategies.DEFAULT_MAX_ELEMENTS
     workers: int = 1
     workers_chosen: str = "given"  # or "auto" (conformance.engine.targets.auto_workers)
-    timeout: float = 2.0  # per example and runtime: a healthy one takes milliseconds
+    timeout: float | None = None  # seconds per job; None: each runtime's (FUZZ_TIMEOUTS)
     round_size: int = 64  # examples per round (also the Hypothesis batch)
     shrink_seconds: float = 10.0  # per class
     shrink_calls: int = 1000  # runtime calls per class (the 10 s usually binds first)
@@ -122,9 +122,17 @@ class CampaignOptions:
         return Options(**{name: getattr(self, name) for name in given}, **CAMPAIGN_SETS)
 
 
+# Seconds per job when --timeout is not given: 2 s, where a healthy runtime
+# takes milliseconds and a hang costs a whole timeout; the compilers compile a
+# pack per job (a pack of 32 examples: TVM ~4 s, IREE ~3 s alone, twice that on
+# a busy machine), so they get run's 30 s.
+FUZZ_TIMEOUT = 2.0
+FUZZ_TIMEOUTS = Timeouts(FUZZ_TIMEOUT, {"tvm": 30.0, "iree": 30.0})
+
 # Engine options the campaign sets itself, whatever it is given.
 CAMPAIGN_SETS = {
     "variants": models.VARIANTS,  # each example runs in its own drawn variant (of these)
+    "default_timeouts": FUZZ_TIMEOUTS,
 }
 
 
