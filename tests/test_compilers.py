@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -189,3 +190,45 @@ def test_a_run_survives_their_crashes_and_gates_on_the_shipped_baselines(tmp_pat
         expected = "crash" if base_id == "compilers-far-index" else "pass"
         assert kind == expected, (runtime, base_id, variant, kind)
     assert "gate PASSED" in done.stdout
+
+
+BFLOAT16_BITS = np.array([0xFF81, 0x3F80, 0x0001], np.uint16).view(ml_dtypes.bfloat16)
+UINT64_TOP = np.iinfo(np.uint64).max - np.arange(3, dtype=np.uint64)
+
+
+# Each costs a Python start and a compile (IREE's import as a subprocess, as
+# its guide runs it): the bfloat16 path (no ABI type in IREE's wrapper) on
+# both, and IREE's signedness on uint64.
+@pytest.mark.parametrize(
+    "name,data",
+    [
+        pytest.param(name, data, id=f"{name}-{data.dtype}", marks=compiler.marks)
+        for compiler, name in zip(COMPILERS, ("tvm", "iree"), strict=True)
+        for data in ([BFLOAT16_BITS] if name == "tvm" else [BFLOAT16_BITS, UINT64_TOP])
+    ],
+)
+def test_a_fuzz_reproducer_runs_on_the_compiler(tmp_path, name, data):
+    """repro.py, written for a fuzz class, runs stand-alone on tvm and iree (their
+    documented flows) and gives the oracle's bits for a valid input fed."""
+    import subprocess
+    import sys
+
+    from conformance.fuzz import artifacts
+    from conformance.fuzz.campaign import FoundClass
+    from conformance.fuzz.signature import signature_of
+    from conformance.oracle import verdict
+    from conformance.strategies import Example
+
+    made = Example("Gather", 13, 0, data, np.array([2, 0], np.int64), "dynamic")
+    found = FoundClass(
+        1, signature_of(made, name, "value_mismatch", None), "b-000000000000", 0.5, made,
+        verdict(made.op, made.opset, made.data, made.indices, made.axis),
+    )  # fmt: skip
+    artifacts.write_class(found, tmp_path)
+    folder = artifacts.class_dir(found, tmp_path)
+    done = subprocess.run(
+        [sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"running model.onnx on {name}" in done.stdout
+    assert "same as expected, bit for bit" in done.stdout, done.stdout

@@ -8,7 +8,7 @@ none, the clause the input breaks (case.yaml, expect_error). Needs numpy and
 the runtime (ml_dtypes for bfloat16); not the conformance package.
 
     python repro.py            # the runtime that showed the discrepancy
-    python repro.py openvino   # another one: onnxruntime, openvino
+    python repro.py openvino   # another one: onnxruntime, openvino, reference, tvm, iree
 """
 
 from __future__ import annotations
@@ -117,6 +117,78 @@ def run_reference(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
     return ReferenceEvaluator(str(model)).run(None, feeds)[0]
 
 
+def _fed(model: Path) -> tuple[object, list[str]]:
+    """The ONNX model and its graph inputs that are not initializers, in order:
+    what a compiler's entry function takes, positionally."""
+    import onnx
+
+    proto = onnx.load(str(model))
+    baked = {tensor.name for tensor in proto.graph.initializer}
+    return proto, [value.name for value in proto.graph.input if value.name not in baked]
+
+
+def run_tvm(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    """Apache TVM's Relax flow, compiled for LLVM's generic CPU (target "llvm")."""
+    import tvm
+    from tvm import relax
+    from tvm.relax.frontend.onnx import from_onnx
+
+    proto, names = _fed(model)
+    module = relax.transform.LegalizeOps()(from_onnx(proto))
+    machine = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
+    tensors = [tvm.runtime.tensor(np.require(feeds[n], requirements="C")) for n in names]
+    return machine["main"](*tensors).numpy()
+
+
+def run_iree(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    """IREE's ONNX flow: iree-import-onnx, iree-compile for the host CPU, local-task.
+    Inputs and the output cross as buffer views: IREE's function wrapper has no
+    bfloat16 and reads unsigned integers back as signed."""
+    import subprocess
+    import tempfile
+
+    import iree.compiler as compiler
+    import iree.runtime as rt
+    import onnx
+
+    proto, names = _fed(model)
+    with tempfile.TemporaryDirectory() as folder:
+        mlir = Path(folder) / "model.mlir"
+        command = [sys.executable, "-m", "iree.compiler.tools.import_onnx", str(model), "-o"]
+        subprocess.run([*command, str(mlir)], check=True)
+        vmfb = compiler.compile_file(
+            str(mlir), target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=host"]
+        )
+    config = rt.Config("local-task")
+    module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
+    context = rt.SystemContext(vm_modules=[module], config=config)
+    E = rt.HalElementType
+    arguments = rt.VmVariantList(len(names))
+    for name in names:
+        array = np.require(feeds[name], requirements="C")
+        kind = "BFLOAT_16" if array.dtype.name == "bfloat16" else None
+        kind = kind or {"b": "BOOL_8", "i": "SINT", "u": "UINT", "f": "FLOAT"}[array.dtype.kind]
+        if kind in ("SINT", "UINT", "FLOAT"):
+            kind += f"_{array.dtype.itemsize * 8}"
+        bits = array.view(np.uint16) if array.dtype.name == "bfloat16" else array
+        arguments.push_ref(config.device.allocator.allocate_buffer_copy(
+            memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
+            device=config.device, buffer=bits, element_type=getattr(E, kind),
+        ))  # fmt: skip
+    results = rt.VmVariantList(1)
+    context.vm_context.invoke(module.lookup_function(proto.graph.name), arguments, results)
+    view = results.get_as_object(0, rt.HalBufferView)
+    output = proto.graph.output[0].type.tensor_type.elem_type
+    declared = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(output))  # ml_dtypes for bfloat16
+    shape = tuple(view.shape)
+    # The bytes as they are (an unsigned integer of the width; complex as it is),
+    # then the model's type: IREE erases signedness.
+    raw = declared if declared.kind == "c" else np.dtype(f"uint{declared.itemsize * 8}")
+    if not np.prod(shape):
+        return np.empty(shape, declared)
+    return np.array(view.map().asarray(shape, raw), copy=True).view(declared)
+
+
 def show(label: str, array: np.ndarray) -> None:
     print(f"{label}: dtype {array.dtype}, shape {list(array.shape)}")
     with np.printoptions(threshold=200, edgeitems=4):
@@ -128,7 +200,13 @@ def show(label: str, array: np.ndarray) -> None:
 
 def main() -> int:
     runtime = sys.argv[1] if len(sys.argv) > 1 else RUNTIME
-    runner = {"onnxruntime": run_onnxruntime, "openvino": run_openvino, "reference": run_reference}
+    runner = {
+        "onnxruntime": run_onnxruntime,
+        "openvino": run_openvino,
+        "reference": run_reference,
+        "tvm": run_tvm,
+        "iree": run_iree,
+    }
     # A target of a profile (openvino:1thread) runs on its runtime, as configured here.
     run = runner.get(runtime) or runner.get(runtime.partition(":")[0])
     if run is None:
