@@ -421,7 +421,7 @@ def test_every_engine_option_is_derived_from_the_campaigns():
 
 def test_a_campaign_times_out_fast_but_gives_the_compilers_their_compile_time():
     """2 s a job where a runtime takes milliseconds; a compiler's job compiles a
-    pack (seconds), which 2 s would turn into a campaign of timeouts."""
+    pack (a full one takes seconds), and a false timeout would be a false bug."""
     engine = CampaignOptions(["onnxruntime", "tvm"], 5, 1, Path("unused")).engine()
     assert engine.timeout is None
     assert engine.default_timeouts.of("onnxruntime") == engine.default_timeouts.of("x") == 2.0
