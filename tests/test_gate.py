@@ -645,7 +645,7 @@ def test_observed_fields_have_their_types(tmp_path):
         f"{where}:2: observed[0].version: [1, 2]: the runtime's version as the run header has "
         "it, a string",
         f"{where}:3: observed[1].profile: {{'a': 1}} is not a profile (1thread, accuracy, bf16, "
-        "default, f32, no-opt, openvino-ep)",
+        "default, f32, generic, host, no-opt, openvino-ep)",
         f"{where}:4: observed[2].version: 2026.4: the runtime's version as the run header has "
         "it, a string (quote a version: '2026.4')",
         f"{where}:4: observed[2].cpu_flags: a list of CPU flags among "
@@ -653,7 +653,7 @@ def test_observed_fields_have_their_types(tmp_path):
         f"{where}:5: observed[3].version: '': the runtime's version as the run header has it, "
         "a string",
         f"{where}:5: observed[3].profile: 'turbo' is not a profile (1thread, accuracy, bf16, "
-        "default, f32, no-opt, openvino-ep)",
+        "default, f32, generic, host, no-opt, openvino-ep)",
         f"{where}:5: observed[3].cpu_flags: a list of CPU flags among "
         + ", ".join(records.CPU_FLAGS),
     ]
