@@ -108,8 +108,9 @@ def compilers(session: nox.Session) -> None:
     """The corpus on the compilers, Apache TVM and IREE, gated (docs/compilers.md).
 
     Not part of the main job: compiling every model takes them minutes, not
-    seconds (about 2.5 minutes for TVM and 6.5 for IREE on 2 cores). One run of
-    both into reports/compilers/; extra arguments go to `conformance run`, e.g.
+    seconds (about 2.5 minutes for TVM and 6.5 for IREE on 2 cores; both in
+    this one run, about 11.5 minutes from a fresh clone). One run of both into
+    reports/compilers/; extra arguments go to `conformance run`, e.g.
     `-- --runtime tvm:host iree:generic` for the other compile targets.
     """
     _install(session, "-e", ".[tvm,iree]")
