@@ -13,6 +13,7 @@ import pytest
 
 from conformance import adapters
 from conformance.adapters import HarnessUnsupported, LoadError
+from conformance.cases.model import Case
 from conformance.engine import models
 from conformance.oracle import compare
 from conformance.tables import dtypes
@@ -54,6 +55,17 @@ def modest(name: str) -> np.ndarray:
     if dtype.kind == "f" or name == "bfloat16":
         return np.array([-0.0, 1.5, -2.25, 3.0, -4.0, 0.5], dtype=dtype)
     return full_range(name)
+
+
+# Three cases of one model (a pack) and what each output must be: the adapters
+# that run packs are tested with them (tract, the compilers).
+PACK_CASES = [
+    Case("Gather", 13, 0, np.arange(6, dtype=np.float32).reshape(3, 2), np.array([2, 0])),
+    Case("GatherElements", 13, 1, np.arange(4, dtype=np.float32).reshape(2, 2),
+         np.array([[1, 1], [0, 1]])),
+    Case("Gather", 13, 0, np.array([-0.0, 7.5], dtype=np.float32), np.array(1)),
+]  # fmt: skip
+PACK_OUTPUTS = [[[4, 5], [0, 1]], [[1, 1], [2, 3]], 7.5]
 
 
 def full_range(name: str) -> np.ndarray:

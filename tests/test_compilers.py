@@ -18,12 +18,11 @@ import pytest
 
 from conformance import adapters
 from conformance.adapters import HarnessUnsupported, LoadError, RunError
-from conformance.cases.model import Case
 from conformance.engine import models
 from conformance.oracle import compare
 from conformance.tables import dtypes
 from conformance.tables.profiles import PROFILES
-from tests.test_adapters import full_range
+from tests.test_adapters import PACK_CASES, PACK_OUTPUTS, full_range
 
 # What the compiler itself refuses (LoadError), whatever the adapter does:
 # TVM has no complex or string dtype (its frontend: "unknown dtype"); IREE's
@@ -97,16 +96,10 @@ def test_every_dtype_comes_back_exactly(runtime, variant, name):
 
 
 def test_a_pack_gives_every_output_in_order(compiler):
-    cases = [
-        Case("Gather", 13, 0, np.arange(6, dtype=np.float32).reshape(3, 2), np.array([2, 0])),
-        Case("GatherElements", 13, 1, np.arange(4, dtype=np.float32).reshape(2, 2),
-             np.array([[1, 1], [0, 1]])),
-        Case("Gather", 13, 0, np.array([-0.0, 7.5], dtype=np.float32), np.array(1)),
-    ]  # fmt: skip
     for variant in VARIANTS[compiler.name]:
-        model = models.build_pack(cases, variant).SerializeToString()
-        outputs = compiler.run(model, models.pack_feeds(cases, variant)).outputs
-        assert [o.tolist() for o in outputs] == [[[4, 5], [0, 1]], [[1, 1], [2, 3]], 7.5]
+        model = models.build_pack(PACK_CASES, variant).SerializeToString()
+        outputs = compiler.run(model, models.pack_feeds(PACK_CASES, variant)).outputs
+        assert [o.tolist() for o in outputs] == PACK_OUTPUTS
 
 
 def test_unsigned_and_bool_outputs_keep_their_dtype(compiler):

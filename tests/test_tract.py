@@ -22,12 +22,11 @@ import tract
 from conformance import adapters
 from conformance.adapters import HarnessUnsupported, LoadError, RunError
 from conformance.adapters import tract as tract_adapter
-from conformance.cases.model import Case
 from conformance.engine import models
 from conformance.oracle import compare
 from conformance.tables import dtypes
 from tests.conftest import REPO, conformance
-from tests.test_adapters import full_range
+from tests.test_adapters import PACK_CASES, PACK_OUTPUTS, full_range
 
 CARRIED = [d.name for d in dtypes.DTYPES if d.numpy in tract_adapter.CARRIED]
 
@@ -114,16 +113,10 @@ def test_rank_0_and_empty_tensors_come_back(adapter, name, data_shape, indices, 
 
 
 def test_a_model_with_many_outputs_gives_them_in_order(adapter):
-    cases = [
-        Case("Gather", 13, 0, np.arange(6, dtype=np.float32).reshape(3, 2), np.array([2, 0])),
-        Case("GatherElements", 13, 1, np.arange(4, dtype=np.float32).reshape(2, 2),
-             np.array([[1, 1], [0, 1]])),
-        Case("Gather", 13, 0, np.array([-0.0, 7.5], dtype=np.float32), np.array(1)),
-    ]  # fmt: skip
     for variant in models.VARIANTS:
-        model = models.build_pack(cases, variant).SerializeToString()
-        outputs = adapter.run(model, models.pack_feeds(cases, variant)).outputs
-        assert [o.tolist() for o in outputs] == [[[4, 5], [0, 1]], [[1, 1], [2, 3]], 7.5]
+        model = models.build_pack(PACK_CASES, variant).SerializeToString()
+        outputs = adapter.run(model, models.pack_feeds(PACK_CASES, variant)).outputs
+        assert [o.tolist() for o in outputs] == PACK_OUTPUTS
 
 
 # -- what the binding cannot carry, and what tract refuses --------------------------------

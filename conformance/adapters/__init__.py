@@ -181,6 +181,20 @@ class Adapter:
         return Timed(outputs, 0.0 if cached else loaded - start, done - loaded, cached)
 
 
+def compiled_inputs(model: bytes):
+    """The ONNX model a compiler is given, and the names its entry function
+    takes, positionally: the graph inputs that are not initializers (which
+    compilers make constants). Bytes that are no model are a ``LoadError``."""
+    import onnx
+
+    try:
+        proto = onnx.ModelProto.FromString(model)
+    except Exception as error:  # not a model; no runtime of ours parses it
+        raise LoadError(f"not an ONNX model: {type(error).__name__}: {error}") from None
+    baked = {tensor.name for tensor in proto.graph.initializer}
+    return proto, [value.name for value in proto.graph.input if value.name not in baked]
+
+
 def probe_model() -> bytes:
     """A one-node float32 Gather model: compiled once by an adapter's ``info``
     to read back the configuration the runtime really runs with."""

@@ -68,7 +68,14 @@ from iree.compiler import tools as ireec
 from iree.compiler.extras import onnx_importer
 from iree.compiler.ir import Context
 
-from conformance.adapters import Adapter, HarnessUnsupported, LoadError, RunError, probe_model
+from conformance.adapters import (
+    Adapter,
+    HarnessUnsupported,
+    LoadError,
+    RunError,
+    compiled_inputs,
+    probe_model,
+)
 from conformance.tables import dtypes
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
@@ -210,12 +217,7 @@ class IreeAdapter(Adapter):
         }
 
     def load(self, model: bytes):
-        try:
-            proto = onnx.ModelProto.FromString(model)
-        except Exception as error:  # not a model; no runtime of ours parses it
-            raise LoadError(f"not an ONNX model: {type(error).__name__}: {error}") from None
-        baked = {tensor.name for tensor in proto.graph.initializer}
-        names = [value.name for value in proto.graph.input if value.name not in baked]
+        proto, names = compiled_inputs(model)
         declared = [_declared(value) for value in proto.graph.output]
         function = proto.graph.name
         try:

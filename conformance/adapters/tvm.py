@@ -46,13 +46,19 @@ import warnings
 
 import ml_dtypes
 import numpy as np
-import onnx
 import tvm
 from tvm import relax
 from tvm.relax.frontend import onnx as relax_onnx
 from tvm.target.detect_target import detect_target_from_device
 
-from conformance.adapters import Adapter, HarnessUnsupported, LoadError, RunError, probe_model
+from conformance.adapters import (
+    Adapter,
+    HarnessUnsupported,
+    LoadError,
+    RunError,
+    compiled_inputs,
+    probe_model,
+)
 from conformance.tables import dtypes
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
@@ -152,12 +158,7 @@ class TvmAdapter(Adapter):
         }
 
     def load(self, model: bytes):
-        try:
-            proto = onnx.ModelProto.FromString(model)
-        except Exception as error:  # not a model; no runtime of ours parses it
-            raise LoadError(f"not an ONNX model: {type(error).__name__}: {error}") from None
-        baked = {tensor.name for tensor in proto.graph.initializer}
-        names = [value.name for value in proto.graph.input if value.name not in baked]
+        proto, names = compiled_inputs(model)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
