@@ -50,24 +50,24 @@ COMPILERS = [
 ]
 
 
-@pytest.fixture(scope="module", params=COMPILERS)
+_ADAPTERS: dict[str, adapters.Adapter] = {}
+
+
+def adapter_of(name: str) -> adapters.Adapter:
+    """One adapter per compiler for the module: its compiled-model cache is shared."""
+    if name not in _ADAPTERS:
+        _ADAPTERS[name] = adapters.instantiate(adapters.resolve(name))
+    return _ADAPTERS[name]
+
+
+@pytest.fixture(params=COMPILERS)
 def compiler(request):
-    return adapters.instantiate(adapters.resolve(request.param))
+    return adapter_of(request.param)
 
 
 def gather(adapter, data, indices, variant, op="Gather", axis=0):
     model = models.build(op, 13, data, indices, axis, variant).SerializeToString()
     return adapter.run(model, models.feeds(data, indices, variant))
-
-
-_ADAPTERS: dict[str, adapters.Adapter] = {}
-
-
-def adapter_of(name: str) -> adapters.Adapter:
-    """One adapter per compiler for the module (as the ``compiler`` fixture)."""
-    if name not in _ADAPTERS:
-        _ADAPTERS[name] = adapters.instantiate(adapters.resolve(name))
-    return _ADAPTERS[name]
 
 
 @pytest.mark.parametrize(

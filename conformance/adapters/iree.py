@@ -136,11 +136,8 @@ MESSAGE_CHARS = 4000  # iree-compile's diagnostics can repeat the whole module
 
 def _declared(value: onnx.ValueInfoProto) -> np.dtype | None:
     """The NumPy dtype of a graph output's declared element type (None: unknown)."""
-    elem = value.type.tensor_type.elem_type
-    for row in dtypes.DTYPES:
-        if row.proto == elem:
-            return row.numpy
-    return None
+    row = dtypes.BY_PROTO.get(value.type.tensor_type.elem_type)
+    return row.numpy if row else None
 
 
 def _import(proto: onnx.ModelProto) -> str:

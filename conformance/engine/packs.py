@@ -58,11 +58,11 @@ from conformance.oracle import Verdict
 # The compilers (docs/compilers.md; 2 cores, -j 2): TVM compiles a one-node
 # model in ~0.15 s and a pack of 32 float32 cases in ~4 s (a node of a new
 # shape costs about as much as a model; identical nodes are compiled once); the
-# corpus took 301 s alone and 188 s in packs of 32, every kind the same (a
+# corpus took 301 s alone and 145 s, 188 s in packs of 32, every kind the same (a
 # third of it: 81 s alone, 62 s in 8s, 59 s in 16s, 58 s in 32s and 64s). IREE
 # compiles a one-node model in ~0.6 s (0.2 s of it starting iree-compile) and a
-# pack of 32 in ~2.7 s (85 ms per case): the corpus took 494 s in packs of 32;
-# alone, a third of it took 307 s (the whole would pass 15 minutes).
+# pack of 32 in ~2.7 s (85 ms per case): the corpus took 386 s and 494 s in
+# packs of 32; a third of it took 231 s alone, 168 s in 8s, 156 s in 32s.
 PACK_SIZES = {
     "onnxruntime": 32,
     "openvino": 32,

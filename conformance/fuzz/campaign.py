@@ -67,12 +67,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
-from conformance import oracle
+from conformance import adapters, oracle
 from conformance.cases.check import DEFAULT_CASE_MEMORY, OverMemory, verdict_of
 from conformance.cases.model import Case
 from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, Outcome
-from conformance.engine.pool import DEFAULT_WORKER_MEMORY, EngineError, Timeouts
+from conformance.engine.pool import DEFAULT_WORKER_MEMORY, RUN_TIMEOUTS, EngineError, Timeouts
 from conformance.engine.run import Options, Run
 from conformance.fuzz import artifacts, coverage, replay, strategies
 from conformance.fuzz.bugs import Cause, cause_of
@@ -127,8 +127,7 @@ class CampaignOptions:
 # each job: a full pack of 32 examples takes TVM ~4 s and IREE ~2.7 s alone,
 # past 2 s (campaigns' packs are mostly smaller: 40 s campaigns at 2 s timed
 # nothing out), and a false timeout would be a false bug; they get run's 30 s.
-FUZZ_TIMEOUT = 2.0
-FUZZ_TIMEOUTS = Timeouts(FUZZ_TIMEOUT, {"tvm": 30.0, "iree": 30.0})
+FUZZ_TIMEOUTS = Timeouts(2.0, {name: RUN_TIMEOUTS.of(name) for name in sorted(adapters.OPT_IN)})
 
 # Engine options the campaign sets itself, whatever it is given.
 CAMPAIGN_SETS = {

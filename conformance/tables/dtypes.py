@@ -64,6 +64,7 @@ DTYPES: tuple[DType, ...] = (
 
 BY_NAME: dict[str, DType] = {d.name: d for d in DTYPES}
 BY_ONNX_TYPE_STR: dict[str, DType] = {d.onnx_type_str: d for d in DTYPES}
+BY_PROTO: dict[int, DType] = {d.proto: d for d in DTYPES}  # onnx.TensorProto element type
 NAMES: tuple[str, ...] = tuple(d.name for d in DTYPES)
 
 
