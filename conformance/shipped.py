@@ -19,7 +19,8 @@ from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
 # The word that stands for the shipped set in --cases and --known lists
-# (``--cases shipped my/cases``): a folder of that name is ./shipped.
+# (``--cases shipped my/cases``): a folder of that name is ./shipped. Only
+# the bare word, the string itself, is the word (:func:`word_or_path`).
 WORD = "shipped"
 # name inside the wheel -> where it is edited, relative to the repository
 _EDITED = {"corpus": "cases", "specs": "specs", "schemas": "docs/schemas"}
@@ -91,12 +92,27 @@ def digest(files: Iterable[Path], root: Path | None = None) -> str:
     return hashed.hexdigest()
 
 
+def word_or_path(text: str) -> str | Path:
+    """A ``--cases`` or ``--known`` argument as typed: the bare word
+    :data:`WORD` (the string), or a path. ``./shipped``, ``shipped/`` and an
+    absolute path to a folder named shipped are paths: read here, from the
+    text as typed, since ``Path("./shipped")`` is ``Path("shipped")``
+    (the argparse type of those options, and of the pytest plugin's)."""
+    return WORD if text == WORD else Path(text)
+
+
+def is_word(path: object) -> bool:
+    """Whether ``path`` is the word :data:`WORD`: the string, never a ``Path``."""
+    return isinstance(path, str) and path == WORD
+
+
 def expand(paths: Iterable[Path | str], shipped: Path) -> list[Path]:
-    """``paths`` with the word :data:`WORD` replaced by ``shipped`` (each path
-    once, in the order first given)."""
+    """``paths`` with the word :data:`WORD` (the string; a ``Path`` named
+    shipped is a folder: :func:`word_or_path`) replaced by ``shipped`` (each
+    path once, in the order first given)."""
     found: list[Path] = []
     for path in paths:
-        path = shipped if str(path) == WORD else Path(path)
+        path = shipped if is_word(path) else Path(path)
         if path not in found:
             found.append(path)
     return found

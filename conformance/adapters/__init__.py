@@ -27,7 +27,11 @@ are ``<baseline name>.yaml``) is the registered name of its adapter, built in
 or entry point (``openvino:1thread`` and a targets file's target of adapter
 ``openvino`` read ``openvino.yaml``); for a ``module:Class`` adapter it is the
 target's name, the one its results carry (given as such on ``--runtime``:
-the ``name`` its ``info()`` reports, the class's ``name`` attribute).
+the ``name`` its ``info()`` reports, the class's ``name`` attribute). Every
+baseline name follows one rule (:data:`BASELINE_RULE`): a target whose name
+breaks it has no baseline file, and an entry point whose name breaks it is
+refused (:func:`refused_entry_points`; naming it is an error saying why), so
+that no name ever becomes a path outside the ``--known`` folder.
 
 A runtime name is read in one place, :func:`parse`, by every caller
 (``--runtime``, the pytest plugin's ``--runtime``, a targets file's
@@ -67,8 +71,11 @@ EXTRAS = {
     "tvm": "tvm",
     "iree": "iree",
 }
-# A baseline name becomes a file name: <name>.yaml
-BASELINE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# A baseline name becomes a file name, <name>.yaml in a --known folder: 1 to
+# 64 of these characters (no separator, so never a path), and not . or ..
+# (docs/cli.md). One rule for every name, built in, registered or a target's.
+BASELINE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+BASELINE_RULE = "1 to 64 letters, digits, '.', '_' and '-', and not '.' or '..'"
 
 # name -> (target, the modules that must be importable for it to be installed,
 # comma-separated: IREE's compiler and runtime are two distributions)
@@ -215,14 +222,53 @@ def probe_model() -> bytes:
     return onnx.ModelProto.SerializeToString(model)
 
 
+def is_baseline_name(name: object) -> bool:
+    """Whether ``name`` may name a baseline file (:data:`BASELINE_RULE`)."""
+    return (
+        isinstance(name, str)
+        and BASELINE_NAME.fullmatch(name) is not None
+        and name not in {".", ".."}
+    )
+
+
+def _entry_points() -> tuple[dict[str, str], dict[str, str]]:
+    """The ``conformance.adapters`` entry points read from the installed
+    packages' metadata (nothing imported): the accepted ones (name ->
+    ``module:Class``) and the refused ones (name -> why). An entry point's
+    name is its runtime's name and its baseline file's (``<name>.yaml``), so
+    a name that breaks :data:`BASELINE_RULE` (``../x``, 300 characters) is
+    refused here, at registration, and never becomes a path."""
+    accepted: dict[str, str] = {}
+    refused: dict[str, str] = {}
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name in BUILTIN or entry.name in accepted or entry.name in refused:
+            continue  # a built-in name cannot be taken; the first of a name stays
+        if is_baseline_name(entry.name):
+            accepted[entry.name] = entry.value
+            continue
+        dist = getattr(entry, "dist", None)
+        package = f" of the package {dist.name!r}" if dist is not None else ""
+        refused[entry.name] = (
+            f"the {ENTRY_POINT_GROUP} entry point {entry.name!r}{package} ({entry.value}) "
+            f"is refused: a registered runtime name names its baseline file, <name>.yaml, "
+            f"so it is {BASELINE_RULE}; rename the entry point"
+        )
+    return accepted, refused
+
+
 def registered() -> dict[str, str]:
     """Every known runtime name and its ``module:Class`` target: the built-ins,
     then the entry points of the ``conformance.adapters`` group (one that
-    takes a built-in name is ignored: ``openvino`` is always OpenVINO)."""
+    takes a built-in name is ignored: ``openvino`` is always OpenVINO; one
+    whose name is no baseline name is refused: :func:`refused_entry_points`)."""
     names = {name: target for name, (target, _) in BUILTIN.items()}
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        names.setdefault(entry.name, entry.value)
+    names.update(_entry_points()[0])
     return names
+
+
+def refused_entry_points() -> dict[str, str]:
+    """The entry points of the group refused for their name, each with why."""
+    return _entry_points()[1]
 
 
 def _importable(modules: str) -> bool:
@@ -234,13 +280,13 @@ def _importable(modules: str) -> bool:
 
 
 def installed() -> list[str]:
-    """Names of the runtimes whose packages are importable here."""
-    found = []
-    for name, target in registered().items():
-        module = BUILTIN[name][1] if name in BUILTIN else target.partition(":")[0]
-        if _importable(module):
-            found.append(name)
-    return found
+    """Names of the runtimes installed here: the built-ins whose packages are
+    importable, and every accepted entry point. An entry point is known from
+    its package's metadata alone: finding a module imports its parent
+    packages, whose ``__init__`` may raise, hang or crash, and only a worker
+    may import a third-party adapter."""
+    found = [name for name, (_, modules) in BUILTIN.items() if _importable(modules)]
+    return found + list(_entry_points()[0])
 
 
 def default_builtins() -> list[str]:
@@ -276,10 +322,10 @@ def baseline_name(adapter: str, runtime: str) -> str | None:
     reports as ``name`` (the class's ``name`` attribute, by the base class's
     convention). The class is never imported here: its import may hang or
     crash, which only a worker may do. None when that name cannot be a file
-    name (:data:`BASELINE_NAME`): such a target has no baseline file."""
-    if adapter in registered():
-        return adapter
-    return runtime if BASELINE_NAME.fullmatch(runtime or "") else None
+    name (:func:`is_baseline_name`): such a target has no baseline file."""
+    if adapter in registered():  # built-in names, and entry points accepted for their name
+        return adapter if is_baseline_name(adapter) else None
+    return runtime if is_baseline_name(runtime) else None
 
 
 @dataclass(frozen=True)
@@ -313,6 +359,9 @@ def parse(spec: str) -> RuntimeName:
         )
     if spec in known:
         return RuntimeName(spec, known[spec], None)
+    refused = refused_entry_points()
+    if spec in refused:
+        raise UnknownRuntime(refused[spec])
     name, colon, after = spec.partition(":")
     if colon and name in known:
         profiles = PROFILES.get(name, {DEFAULT: {}})

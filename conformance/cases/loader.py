@@ -386,21 +386,24 @@ def _names(value, all_names: tuple[str, ...]) -> list[str]:
 
 def discover(paths: Iterable[Path]) -> list[Path]:
     """Case files named by paths: files as given, folders searched for *.yaml / *.yml
-    except below a ``known/`` folder (baselines of known discrepancies, not cases)."""
-    found: list[Path] = []
+    except below a ``known/`` folder (baselines of known discrepancies, not cases).
+    Each file once (by its resolved path, where first named): a file named
+    twice, or by its folder and by itself (``--cases shipped cases/gather``),
+    is read, counted and digested once."""
+    found: dict[Path, Path] = {}  # resolved -> as first named
     for path in paths:
         path = Path(path)
         if path.is_dir():
-            found.extend(
-                sorted(
-                    p
-                    for p in path.rglob("*")
-                    if p.suffix in (".yaml", ".yml") and "known" not in p.relative_to(path).parts
-                )
+            named = sorted(
+                p
+                for p in path.rglob("*")
+                if p.suffix in (".yaml", ".yml") and "known" not in p.relative_to(path).parts
             )
         else:
-            found.append(path)
-    return found
+            named = [path]
+        for file in named:
+            found.setdefault(file.resolve(), file)
+    return list(found.values())
 
 
 def load_file(path: Path) -> list[Case]:
@@ -422,11 +425,7 @@ def load(paths: Iterable[Path]) -> list[Case]:
         )
     cases: list[Case] = []
     first_seen: dict[str, Source] = {}  # base id -> where it was first defined
-    read: set[Path] = set()  # a file named twice (or by a folder and itself) is read once
-    for path in files:
-        if path.resolve() in read:
-            continue
-        read.add(path.resolve())
+    for path in files:  # each once: discover drops a file named twice
         if not path.exists():
             errors.append(CaseFileError(path, None, "", "no such file or folder"))
             continue

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from conformance import adapters
+from conformance import adapters, shipped
 from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.cases.values import MAX_ELEMENTS
 from conformance.engine import models, targets
@@ -51,13 +51,14 @@ def stderr() -> Console:
 def add_case_paths(parser, flag: str | None = None) -> None:
     help_text = (
         "case files or folders (default: the shipped corpus); given ones replace it, "
-        "and the word 'shipped' stands for it: shipped my/cases"
+        "and the word 'shipped' stands for it: shipped my/cases (a folder named shipped: "
+        "./shipped)"
     )
     if flag:
-        parser.add_argument(flag, nargs="+", action="extend", type=Path, metavar="PATH",
-                            help=help_text)  # fmt: skip
+        parser.add_argument(flag, nargs="+", action="extend", type=shipped.word_or_path,
+                            metavar="PATH", help=help_text)  # fmt: skip
     else:
-        parser.add_argument("paths", nargs="*", type=Path, help=help_text)
+        parser.add_argument("paths", nargs="*", type=shipped.word_or_path, help=help_text)
 
 
 def add_variants(add, **extra) -> None:
@@ -301,13 +302,14 @@ def add_known(add, now: str | None = None, **extra) -> None:
     said = (
         "folders of <name>.yaml baselines, a target's entries the union of its file in each; "
         "given ones replace the shipped baselines, the word 'shipped' stands for them: "
-        "shipped my/known"
+        "shipped my/known (a folder named shipped: ./shipped)"
     )
     if now:
         meaning = f"{now} ({said}; default: the verdict each run's gate left in its gate.json)"
     else:
         meaning = f"{said} (default: the shipped baselines)"
-    add("--known", nargs="+", action="extend", type=Path, metavar="DIR", help=meaning, **extra)
+    add("--known", nargs="+", action="extend", type=shipped.word_or_path, metavar="DIR",
+        help=meaning, **extra)  # fmt: skip
 
 
 def add_gate(parser) -> None:
