@@ -12,7 +12,6 @@ from rich.console import Console
 
 from conformance.cli import exits, options
 from conformance.engine import files, records
-from conformance.errors import ConformanceError
 from conformance.gate import verdict
 from conformance.report import terminal
 
@@ -106,15 +105,23 @@ def summary_of(title: str, decided: verdict.Decision, lines: list[str], runs) ->
     )
 
 
-def write_summaries(args, err: Console, markdown: str) -> None:
-    """The Markdown summary to ``--summary-md FILE`` (written whole) and
-    appended to ``$GITHUB_STEP_SUMMARY`` when it is set (a GitHub Actions job
-    shows it on the run's page)."""
+def check_outputs(args) -> None:
+    """The files the command writes at its end that the user named
+    (``--summary-md``), checked before anything runs: one that cannot be
+    written is an ``OSError`` naming it (``error: FILE: REASON``, exit 2:
+    :func:`conformance.cli.main`), as for every other output, never said
+    after a verdict."""
     if getattr(args, "summary_md", None) is not None:
-        try:
-            files.write_text(Path(args.summary_md), markdown)
-        except OSError as error:
-            raise ConformanceError(f"cannot write {args.summary_md}: {error}") from None
+        files.check_writable(Path(args.summary_md))
+
+
+def write_summaries(args, err: Console, markdown: str) -> None:
+    """The Markdown summary to ``--summary-md FILE`` (written whole; checked
+    before the command ran: :func:`check_outputs`) and appended to
+    ``$GITHUB_STEP_SUMMARY`` when it is set (a GitHub Actions job shows it on
+    the run's page)."""
+    if getattr(args, "summary_md", None) is not None:
+        files.write_text(Path(args.summary_md), markdown)  # an OSError names the file
     step = os.environ.get(STEP_SUMMARY)
     if step:
         try:

@@ -175,6 +175,7 @@ def _add_arguments(parser) -> None:
 
 
 def command(args) -> int:
+    finish.check_outputs(args)
     err = options.stderr()
     missing = [flag for flag, value in (("--time-budget", args.time_budget), ("--seed", args.seed))
                if value is None]  # fmt: skip
@@ -246,6 +247,7 @@ def command(args) -> int:
 
 def replay_command(args) -> int:
     """``conformance fuzz replay``: the store's bugs on the current targets, gated."""
+    finish.check_outputs(args)
     err = options.stderr()
     runtimes = options.chosen_runtimes(args)
     baselines = inputs.load_baselines(args, runtimes, err)

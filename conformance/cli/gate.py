@@ -27,6 +27,7 @@ def add_parser(commands) -> None:
 
 
 def command(args) -> int:
+    finish.check_outputs(args)
     err = options.stderr()
     folder = options.known_folder(args, err)
     if folder is None:

@@ -83,6 +83,7 @@ def _add_arguments(parser) -> None:
 
 
 def command(args) -> int:
+    finish.check_outputs(args)
     err = options.stderr()
     runtimes = options.chosen_runtimes(args)
     if not args.gate and (args.known is not None or args.allow_fixed):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -103,7 +104,7 @@ def write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
     partial = path.with_name(path.name + ".partial")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(path)
         partial.unlink(missing_ok=True)  # a symlink planted there goes, its target is untouched
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         try:
@@ -115,6 +116,47 @@ def write_bytes(path: Path, data: bytes) -> None:
             raise
     except OSError as error:
         raise _naming(error, path, partial) from None
+
+
+def _not_a_folder(path: Path) -> NotADirectoryError:
+    """What writing ``path`` below a file is: "Not a directory", naming ``path``
+    (as the shell says it), not mkdir's "File exists" about the file."""
+    return NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+
+
+def _make_folder(path: Path) -> None:
+    """The folder of ``path``, made when missing; a file in its place (or in
+    the place of a folder above it) is :func:`_not_a_folder`."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):  # a file where a folder must be
+        raise _not_a_folder(path) from None
+
+
+def check_writable(path: Path) -> None:
+    """Raise the ``OSError`` that writing ``path`` whole (:func:`write_bytes`)
+    would raise for where it is, naming ``path``, before anything is written:
+    a folder ("Is a directory"), below a file ("Not a directory"), a folder
+    that takes no new file ("Permission denied", "Read-only file system").
+    Nothing is left behind: the nearest existing folder is probed with the
+    partial file a write would make, removed at once; no folder is made."""
+    path = Path(path)
+    if path.is_dir() and not path.is_symlink():  # a link is replaced, not followed
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # False below a file, too
+        folder = folder.parent
+    if not folder.is_dir():
+        raise _not_a_folder(path)
+    probe = folder / (path.name + ".partial")
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        return  # a partial file of an earlier write: the folder takes files
+    except OSError as error:
+        raise type(error)(error.errno, error.strerror or str(error), str(path)) from None
+    os.close(fd)
+    probe.unlink(missing_ok=True)
 
 
 class LineAppender:
