@@ -38,10 +38,12 @@ computed, so nothing held against the oracle either) or a
 ``harness_unsupported`` result. A case file that does not load is a
 collection error showing ``file:line: field: message``.
 Options, all prefixed ``--conformance-``: ``--conformance-runtime NAME``
-(repeatable; default every installed runtime), ``--conformance-variants V ...``
+(repeatable; default what ``conformance run`` runs: the installed built-ins,
+found without importing any package), ``--conformance-variants V ...``
 and ``--conformance-known DIR`` (defined once, with ``conformance run``'s
 ``--variants`` and ``--known``, in :mod:`conformance.cli.options`),
-``--conformance-out DIR``, ``--conformance-pack N``, ``--conformance-timeout S``.
+``--conformance-out DIR``, ``--conformance-pack N``, ``--conformance-timeout S``
+(checked by ``run``'s own types: a bad value is a usage error, exit 4).
 The former ``--runtime``, ``--variants`` and ``--known`` still work, with a
 PytestDeprecationWarning; they exist only in a run that enabled the plugin
 (another plugin may own those names elsewhere) and are not shown in --help.
@@ -51,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import time
 from pathlib import Path
 
@@ -107,12 +110,14 @@ def _runtime(add, flag: str, **extra) -> None:
         flag,
         action="append",
         metavar="NAME",
-        help="runtime to run the case files on (repeatable; default every installed one)",
+        help="runtime to run the case files on (repeatable; default, as conformance run: "
+        "every installed built-in runtime, the compilers and other packages' adapters only "
+        "when named)",
         **extra,
     )
 
 
-def pytest_addoption(parser) -> None:
+def pytest_addoption(parser, pluginmanager) -> None:
     group = parser.getgroup("conformance", "ONNX Gather conformance (YAML case files)")
     _runtime(group.addoption, "--conformance-runtime", dest="conformance_runtimes")
     options.add_variants(_named(group.addoption, "--conformance-variants"),
@@ -127,7 +132,7 @@ def pytest_addoption(parser) -> None:
     )
     group.addoption(
         "--conformance-pack",
-        type=int,
+        type=options.pack_size,  # the one checked type of `run --pack`
         default=None,
         metavar="N",
         help="cases per model on every runtime (default: each runtime's measured size; 1: "
@@ -135,15 +140,46 @@ def pytest_addoption(parser) -> None:
     )
     group.addoption(
         "--conformance-timeout",
-        type=float,
+        type=options.positive_seconds,  # the one checked type of `run --timeout`
         default=None,
         metavar="S",
         help=f"seconds per case and runtime (default {DEFAULT_TIMEOUT:g}, "
         + ", ".join(f"{t:g} for {name}" for name, t in RUNTIME_TIMEOUTS.items())
         + ")",
     )
-    # The former spellings, deprecated: hidden from --help, and only in a run
-    # that enabled the plugin; a name another plugin already took stays its own.
+    if not _deferred(pluginmanager):
+        add_deprecated(parser)
+
+
+def _deferred(pluginmanager) -> bool:
+    """Whether :func:`add_deprecated` runs once the initial conftests are
+    loaded (a hook wrapper of ours is around their loading): always when the
+    switch is registered (it registers this plugin there, or a conftest's
+    ``pytest_plugins`` does), or when this plugin was named ahead (``-p
+    conformance.pytest_plugin``, ``PYTEST_PLUGINS``: registered before it)."""
+    from conformance import pytest_switch
+
+    if pluginmanager.has_plugin(pytest_switch.NAME):
+        return True
+    config = pluginmanager.get_plugin("pytestconfig")
+    named = getattr(getattr(config, "known_args_namespace", None), "plugins", None) or ()
+    named = [*named, *os.environ.get("PYTEST_PLUGINS", "").split(",")]
+    return __name__ in {name.strip() for name in named}
+
+
+_ALIASES = "_conformance_deprecated_aliases"  # on the parser: added once
+
+
+def add_deprecated(parser) -> None:
+    """The former spellings, deprecated: hidden from --help, only in a run
+    that enabled the plugin, and each only where its name is free. Added
+    after every initial conftest and plugin has added its own options (from
+    the hook wrappers around their loading: here and in the switch), so a
+    project's own ``--runtime`` wins whichever loads first; once per parser."""
+    if getattr(parser, _ALIASES, False):
+        return
+    setattr(parser, _ALIASES, True)
+    group = parser.getgroup("conformance", "ONNX Gather conformance (YAML case files)")
     for flag, dest, _new in DEPRECATED:
         add = _hidden(group.addoption, flag)
         try:
@@ -154,7 +190,18 @@ def pytest_addoption(parser) -> None:
             else:
                 options.add_known(add, dest=dest)
         except (argparse.ArgumentError, ValueError):
-            continue  # another plugin's option of that name
+            continue  # another plugin's or a conftest's option of that name
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """The deprecated spellings once the initial conftests have added theirs
+    (this plugin named with ``-p``; when the switch registers it, the
+    switch's wrapper calls :func:`add_deprecated`)."""
+    try:
+        return (yield)
+    finally:
+        add_deprecated(parser)
 
 
 def _fold_deprecated(config) -> None:
@@ -200,8 +247,27 @@ def _below(path: Path, root: Path) -> tuple[str, ...]:
 
 def pytest_collect_file(file_path: Path, parent):
     if _is_case_file(file_path, parent.config.rootpath):
+        config = parent.config
+        if _REFUSED in config.stash:
+            return None  # said once, after collection
+        try:  # options and baselines checked once, at the first case file
+            _session(config)
+        except pytest.UsageError as error:
+            # Raised here it would be one collection error per case file: kept,
+            # and raised once collection ends (pytest_collection_modifyitems).
+            config.stash[_REFUSED] = error
+            return None
         return CaseFile.from_parent(parent, path=file_path)
     return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """A session whose options or baselines were refused at its first case
+    file (below a folder ``_wants_cases`` does not look into) stops here with
+    that one usage error (exit 4)."""
+    if _REFUSED in config.stash:
+        raise config.stash[_REFUSED]
 
 
 class _Session:
@@ -210,7 +276,13 @@ class _Session:
     def __init__(self, config) -> None:
         self.config = config
         option = config.option
-        self.runtimes = list(dict.fromkeys(option.conformance_runtimes or adapters.installed()))
+        # Without --conformance-runtime, what `conformance run` runs: the installed
+        # built-ins (found without importing them; the compilers only when named).
+        # An adapter of another package runs when named: it is imported by its
+        # workers alone, never here, where a failing import would stop every run.
+        self.runtimes = list(
+            dict.fromkeys(option.conformance_runtimes or adapters.installed_builtins())
+        )
         try:  # the one reading of runtime names, as `conformance run --runtime` has it
             targets.parse_all(self.runtimes)
         except targets.TargetError as error:
@@ -227,14 +299,22 @@ class _Session:
             raise pytest.UsageError(f"bad baseline file:\n{error.message}") from None
         worker = _worker(config)
         self.out = option.conformance_out / worker if worker else option.conformance_out
+        _check_out(option.conformance_out)
         self.run = None
+        self.failed: str | None = None  # why the run did not start: said once, then exit 4
         # (case id, source, variant, runtime) -> record, run ahead of the items
         self.records: dict[tuple, dict] | None = None
         self._where: dict[str, baseline.Where] = {}
 
     def start(self):
-        """The session's run: workers start at the first item, not at collection."""
+        """The session's run: workers start at the first item, not at collection.
+        A run that cannot start (a ``module:Class`` that does not import, a
+        worker that does not start, an output folder that cannot be made)
+        ends the session with that one usage error (exit 4), not an error per
+        item, and the session's end has no run to close."""
         if self.run is None:
+            if self.failed is not None:
+                pytest.exit(self.failed, returncode=pytest.ExitCode.USAGE_ERROR)
             from conformance.engine.run import Options, Run
 
             options = Options(
@@ -244,8 +324,14 @@ class _Session:
                 pack=self.config.option.conformance_pack,
             )
             command = ["pytest", *self.config.invocation_params.args]
-            self.run = Run(self.out, options, command=[str(c) for c in command])
-            self.run.__enter__()
+            run = Run(self.out, options, command=[str(c) for c in command])
+            try:
+                run.__enter__()  # on failure it has closed what it opened
+            except (ConformanceError, OSError) as error:
+                said = error.message if isinstance(error, ConformanceError) else _oserror(error)
+                self.failed = f"conformance: the run did not start: {said}"
+                pytest.exit(self.failed, returncode=pytest.ExitCode.USAGE_ERROR)
+            self.run = run
         return self.run
 
     def record_of(self, item: CaseItem) -> dict:
@@ -320,7 +406,24 @@ class _Session:
             self.run = None
 
 
+def _oserror(error: OSError) -> str:
+    """``FILE: REASON``, as ``conformance`` says an unusable file."""
+    where = f"{error.filename}: " if error.filename else ""
+    return f"{where}{error.strerror or error}"
+
+
+def _check_out(out: Path) -> None:
+    """``--conformance-out`` must be a folder, or be makeable as one: a file
+    there, or above it, is a usage error before anything runs."""
+    folder = Path(out)
+    while not folder.exists() and folder != folder.parent:  # False below a file, too
+        folder = folder.parent
+    if not folder.is_dir():
+        raise pytest.UsageError(f"--conformance-out {out}: Not a directory ({folder} is a file)")
+
+
 _KEY = pytest.StashKey[_Session]()
+_REFUSED = pytest.StashKey[pytest.UsageError]()
 
 
 def _worker(config) -> str | None:
@@ -370,22 +473,31 @@ def pytest_sessionfinish(session) -> None:
         state.close()
     if _worker(config):
         return  # the controlling process merges the workers' folders
+    if state is not None and state.failed is not None:
+        return  # the run never started: said already (exit 4), nothing to report
     out = config.option.conformance_out
-    started = config.stash[_STARTED]
+    started = config.stash.get(_STARTED, 0.0)
     folders = [
         results.parent
         for results in (sorted(out.glob("**/results.jsonl")) if out.is_dir() else ())
-        if results.stat().st_mtime >= started  # this session's, not an earlier one's
+        # this session's, not an earlier one's; a run that started wrote its header
+        if results.stat().st_mtime >= started and (results.parent / records.HEADER).exists()
     ]
     if not folders:
         return  # no case file ran: nothing to report
     from conformance.report import render
 
-    known = state.known if state is not None else config.option.conformance_known
-    known = baseline.folders(known) if isinstance(known, list) else known
-    runs = records.read_folders(folders)
-    render.write(runs, out / "report.html", report_json=out / "report.json", known=known)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
+    try:
+        known = state.known if state is not None else config.option.conformance_known
+        known = baseline.folders(known) if isinstance(known, list) else known
+        runs = records.read_folders(folders)
+        render.write(runs, out / "report.html", report_json=out / "report.json", known=known)
+    except (ConformanceError, OSError) as error:  # the items' verdicts stand: a line, no traceback
+        said = error.message if isinstance(error, ConformanceError) else _oserror(error)
+        if reporter is not None:
+            reporter.write_line(f"conformance report not written: {said}", red=True)
+        return
     if reporter is not None:
         reporter.write_line(f"conformance report: {out / 'report.html'}")
 
@@ -496,9 +608,17 @@ class CaseItem(pytest.Item):
                 f"baseline entries in scope expect {', '.join(kinds)}: the outcome changed"
             )
         else:
-            known = ", ".join(str(f / f"{self.runtime}.yaml") for f in _session(self.config).known)
-            lines.append(f"not in the baseline ({known})")
+            lines.append(f"not in the baseline ({self._baseline_files()})")
         return "\n".join(lines)
+
+    def _baseline_files(self) -> str:
+        """The files the gate reads for this item's runtime: its baseline
+        name's (:func:`conformance.adapters.baseline_name`: ``openvino.yaml``
+        for ``openvino:1thread``) in each ``--conformance-known`` folder."""
+        name = adapters.baseline_name(targets.adapter_of(self.runtime), self.runtime)
+        if name is None:
+            return f"no baseline file: {self.runtime!r} is not a baseline name"
+        return ", ".join(str(f / f"{name}.yaml") for f in _session(self.config).known)
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, (Discrepancy, KnownDiscrepancy, CaseProblem)):

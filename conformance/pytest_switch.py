@@ -62,11 +62,15 @@ def enabled(config) -> bool:
         raise pytest.UsageError(f"ini option conformance: {error}") from None
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config, args) -> None:
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
     """Register the plugin when asked: here, after the first reading of the
     command line and the ini file, before the full parse (which must know the
-    plugin's options) and before collection."""
+    plugin's options) and before collection. Once the initial conftests are
+    loaded (they may define ``--runtime`` too, and may name the plugin in
+    ``pytest_plugins``), the plugin's deprecated spellings whose names are
+    still free are added (``add_deprecated``): a project's own option wins,
+    whichever loaded first."""
     if enabled(early_config):
         early_config.pluginmanager.import_plugin(PLUGIN)  # no-op when blocked or there
     elif not early_config.pluginmanager.has_plugin(PLUGIN):
@@ -76,3 +80,9 @@ def pytest_load_initial_conftests(early_config, args) -> None:
                 f"{', '.join(given)}: the conformance plugin is not enabled; "
                 "add -p conformance (or --conformance, or conformance = true in the ini file)"
             )
+    try:
+        return (yield)
+    finally:
+        plugin = early_config.pluginmanager.get_plugin(PLUGIN)
+        if plugin is not None:
+            plugin.add_deprecated(parser)
