@@ -60,9 +60,12 @@ def _wheel(folder: Path) -> Path:
     """A wheel of a package whose import raises, registering adapters under
     the names of :data:`BAD_NAMES` and two good names (``hostile-ok``, ``boom``)."""
     info = f"{PACKAGE}-0.1.dist-info"
-    points = "".join(f"{name} = {PACKAGE}:Evil\n" for name in [*BAD_NAMES, "hostile-ok", "boom"])
+    points = "".join(
+        f"{name} = {PACKAGE}.adapter:Evil\n" for name in [*BAD_NAMES, "hostile-ok", "boom"]
+    )
     content = {
-        f"{PACKAGE}/__init__.py": INIT,
+        f"{PACKAGE}/__init__.py": INIT,  # what finding {PACKAGE}.adapter would run
+        f"{PACKAGE}/adapter.py": "class Evil:\n    name = 'evil'\n",
         f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {PACKAGE}\nVersion: 0.1\n",
         f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\n"
         "Tag: py3-none-any\n",
@@ -149,7 +152,7 @@ def test_listing_installed_adapters_imports_no_package(hostile):
     """Issue 32, 14: an installed adapter whose import raises is listed from
     its metadata; only its workers would import it."""
     assert "boom" in adapters.installed()
-    assert adapters.parse("boom").target == f"{PACKAGE}:Evil"
+    assert adapters.parse("boom").target == f"{PACKAGE}.adapter:Evil"
 
 
 # -- 3. only the bare word is the word ----------------------------------------------------

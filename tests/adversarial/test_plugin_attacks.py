@@ -148,7 +148,8 @@ def test_an_unknown_runtime_with_cases_in_a_subfolder_is_one_usage_error(pyteste
     (pytester.path / "sub" / "cases").mkdir(parents=True)
     for name in ("a", "b", "c"):
         (pytester.path / "sub" / "cases" / f"{name}.yaml").write_text(ONE)
-    result = pytester.runpytest_inprocess(*COLLECT, "sub", "--conformance-runtime", "nope")
+    # the project's root: no cases/ there, so not checked at the session's start
+    result = pytester.runpytest_inprocess(*COLLECT, ".", "--conformance-runtime", "nope")
     text = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR, text
     assert text.count("unknown runtime 'nope'") == 1, text
