@@ -324,8 +324,8 @@ class _Session:
                 pack=self.config.option.conformance_pack,
             )
             command = ["pytest", *self.config.invocation_params.args]
-            run = Run(self.out, options, command=[str(c) for c in command])
             try:
+                run = Run(self.out, options, command=[str(c) for c in command])
                 run.__enter__()  # on failure it has closed what it opened
             except (ConformanceError, OSError) as error:
                 said = error.message if isinstance(error, ConformanceError) else _oserror(error)

@@ -126,6 +126,13 @@ def is_corpus(path: Path) -> bool:
         return False
 
 
+def _recorded(path: Path) -> str:
+    """A path as the header records it: a folder named shipped is
+    ``./shipped``, never the word (which is the shipped corpus)."""
+    text = path.as_posix()
+    return f"./{text}" if text == WORD else text
+
+
 def describe(paths: Iterable[Path], files: Iterable[Path]) -> dict:
     """What the run header records of the corpus judged (docs/formats.md):
     whether it is exactly the shipped one, the folders and files given, and the
@@ -135,7 +142,7 @@ def describe(paths: Iterable[Path], files: Iterable[Path]) -> dict:
     root = corpus()
     return {
         "shipped": bool(paths) and all(is_corpus(p) for p in paths),
-        "paths": [WORD if is_corpus(p) else p.as_posix() for p in paths],
+        "paths": [WORD if is_corpus(p) else _recorded(p) for p in paths],
         "files": len(files),
         "digest": digest(files, root),
     }

@@ -303,3 +303,11 @@ def test_the_word_in_known_still_adds_to_the_shipped_baselines(tmp_path):
     mine.mkdir()
     assert list(baseline.folders(["shipped", mine])) == [shipped.baselines(), mine]
     assert list(baseline.folders([Path("shipped")])) == [Path("shipped")]  # a Path: a folder
+
+
+def test_the_header_records_a_folder_named_shipped_as_a_folder(shipped_folder):
+    args = cli.parser().parse_args(["run", "--cases", "./shipped", "shipped"])
+    recorded = inputs.corpus(args.cases)
+    assert recorded["paths"] == ["./shipped", "shipped"]  # the folder, then the word
+    assert recorded["shipped"] is False
+    assert recorded["files"] == inputs.corpus(None)["files"] + 1
