@@ -46,7 +46,10 @@ and ``--conformance-known DIR`` (defined once, with ``conformance run``'s
 (checked by ``run``'s own types: a bad value is a usage error, exit 4).
 The former ``--runtime``, ``--variants`` and ``--known`` still work, with a
 PytestDeprecationWarning; they exist only in a run that enabled the plugin
-(another plugin may own those names elsewhere) and are not shown in --help.
+(another plugin may own those names elsewhere), are added last, once the
+initial conftests have added their own options (:func:`add_deprecated`: a
+project's own ``--runtime`` wins, whichever loads first), and are not shown
+in --help.
 """
 
 from __future__ import annotations
