@@ -11,14 +11,16 @@ drops what an inner run imported).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
 import conformance.engine.run  # loaded by the plugin's first item
 import conformance.pytest_plugin
 import conformance.report.render  # noqa: F401  (the session's report)
-from conformance import adapters, cli
+from conformance import adapters, cli, shipped
 from conformance.cli import options
+from conformance.gate import baseline
 from tests.adversarial.test_cli_attacks import COMPLEX_CASE, PACKAGE, hostile_site  # noqa: F401
 from tests.conftest import CASES
 
@@ -168,3 +170,11 @@ def test_a_new_discrepancy_names_the_baseline_file_of_the_target(project, tmp_pa
     assert result.ret == pytest.ExitCode.TESTS_FAILED, text
     assert f"not in the baseline ({empty / 'onnxruntime.yaml'})" in text
     assert "onnxruntime:1thread.yaml" not in text
+
+
+# -- 3. in the plugin too, only the bare word is the word ---------------------------------
+def test_conformance_known_dot_slash_shipped_is_the_folder(pytester):
+    pytester.mkdir("shipped")
+    for typed, folder in [("./shipped", Path("shipped")), ("shipped", shipped.baselines())]:
+        config = pytester.parseconfig("-p", "conformance", f"--conformance-known={typed}")
+        assert list(baseline.folders(config.option.conformance_known)) == [folder], typed
