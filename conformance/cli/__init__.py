@@ -23,6 +23,7 @@ import sys
 
 from conformance import __version__
 from conformance.cli import exits
+from conformance.engine import credentials
 from conformance.errors import ConformanceError
 from conformance.report import terminal
 
@@ -77,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get(DEBUG):
             raise
         print(
-            terminal.safe(
-                f"internal error: {type(error).__name__}: {error} "
+            terminal.safe(  # a message may repeat a store URL: its password masked
+                f"internal error: {type(error).__name__}: {credentials.mask_text(str(error))} "
                 f"(set {DEBUG}=1 for the traceback, and please report it)"
             ),
             file=sys.stderr,
