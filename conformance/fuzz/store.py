@@ -184,9 +184,9 @@ class Entry:
         runtime, kind, op = bug.get("runtime"), bug.get("kind"), bug.get("op")
         if not isinstance(runtime, str) or _RUNTIME.fullmatch(runtime) is None:
             raise bad(f"bug.runtime {_shown(runtime)} is not a target's name")
-        if kind not in DISCREPANCIES:
+        if not isinstance(kind, str) or kind not in DISCREPANCIES:
             raise bad(f"bug.kind {_shown(kind)} is not a discrepancy kind")
-        if op not in OPS:
+        if not isinstance(op, str) or op not in OPS:
             raise bad(f"bug.op {_shown(op)} is not one of {', '.join(OPS)}")
         if not isinstance(bug.get("cause", ""), str):
             raise bad(f"bug.cause {_shown(bug.get('cause'))} is not text")
