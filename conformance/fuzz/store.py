@@ -45,20 +45,40 @@ shard is on it. :func:`open_store` opens one of two layouts.
 A killed shard leaves no half entry (a rename, a single SET) and its claim
 expires after ``ttl_s``, when another shard may take the bug.
 
-**When Redis goes away** (a restart, a network cut) every operation is retried
-(``attempts`` times, the wait doubling from ``backoff_s``: by default 5
-attempts over about 4 s when the server refuses, some 14 s when each
-connection times out after ``timeout_s``); then ``put`` keeps the entry in the
-local spool (a folder store) and ``claim`` answers ``True`` (shrinking a bug
-twice is better than losing it), each adding a line to
-:attr:`Store.warnings`; ``holder`` answers None (with a warning); ``get``,
-``entries`` and the first connection raise :class:`StoreError` naming the
-server (a replay cannot go on without the store). The next operation that
-reaches the server first pushes every spooled entry to it, removing each from
-the spool only once its SET succeeded; a spool a killed campaign left is
+**When Redis goes away** (a restart, a network cut): opening the store is
+retried (``attempts`` times, the wait doubling from ``backoff_s``: by default
+5 attempts over about 4 s when the server refuses, some 14 s when each
+connection times out after ``timeout_s``), then :class:`StoreError`. Once
+open, an operation that cannot reach the server is tried again at once on a
+fresh connection (a restart leaves a dead one in the pool; not after a
+timeout), so finding the server away costs at most ``timeout_s``, once: the
+server is then *known away*, and a thread pings it in the background (the wait
+doubling from ``backoff_s`` up to 5 s) until it answers. While it is away,
+``put`` keeps the entry in the local spool (a folder store) and ``claim``
+answers ``True`` (shrinking a bug twice is better than losing it) at once,
+without trying the server, each adding a line to :attr:`Store.warnings`;
+``holder`` and ``get`` answer None (with a warning); ``entries`` (what a
+replay reads, which cannot go on without the store) tries the server and
+raises :class:`StoreError` naming it. The next operation that reaches the
+server first pushes every spooled entry to it, removing each from the spool
+only once its SET succeeded, and so does :meth:`RedisStore.close` when the
+background ping found the server back; a spool a killed campaign left is
 pushed the same way by the next store opened with it. Redis keeps what it
-holds across a restart only if the server persists (``appendonly yes`` or RDB
-snapshots): that is the server's configuration, not the store's.
+holds across a restart only if the server persists (``appendonly yes`` or
+RDB snapshots): that is the server's configuration, not the store's.
+
+**Entries are input** (any machine of a fleet writes them): every field is
+checked on reading (:meth:`Entry.from_json`: strict JSON without NaN or
+Infinity, bounded in size and depth; the fields replay and campaigns read of
+the types they must be; the reproducer one case the case loader reads). An
+entry that fails is skipped with one line naming its file or key and what is
+wrong (:attr:`Store.skipped`, also in :attr:`Store.warnings`); the others are
+read. A folder entry that is not a regular file is not opened for reading.
+
+**Credentials**: :attr:`Store.location` is the URL with its user, password and
+secret query keys masked (:mod:`conformance.engine.credentials`), and every
+message names the store by it. :func:`check_url` refuses a URL the store would
+misread (a database that is not a number, an unknown option...).
 """
 
 from __future__ import annotations
