@@ -40,8 +40,17 @@ COMMANDS = (
 )  # modules of this package, in --help's order
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, but a usage error that repeats an argument (``unrecognized
+    arguments: --stor redis://:PW@host/0``) shows a URL's credentials as ``***``.
+    Subcommands' parsers are of the same class (argparse's ``parser_class``)."""
+
+    def error(self, message: str):
+        super().error(credentials.mask_text(message))
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
+    top = _Parser(
         prog="conformance",
         description="Conformance suite for ONNX Gather and GatherElements.",
         epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),

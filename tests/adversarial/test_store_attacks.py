@@ -315,6 +315,24 @@ def test_the_lock_of_a_running_command_is_masked(tmp_path, monkeypatch):
         assert "--store=redis://:***@h/0 --store redis://h/0?p%61ssword=***" in text
 
 
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (["fuzz", "--stoer", f"redis://{USER}:{SECRET}@h/0"], "redis://***:***@h/0"),
+        (["fuzz", "replay", "--store", "h", f"redis://h/0?password={SECRET}"],
+         "unrecognized arguments: redis://h/0?password=***"),
+    ],
+)  # fmt: skip
+def test_a_usage_error_repeating_the_url_masks_it(argv, shown):
+    """argparse repeats what it could not read (a misspelt --store's value)."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as leaving:
+        cli.main(argv)
+    assert leaving.value.code == 2
+    assert shown in err.getvalue()
+    assert SECRET not in err.getvalue() and USER not in err.getvalue()
+
+
 def test_internal_errors_and_error_lines_mask_urls():
     error = StoreError(f"somewhere: redis://{USER}:{SECRET}@h:1/0 and more")
     assert terminal.error_lines(error) == ["somewhere: redis://***:***@h:1/0 and more"]
@@ -347,6 +365,17 @@ def test_a_campaign_skips_hostile_entries_and_fuzzes(campaign):
         assert any(f"conformance:fuzz:entry:{bug_id}: " in line for line in warnings), bug_id
     assert findings["examples"] > 0
     assert "internal error" not in campaign["text"]
+    skipped_lines = [line for line in campaign["text"].splitlines() if line.startswith("store: ")]
+    assert any("entry:b-variant: variant 'bogus'" in line for line in skipped_lines)
+
+
+def test_foreign_keys_are_untouched(guarded, replayed, campaign):
+    import redis
+
+    client = redis.Redis.from_url(f"redis://:{SECRET}@127.0.0.1:{guarded.port}/1")
+    assert client.get("someone-else:key") == b"untouched"
+    assert client.lrange("conformance:fuzz:entry:b-list", 0, -1) == [b"a", b"b"]  # not repaired
+    client.close()
 
 
 @pytest.mark.parametrize(
