@@ -813,7 +813,7 @@ class RedisStore(Store):
         with self._lock:
             if self._away_since is None:
                 self._away_since, self._away_reason = time.monotonic(), reason
-            if self._watcher is not None and self._watcher.is_alive():
+            if self._watcher is not None:  # pinging already (it clears both under this lock)
                 return
             self._watcher = threading.Thread(
                 target=self._watch, name="conformance-redis-watch", daemon=True
@@ -828,9 +828,11 @@ class RedisStore(Store):
             except Exception:  # any failure: still away (a closed client included)
                 delay = min(delay * 2, _WATCH_MAX_S)
                 continue
-            with self._lock:
+            break
+        with self._lock:  # back (or closed): the next outage starts another watcher
+            if not self._closed.is_set():
                 self._away_since = None
-            return
+            self._watcher = None
 
     def _push_spool(self) -> None:
         """Every spooled entry to the server, each removed from the spool
