@@ -278,11 +278,23 @@ def _parsed(data: bytes, where: str, bug_id: str) -> Entry:
     return entry
 
 
-@functools.lru_cache(maxsize=1024)
 def _case_of(text: str):
     """The one case ``text`` (an entry's case_yaml) holds, read by the case
     loader; else what is wrong with it (a line, as ``case_yaml line N:
-    field: message``). Cached: the same reproducer is read once per process."""
+    field: message``). A small reproducer (all but a few) is read once per
+    process: a campaign's store is read again by each replay."""
+    return _small_case_of(text) if len(text) <= _CACHED_CASE_CHARS else _read_case(text)
+
+
+_CACHED_CASE_CHARS = 1 << 16
+
+
+@functools.lru_cache(maxsize=1024)
+def _small_case_of(text: str):
+    return _read_case(text)
+
+
+def _read_case(text: str):
     if len(text.encode("utf-8")) > MAX_ENTRY_BYTES:
         return "case_yaml: larger than an entry may hold"
     with tempfile.TemporaryDirectory(prefix="conformance-entry-") as folder:
