@@ -100,13 +100,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from conformance.cases import loader
 from conformance.engine.credentials import mask_url
 from conformance.engine.files import write_json, write_text
-from conformance.engine.judge import DISCREPANCIES
-from conformance.engine.models import VARIANTS
 from conformance.errors import ConformanceError
-from conformance.tables.spec import OPS
 
 FORMAT = 1  # of store.json and of each entry
 KIND = "conformance fuzz store"
@@ -180,6 +176,8 @@ class Entry:
         def bad(message: str) -> BadEntry:
             return BadEntry(f"{where}: {message}")
 
+        discrepancies, variants, ops = _known()
+
         if not isinstance(content, dict):
             raise bad("not a store entry (a JSON object was expected)")
         problem = _plain_problem(content, "", 0)
@@ -195,8 +193,8 @@ class Entry:
         bug_id = content["bug_id"]
         if _BUG_ID.fullmatch(bug_id) is None:
             raise bad(f"bad bug id {_shown(bug_id)}: 1 to 64 characters of a-z, 0-9 and '-'")
-        if content["variant"] not in VARIANTS:
-            raise bad(f"variant {_shown(content['variant'])} is not one of {', '.join(VARIANTS)}")
+        if content["variant"] not in variants:
+            raise bad(f"variant {_shown(content['variant'])} is not one of {', '.join(variants)}")
         shrunk_by = content["shrunk_by"]
         if not 0 < len(shrunk_by) <= 200 or not shrunk_by.isprintable():
             raise bad(f"shrunk_by {_shown(shrunk_by)}: 1 to 200 printable characters")
@@ -204,16 +202,27 @@ class Entry:
         runtime, kind, op = bug.get("runtime"), bug.get("kind"), bug.get("op")
         if not isinstance(runtime, str) or _RUNTIME.fullmatch(runtime) is None:
             raise bad(f"bug.runtime {_shown(runtime)} is not a target's name")
-        if not isinstance(kind, str) or kind not in DISCREPANCIES:
+        if not isinstance(kind, str) or kind not in discrepancies:
             raise bad(f"bug.kind {_shown(kind)} is not a discrepancy kind")
-        if not isinstance(op, str) or op not in OPS:
-            raise bad(f"bug.op {_shown(op)} is not one of {', '.join(OPS)}")
+        if not isinstance(op, str) or op not in ops:
+            raise bad(f"bug.op {_shown(op)} is not one of {', '.join(ops)}")
         if not isinstance(bug.get("cause", ""), str):
             raise bad(f"bug.cause {_shown(bug.get('cause'))} is not text")
         case = _case_of(content["case_yaml"])
         if isinstance(case, str):
             raise bad(case)
         return cls(**{name: content[name] for name in types}, where=where, case=case)
+
+
+def _known() -> tuple[frozenset, tuple, tuple]:
+    """(discrepancy kinds, model variants, operators): imported when first
+    needed, so that importing the store (each shard's claimers) stays cheap
+    (the models and the spec tables import onnx)."""
+    from conformance.engine.judge import DISCREPANCIES
+    from conformance.engine.models import VARIANTS
+    from conformance.tables.spec import OPS
+
+    return DISCREPANCIES, VARIANTS, OPS
 
 
 def _shown(value: object) -> str:
@@ -295,6 +304,8 @@ def _small_case_of(text: str):
 
 
 def _read_case(text: str):
+    from conformance.cases import loader  # when first needed: it imports onnx
+
     if len(text.encode("utf-8")) > MAX_ENTRY_BYTES:
         return "case_yaml: larger than an entry may hold"
     with tempfile.TemporaryDirectory(prefix="conformance-entry-") as folder:
