@@ -256,6 +256,20 @@ def test_a_campaign_shows_and_records_no_credential(campaign, output):
     assert campaign["shown"] in text
 
 
+def test_a_report_of_an_older_folder_masks_its_recorded_command(campaign, tmp_path):
+    """A folder written before the command was recorded masked: the report
+    masks it when it shows it."""
+    folder = tmp_path / "old"
+    shutil.copytree(campaign["out"], folder)
+    header = json.loads((folder / "header.json").read_text())
+    header["command"] = ["conformance", "fuzz", "--store", campaign["url"]]
+    (folder / "header.json").write_text(json.dumps(header))
+    code, text = _main(["report", str(folder), "-o", str(tmp_path / "report.html")])
+    assert code == 0, text
+    html = (tmp_path / "report.html").read_text()
+    assert SECRET not in html and USER not in html and campaign["shown"] in html
+
+
 def test_the_recorded_locations_are_masked_exactly(replayed, campaign):
     assert _strict_json(replayed["out"] / "replay.json")["store"] == replayed["shown"]
     header = _strict_json(replayed["out"] / "header.json")
