@@ -506,6 +506,35 @@ def test_a_server_back_is_found_in_the_background_and_gets_the_spool(redis_serve
         assert again.entries() == [GOOD]
 
 
+def test_a_hung_server_costs_one_socket_timeout_once(redis_server, tmp_path):
+    """A server that takes connections but answers nothing (stopped with
+    SIGSTOP: a network cut looks so): the first operation waits one socket
+    timeout and is not retried (another would wait as long), the next ones
+    do not wait; the server resumed, the background ping finds it."""
+    import signal
+
+    store = RedisStore(redis_server.url, tmp_path / "spool", backoff_s=0.05, timeout_s=0.5)
+    redis_server.process.send_signal(signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        store.put(GOOD)
+        first = time.monotonic() - started
+        assert store.claim("b-other", "1/1") is True
+        assert store.holder("b-other") is None
+        others = time.monotonic() - started - first
+    finally:
+        redis_server.process.send_signal(signal.SIGCONT)
+    assert 0.4 < first < 1.0, first  # one timeout of 0.5 s, no second attempt
+    assert others < 0.1, others
+    assert "Timeout reading from socket (1 attempt over 0." in store.warnings[0], store.warnings
+    deadline = time.monotonic() + 10
+    while store._away_since is not None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    store.close()
+    with open_store(redis_server.url) as again:
+        assert again.entries() == [GOOD]
+
+
 # -- 9: replay never creates a store ----------------------------------------------------
 
 
