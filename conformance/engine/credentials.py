@@ -98,5 +98,13 @@ def mask_command(argv: Iterable[str]) -> list[str]:
 
 def mask_text(text: str) -> str:
     """Free text (a message) with the credentials of every URL in it masked,
-    each URL running to the next white space."""
-    return _URL_IN_TEXT.sub(lambda found: mask_url(found.group()), str(text))
+    each URL running to the next white space (but for the punctuation that
+    ends it)."""
+
+    def masked(found: re.Match) -> str:
+        # The punctuation a message puts after a URL ("URL: reason") stays shown.
+        url = found.group()
+        core = url.rstrip(":,;.)")
+        return mask_url(core) + url[len(core) :]
+
+    return _URL_IN_TEXT.sub(masked, str(text))

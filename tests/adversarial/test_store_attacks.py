@@ -347,6 +347,31 @@ def test_a_usage_error_repeating_the_url_masks_it(argv, shown):
     assert SECRET not in err.getvalue() and USER not in err.getvalue()
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:PW@h:1/0", "redis://:***@h:1/0"),
+        ("redis://user:PW@h/0", "redis://***:***@h/0"),
+        ("redis://PW@h/0", "redis://***@h/0"),
+        ("redis://h/0?password=PW", "redis://h/0?password=***"),
+        ("redis://h/0?db=1&username=U&password=PW", "redis://h/0?db=1&username=***&password=***"),
+        ("redis://h/0?p%61ssword=PW", "redis://h/0?p%61ssword=***"),  # as the client decodes it
+        ("rediss://h/0?ssl_password=PW;x=1", "rediss://h/0?ssl_password=***;x=1"),
+        ("REDIS://:PW@h/0", "REDIS://:***@h/0"),
+        ("unix://:PW@/run/redis.sock?db=0", "unix://:***@/run/redis.sock?db=0"),
+        ("redis://:P/W@h/0", "redis://:***@h/0"),  # a password holding / ends no authority here
+        ("redis://:P@W@h/0", "redis://:***@h/0"),
+        ("redis://:PW@h:notaport/0", "redis://:***@h:notaport/0"),  # does not parse: masked still
+        ("redis://h/0?password=P@W", "redis://***"),  # errs on the side of hiding
+        ("/a/folder", "/a/folder"),
+    ],
+)
+def test_the_mask(url, shown):
+    assert credentials.mask_url(url) == shown
+    assert credentials.mask_arg(f"--store={url}") == f"--store={shown}"
+    assert credentials.mask_text(f"error: {url}: reason") == f"error: {shown}: reason"
+
+
 def test_internal_errors_and_error_lines_mask_urls():
     error = StoreError(f"somewhere: redis://{USER}:{SECRET}@h:1/0 and more")
     assert terminal.error_lines(error) == ["somewhere: redis://***:***@h:1/0 and more"]
