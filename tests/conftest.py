@@ -97,17 +97,18 @@ class RedisServer:
     """A real redis-server on a loopback port, without persistence: ``url``,
     :meth:`stop` and :meth:`start` (again on the same port: a restart)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, args: tuple[str, ...] = ()) -> None:
         self.folder = folder
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.args = args  # more of redis-server's options (--requirepass, --user)
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
         assert self.process is None, "already running"
         self.process = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no", "--dir", str(self.folder)],
+             "--save", "", "--appendonly", "no", "--dir", str(self.folder), *self.args],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         deadline = time.monotonic() + 10
@@ -121,7 +122,7 @@ class RedisServer:
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
                 connection.sendall(b"PING\r\n")
-                return connection.recv(64).startswith(b"+PONG")
+                return connection.recv(64).startswith((b"+PONG", b"-NOAUTH"))  # up
         except OSError:
             return False
 

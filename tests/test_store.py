@@ -27,12 +27,29 @@ from tests.conftest import free_port
 FAST = {"attempts": 2, "backoff_s": 0.05, "timeout_s": 1.0}  # an outage costs 0.05 s here
 
 
+# A reproducer as a campaign stores it: one case the case loader reads (the
+# same text for every bug unless ``text`` differs, so that it is read once).
+CASE_YAML = """\
+cases:
+  - id: stored
+    description: {text}
+    op: Gather
+    opset: 13
+    dtype: float32
+    attributes: {{axis: 0}}
+    data: [1.0, 2.0]
+    indices: [1]
+    expected: oracle
+    spec: 004_d4766443270c2fb5.txt
+"""
+
+
 def entry(bug_id: str, shrunk_by: str = "1/2", text: str = "x") -> Entry:
     return Entry(
         bug_id=bug_id,
-        bug={"runtime": "onnxruntime", "kind": "wrong_value", "op": "Gather"},
-        case_yaml=f"id: {bug_id}\nnote: {text}\n",
-        variant="initializer",
+        bug={"runtime": "onnxruntime", "kind": "value_mismatch", "op": "Gather"},
+        case_yaml=CASE_YAML.format(text=text),
+        variant="data_initializer",
         shrunk_by=shrunk_by,
         found={"seed": 7, "versions": {"onnxruntime": "1.31.1"}},
     )
@@ -230,11 +247,13 @@ _WRITER = """
 import sys
 from conformance.fuzz.store import DirectoryStore, Entry
 store = DirectoryStore(sys.argv[1])
+bug = {"runtime": "onnxruntime", "kind": "value_mismatch", "op": "Gather"}
 n = 0
 while True:
     n += 1
     size = 1 + (n * 7919) % 400_000  # up to 400 kB: a write takes a while
-    store.put(Entry(f"b-{n % 5}", {"n": n, "size": size}, "y" * size, "v", "1/1", {}))
+    store.put(Entry(f"b-{n % 5}", {**bug, "n": n, "size": size}, sys.argv[2], "static", "1/1",
+                    {"padding": "y" * size}))
     print(n, flush=True)
 """
 
@@ -246,39 +265,51 @@ def test_a_writer_killed_mid_write_leaves_no_torn_entry(tmp_path):
     reader = DirectoryStore(folder)
     for delay in [0.05, 0.13, 0.21, 0.37]:
         writer = subprocess.Popen(
-            [sys.executable, "-c", _WRITER, str(folder)], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", _WRITER, str(folder), CASE_YAML.format(text="x")],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert writer.stdout is not None and writer.stdout.readline()  # it writes
         stop = time.monotonic() + delay
         while time.monotonic() < stop:
-            for found in reader.entries():  # never a StoreError: never half a file
-                assert len(found.case_yaml) == found.bug["size"]
+            for found in reader.entries():  # never skipped: never half a file
+                assert len(found.found["padding"]) == found.bug["size"]
+            assert reader.skipped == []
         os.kill(writer.pid, signal.SIGKILL)
         writer.wait()
         writer.stdout.close()
         found = reader.entries()
         assert [e.bug_id for e in found] == [f"b-{n}" for n in range(5)]
-        assert all(len(e.case_yaml) == e.bug["size"] for e in found)
+        assert all(len(e.found["padding"]) == e.bug["size"] for e in found)
+        assert reader.skipped == []
 
 
-def test_a_torn_entry_file_is_named(tmp_path):
+def test_a_torn_entry_file_is_named_and_skipped(tmp_path):
+    """A bad entry is skipped with one line naming its file and what is
+    wrong (a campaign and a replay go on with the others); never an error."""
     store = DirectoryStore(tmp_path / "store")
     store.put(entry("b-1"))
+    store.put(entry("b-3"))
     path = tmp_path / "store" / "entries" / "b-1.json"
     whole = path.read_bytes()
+    shown = re.escape(str(path))
+
+    def skipped_with(pattern: str) -> None:
+        store.skipped.clear()
+        assert store.get("b-1") is None
+        assert [e.bug_id for e in store.entries()] == ["b-3"]  # the other one is read
+        assert len(store.skipped) == 1, store.skipped  # one line, however often it is read
+        assert re.fullmatch(f"skipped {shown}: {pattern}", store.skipped[0]), store.skipped[0]
+        assert store.skipped[0] in store.warnings
+
     path.write_bytes(whole[: len(whole) // 2])  # copied half
-    for read in [lambda: store.get("b-1"), store.entries]:
-        with pytest.raises(StoreError, match=f"^{re.escape(str(path))}: not a whole store entry"):
-            read()
+    skipped_with("not a whole store entry .*")
     path.write_bytes(b"\xff\xfe garbage")
-    with pytest.raises(StoreError, match=f"^{re.escape(str(path))}: not a whole store entry"):
-        store.get("b-1")
+    skipped_with(r"not UTF-8 text \(invalid start byte at byte 0\)")
     path.write_text(json.dumps(entry("b-2").to_json()))  # a file renamed by hand
-    with pytest.raises(StoreError, match=f"^{re.escape(str(path))}: holds the entry of b-2"):
-        store.entries()
+    skipped_with("holds the entry of b-2, not of b-1")
     path.write_text(json.dumps({**entry("b-1").to_json(), "found": None}))
-    with pytest.raises(StoreError, match=f"^{re.escape(str(path))}: entry field 'found'"):
-        store.get("b-1")
+    skipped_with("entry field 'found' missing or not a dict")
 
 
 def test_a_folder_that_is_not_a_store_is_left_alone(tmp_path):
@@ -317,7 +348,8 @@ def test_a_new_or_empty_folder_becomes_a_store(tmp_path):
 
 def test_a_redis_restart_loses_nothing(redis_server, tmp_path):
     """The server goes away: put keeps the entry in the spool, claim lets the
-    shard shrink, reads fail naming the server; back, the spool is pushed."""
+    shard shrink, entries fail naming the server (get answers None with a
+    warning); back, the spool is pushed."""
     spool = tmp_path / "spool"
     store = open_store(redis_server.url, spool=spool, **FAST)
     assert isinstance(store, RedisStore)
@@ -337,17 +369,16 @@ def test_a_redis_restart_loses_nothing(redis_server, tmp_path):
     assert "1/2 shrinks b-3 without a claim" in store.warnings[1]
     assert store.holder("b-1") is None
     assert "the holder of b-1 is unknown" in store.warnings[2]
-    for read in [store.entries, lambda: store.get("b-1")]:
-        with pytest.raises(
-            StoreError, match=f"^cannot reach {redis_server.url}: Connection refused"
-        ):
-            read()
+    with pytest.raises(StoreError, match=f"^cannot reach {redis_server.url}: Connection refused"):
+        store.entries()  # a replay cannot go on without the store
+    assert store.get("b-1") is None  # a campaign goes on: the bug is not known to be stored
+    assert "the entry of b-1 is unknown" in store.warnings[3]
 
     redis_server.start()  # without persistence: b-1 is gone with the old server
     assert store.get("b-2") == entry("b-2", text="found while the server was away")
     assert DirectoryStore(spool).entries() == []
     assert store.entries() == [entry("b-2", text="found while the server was away")]
-    assert len(store.warnings) == 3
+    assert len(store.warnings) == 4
     store.close()
 
 
@@ -397,27 +428,32 @@ def test_retries_are_bounded_by_default():
 def test_a_refused_login_is_not_retried_and_hides_the_password(redis_server):
     url = redis_server.url.replace("redis://", "redis://someone:hunter2@")
     started = time.monotonic()
-    with pytest.raises(StoreError, match=r"^redis://someone:\*\*\*@127.*: refused: ") as caught:
+    with pytest.raises(StoreError, match=r"^redis://\*\*\*:\*\*\*@127.*: refused: ") as caught:
         open_store(url, attempts=5, backoff_s=1.0)
-    assert "hunter2" not in str(caught.value)
+    assert "hunter2" not in str(caught.value) and "someone" not in str(caught.value)
     assert time.monotonic() - started < 1  # no retry: 1 s backoff not slept
 
 
-def test_a_garbled_value_names_its_key(redis_server):
+def test_a_garbled_value_names_its_key_and_is_skipped(redis_server):
     import redis
 
     with open_store(redis_server.url, **FAST) as store:
+        store.put(entry("b-3"))
         redis.Redis.from_url(redis_server.url).set("conformance:fuzz:entry:b-1", b"{half")
-        with pytest.raises(StoreError, match=f"^{redis_server.url} conformance:fuzz:entry:b-1: "):
-            store.get("b-1")
-        with pytest.raises(StoreError, match="conformance:fuzz:entry:b-1: not a whole"):
-            store.entries()
+        assert store.get("b-1") is None
+        assert re.fullmatch(
+            f"skipped {redis_server.url} conformance:fuzz:entry:b-1: not a whole store entry .*",
+            store.skipped[0],
+        ), store.skipped
+        assert [e.bug_id for e in store.entries()] == ["b-3"]
+        assert len(store.skipped) == 1
         store.put(entry("b-1"))  # and one set by hand under the key of another bug
         redis.Redis.from_url(redis_server.url).set(
             "conformance:fuzz:entry:b-2", json.dumps(entry("b-1").to_json())
         )
-        with pytest.raises(StoreError, match="entry:b-2: holds the entry of b-1, not of b-2"):
-            store.get("b-2")
+        assert store.get("b-2") is None
+        assert store.skipped[-1].endswith("entry:b-2: holds the entry of b-1, not of b-2")
+        assert [e.bug_id for e in store.entries()] == ["b-1", "b-3"]
 
 
 def test_without_the_redis_package_the_extra_is_named(monkeypatch):

@@ -23,6 +23,7 @@ import sys
 
 from conformance import __version__
 from conformance.cli import exits
+from conformance.engine import credentials
 from conformance.errors import ConformanceError
 from conformance.report import terminal
 
@@ -39,8 +40,17 @@ COMMANDS = (
 )  # modules of this package, in --help's order
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, but a usage error that repeats an argument (``unrecognized
+    arguments: --stor redis://:PW@host/0``) shows a URL's credentials as ``***``.
+    Subcommands' parsers are of the same class (argparse's ``parser_class``)."""
+
+    def error(self, message: str):
+        super().error(credentials.mask_text(message))
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
+    top = _Parser(
         prog="conformance",
         description="Conformance suite for ONNX Gather and GatherElements.",
         epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),
@@ -77,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get(DEBUG):
             raise
         print(
-            terminal.safe(
-                f"internal error: {type(error).__name__}: {error} "
+            terminal.safe(  # a message may repeat a store URL: its password masked
+                f"internal error: {type(error).__name__}: {credentials.mask_text(str(error))} "
                 f"(set {DEBUG}=1 for the traceback, and please report it)"
             ),
             file=sys.stderr,

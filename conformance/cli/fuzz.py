@@ -20,7 +20,7 @@ from conformance.engine.records import FINDINGS
 from conformance.engine.run import Options, Run
 from conformance.fuzz import replay, strategies
 from conformance.fuzz.campaign import FUZZ_TIMEOUTS, Campaign, CampaignOptions, Status
-from conformance.fuzz.store import Store, open_store
+from conformance.fuzz.store import Store, StoreError, open_store
 from conformance.report import terminal
 
 
@@ -123,6 +123,16 @@ def _open_store(spec: str | None, out: Path) -> Store | None:
     if spec == NO_STORE:
         return None
     return open_store(spec, spool=out / "store-spool")
+
+
+def _replayed_store(spec: str) -> Store:
+    """The store a replay reads: it must exist (a replay never creates one)."""
+    if not spec or spec == NO_STORE:
+        raise StoreError(
+            f"fuzz replay: --store {spec!r} names no store; give the store's folder or its "
+            "redis:// URL"
+        )
+    return open_store(spec, create=False)
 
 
 def _add_arguments(parser) -> None:
@@ -229,6 +239,9 @@ def command(args) -> int:
     finally:  # a Redis connection, whatever stopped the campaign
         if store is not None:
             store.close()
+    if store is not None:
+        for line in terminal.skipped_entry_lines(store.skipped):
+            err.print(line, markup=False)
     summary = run.summary
     findings = json.loads((out / FINDINGS).read_text(encoding="utf-8"))
     written = records.read_folder(out)  # once, for the gate and the report
@@ -254,11 +267,13 @@ def replay_command(args) -> int:
     if baselines is None:
         return exits.USAGE
     out = args.out or options.default_out("replay")
-    store = _open_store(args.store, out)
+    store = _replayed_store(args.store)
     with store:
         entries = store.entries()
+    for line in terminal.skipped_entry_lines(store.skipped):
+        err.print(line, markup=False)
     if not entries:
-        err.print(f"the store {store.location} holds no bug to replay", markup=False)
+        err.print(terminal.no_bug_line(store.location, len(store.skipped)), markup=False)
         return exits.USAGE
     engine = Options(
         runtimes=runtimes,
@@ -273,7 +288,8 @@ def replay_command(args) -> int:
         replayed = replay.replay(run, entries, out)
         versions = {name: about.get("version") for name, about in run.pool.info.items()}
         content = {"store": store.location, "versions": versions,
-                   "bugs": [item.to_json() for item in replayed]}  # fmt: skip
+                   "bugs": [item.to_json() for item in replayed],
+                   "skipped": list(store.skipped)}  # fmt: skip
         files.write_json(out / replay.REPLAY_JSON, content)
     print("\n".join(terminal.replay_lines(content)))
     written = records.read_folder(out)

@@ -22,12 +22,14 @@ import contextlib
 import errno
 import fcntl
 import json
+import math
 import os
 import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from conformance.engine import credentials
 from conformance.errors import ConformanceError
 
 LOCK = ".lock"  # in a run folder while a run writes it
@@ -243,7 +245,8 @@ class FolderLock:
             ) from None
         os.ftruncate(fd, 0)
         started = datetime.now(UTC).isoformat(timespec="seconds")
-        os.write(fd, f"pid {os.getpid()}, started {started}: {' '.join(sys.argv)}"[:4000].encode())
+        command = " ".join(credentials.mask_command(sys.argv))  # a store URL's password: never
+        os.write(fd, f"pid {os.getpid()}, started {started}: {command}"[:4000].encode())
         self._fd = fd
         return self
 
@@ -253,6 +256,35 @@ class FolderLock:
             self._fd = None
 
 
+class NotJson(ConformanceError, ValueError):
+    """Content a JSON file cannot hold (NaN, an infinity): the file is not
+    written, and the message names it and the field."""
+
+
+def _not_json(value, path: str = "") -> str | None:
+    """Where in ``value`` a number JSON cannot hold is (``bugs[2].found.at``), else None."""
+    if isinstance(value, float) and (value != value or value in (math.inf, -math.inf)):
+        return path or "the content"
+    items = value.items() if isinstance(value, dict) else enumerate(value) \
+        if isinstance(value, (list, tuple)) else ()  # fmt: skip
+    for key, item in items:
+        found = _not_json(item, f"{path}[{key}]" if isinstance(key, int) else
+                          f"{path}.{key}" if path else str(key))  # fmt: skip
+        if found:
+            return found
+    return None
+
+
 def write_json(path: Path, content: dict) -> None:
-    """``content`` as indented JSON, atomically."""
-    write_text(path, json.dumps(content, indent=2, ensure_ascii=False) + "\n")
+    """``content`` as indented JSON, atomically. A number JSON cannot hold
+    (NaN, Infinity, which ``json`` would write as such) is refused:
+    :class:`NotJson` naming the file and the field, and nothing is written."""
+    try:
+        text = json.dumps(content, indent=2, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        where = _not_json(content) or "a value"
+        raise NotJson(
+            f"{path}: not written: {visible(where)} is not a number JSON can hold (NaN or "
+            "an infinity)"
+        ) from None
+    write_text(path, text + "\n")

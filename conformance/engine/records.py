@@ -39,7 +39,7 @@ from pathlib import Path
 
 from conformance import __version__
 from conformance.cases.model import Case
-from conformance.engine import files, targets
+from conformance.engine import credentials, files, targets
 from conformance.engine.groups import group_key
 from conformance.engine.judge import DISCREPANCIES, KINDS, Outcome
 from conformance.engine.pool import Raw
@@ -197,7 +197,8 @@ def header(runtimes: dict[str, dict], options: dict, command: list[str] | None) 
     return {
         "format": FORMAT,
         "started": now(),
-        "command": command if command is not None else sys.argv,
+        # A store URL on the command line may hold a password: never recorded.
+        "command": credentials.mask_command(command if command is not None else sys.argv),
         "cwd": os.getcwd(),
         "conformance": __version__,
         "python": platform.python_version(),

@@ -1,9 +1,11 @@
 """Replaying a regression store: is each stored bug still there, fixed, or changed?
 
 Each entry of the store (:mod:`conformance.fuzz.store`) holds one bug's
-smallest reproducer as a case file and the variant it reproduces in. A replay
-writes each one into ``DIR/replay/<bug id>.yaml``, reads it back with the case
-loader (a broken entry is a case-file error at its file and line), and runs it
+smallest reproducer as a case file and the variant it reproduces in. The store
+checked every field on reading it (the reproducer read by the case loader as
+one case; an entry that is not usable is skipped there, with a line naming it
+in ``Store.skipped``). A replay writes each reproducer into
+``DIR/replay/<bug id>.yaml`` and runs it
 through the one engine path, in that variant, on every current target; the
 records go to ``results.jsonl`` as generated inputs (case id
 ``replay-<bug id>``), so the gate judges them as it judges a campaign's.
@@ -77,7 +79,9 @@ def example_of(entry: Entry, out_dir: Path) -> tuple[Example, str]:
     path = out_dir / REPLAY_DIR / f"{entry.bug_id}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     files.write_text(path, entry.case_yaml)
-    case = loader.load_file(path)[0]
+    # The store read the reproducer as one case already (Entry.case); an entry
+    # made here (not read from a store) is read back from its file.
+    case = entry.case if entry.case is not None else loader.load_file(path)[0]
     example = Example(case.op, case.opset, case.axis, case.data, case.indices, entry.variant)
     return example.as_case(f"replay-{entry.bug_id}"), str(path.relative_to(out_dir))
 

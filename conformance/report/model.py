@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.engine import models, records
+from conformance.engine import credentials, models, records
 from conformance.engine.groups import GroupKey, Signature, group_key
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.gate import verdict
@@ -725,6 +725,15 @@ def _relative(target: Path, start: Path) -> str:
     return relative if relative.startswith("../") else f"./{relative}"
 
 
+def _masked(header: dict) -> dict:
+    """A run header as the report shows it: a URL's credentials masked in its
+    command line (recorded masked since issue 32; a folder from before is not)."""
+    command = header.get("command")
+    if not isinstance(command, list):
+        return header
+    return {**header, "command": credentials.mask_command(command)}
+
+
 def build(headers: list[dict], results: list[dict], findings: list[dict]) -> Report:
     """The report of these records (inputs and gate marks are added by :func:`from_runs`)."""
     runtimes = sorted({e["runtime"] for e in results})
@@ -759,7 +768,7 @@ def build(headers: list[dict], results: list[dict], findings: list[dict]) -> Rep
     kinds = [k for k in SEVERITY if any(totals[rt][k] for rt in runtimes)]
     matrix = [(row, cells[row]) for row in sorted(cells)]
     return Report(
-        headers=headers,
+        headers=[_masked(header) for header in headers],
         runtimes=runtimes,
         variants=variants,
         ops=ops,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
-from conformance.engine import files
+from conformance.engine import credentials, files
 from conformance.engine.groups import GroupKey, Signature, grouped
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.gate.check import FIXED_EVIDENCE, Gate
@@ -697,6 +697,21 @@ def replay_lines(replayed: dict, limit: int = BUGS_SHOWN) -> list[str]:
     return [safe(f"replayed {len(bugs)} stored bugs on {versions}: {said}"), *lines]
 
 
+def skipped_entry_lines(skipped: list[str], limit: int = BUGS_SHOWN) -> list[str]:
+    """The store's entries that could not be used, a line each (the file or
+    key and what is wrong: ``Store.skipped``), at most ``limit``."""
+    lines = [safe(f"store: {line}") for line in skipped[:limit]]
+    if len(skipped) > limit:
+        lines.append(f"store: ... {len(skipped) - limit} more entries skipped")
+    return lines
+
+
+def no_bug_line(location: str, skipped: int) -> str:
+    """What `conformance fuzz replay` says of a store with nothing to replay."""
+    but = f" ({skipped} entries skipped, above)" if skipped else ""
+    return safe(f"the store {location} holds no bug to replay{but}")
+
+
 def _first_line(text) -> str:
     """A cause on one line (a runtime's message may hold several)."""
     return " ".join(str(text or "").split())
@@ -777,8 +792,9 @@ def _places(places: list[str]) -> str:
 def error_lines(error) -> list[str]:
     """A user-facing error (:class:`conformance.errors.ConformanceError`) as
     stderr shows it: its message (the problems of a file each on its line,
-    ``file:line: field: message``, then the notes callers added), escaped."""
-    return [safe(line) for line in error.message.splitlines()]
+    ``file:line: field: message``, then the notes callers added), escaped,
+    and a URL's credentials masked wherever the message repeats one."""
+    return [safe(credentials.mask_text(line)) for line in error.message.splitlines()]
 
 
 def case_errors_note(errors: list) -> str:
