@@ -58,6 +58,7 @@ the run's summary (``Summary.unjudged``), and does not pass either.
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import signal
 import threading
@@ -65,7 +66,6 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -122,9 +122,7 @@ class CampaignOptions:
                 continue
             if not _finite_number(value) or value < low or (strict and value == low):
                 bound = f"> {low:g}" if strict else f">= {low:g}"
-                raise BadCampaign(
-                    f"campaign option {name}={value!r}: give a finite number {bound}"
-                )
+                raise BadCampaign(f"campaign option {name}={value!r}: give a finite number {bound}")
         if not 0 <= self.shrink_share <= 1:
             raise BadCampaign(f"campaign option shrink_share={self.shrink_share!r}: from 0 to 1")
 
@@ -181,9 +179,7 @@ _CHECKED = (
 
 
 def _finite_number(value) -> bool:
-    return (
-        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    )
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass
