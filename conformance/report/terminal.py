@@ -130,7 +130,7 @@ def run_troubles(summary) -> list[str]:
         found.append(f"{summary.harness_errors} harness error(s) (exit 2)")
     if summary.case_problems:
         found.append(f"{len(summary.case_problems)} case problem(s) (exit 2)")
-    found += unjudged_troubles(getattr(summary, "unjudged", None) or {})
+    found += unjudged_troubles(summary.unjudged)
     return found
 
 
@@ -138,8 +138,13 @@ def unjudged_troubles(unjudged: dict[str, int]) -> list[str]:
     """A campaign's targets that judged none of its examples, each said on the
     verdict line: a campaign that says nothing of a target does not pass (exit 2)."""
     return [
-        f"{name} judged nothing ({_plural(count, 'result')}, each not run or "
-        "harness_unsupported) (exit 2)"
+        f"{name} judged nothing ("
+        + (
+            f"{_plural(count, 'result')}, each not run or harness_unsupported"
+            if count
+            else "no result"
+        )
+        + ") (exit 2)"
         for name, count in unjudged.items()
     ]
 
