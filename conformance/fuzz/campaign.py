@@ -344,8 +344,7 @@ class Campaign:
             # pass here either; nor is a campaign whose results are all the
             # replay's: it fuzzed nothing.
             replayed = (
-                f" (the store's replay of {_bugs(len(self.replayed))} took "
-                f"{self.replay_s:.1f} s of it)"
+                f" (the store's replay of {_bugs(len(self.replayed))} took {self.replay_s:.1f} s)"
                 if self.replayed
                 else ""
             )
