@@ -383,7 +383,8 @@ SUMMARY_SPEC = _Object(
                               "records": COUNT}))},
     {"run_id": _Nullable(TEXT), "interrupted": FLAG, "error": _Nullable(TEXT),
      "case_problems": _List(_Object({"case_id": TEXT, "source": TEXT, "problem": TEXT})),
-     "harness_error_examples": _List(_Map(ANY)), "events": _List(ANY)},
+     "harness_error_examples": _List(_Map(ANY)), "events": _List(ANY),
+     "unjudged": _Map(COUNT)},
 )  # fmt: skip
 GROUPS_SPEC = _Object(
     {"groups": _List(_Object(
@@ -629,6 +630,12 @@ class RunFolder:
             )
         if summary.get("error"):
             return f"{folder}: the run stopped on an error: {summary['error']}"
+        if summary.get("unjudged"):
+            names = ", ".join(sorted(summary["unjudged"]))
+            return (
+                f"{folder}: the campaign judged none of its examples on {names} (each not run "
+                "or harness_unsupported): it says nothing of them"
+            )
         if not summary.get("records"):
             return f"{folder}: the run has no results"
         return None

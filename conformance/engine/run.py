@@ -75,6 +75,10 @@ class Summary:
     # (expected, expect_error, expected_shape) disagrees with the oracle; its
     # results are judged against the oracle all the same
     case_problems: list[dict] = field(default_factory=list)
+    # A fuzz campaign's targets that judged none of its examples (each result
+    # "not run" or harness_unsupported), each with its number of results: the
+    # campaign does not pass (conformance.fuzz.campaign). Empty in a run.
+    unjudged: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         content = asdict(self)

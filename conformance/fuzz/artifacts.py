@@ -8,6 +8,7 @@ a campaign killed mid-write) never leaves half a file.
 
     {"format": 1, "seed": N, "time_budget_s": S, "elapsed_s": E,
      "examples": N, "examples_per_s": R, "skipped": N, "runtimes": [...],
+     "judged": {runtime: results judged},
      "classes": [
        {"signature": {"runtime", "op", "kind", "dtype", "variant", "opset",
                       "violation", "features"},
@@ -39,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import re
 from contextlib import contextmanager
 from importlib import resources
@@ -303,6 +305,7 @@ def write_findings(campaign) -> None:
         "skipped": campaign.skipped,
         "max_elements": options.max_elements,
         "runtimes": campaign.runtimes,
+        "judged": {rt: campaign.judged[rt] for rt in campaign.runtimes},
         "features": FEATURES,
         "shard": list(options.shard),
         "store": None if store is None else {
@@ -331,17 +334,36 @@ def _write_json(path: Path, content: dict) -> None:
             }
         if isinstance(node, list):
             return [hide(v) for v in node]
-        return node
+        return _finite(node)
 
-    text = json.dumps(hide(content), indent=2, ensure_ascii=False)
+    text = json.dumps(hide(content), indent=2, ensure_ascii=False, allow_nan=False)
     # One pass over the text (a replace per tensor rescanned it from the start:
     # quadratic, seconds for a campaign's hundreds of classes).
     text = _TOKEN.sub(lambda match: compact[int(match.group(1))], text)
     files.write_text(path, text + "\n")
 
 
+def _finite(node):
+    """A float JSON cannot hold (NaN, an infinity) as the string JavaScript
+    writes for it: the campaign computes none (its options are checked, its
+    rates never divide by zero), tensors carry theirs as bit patterns, and a
+    store entry that holds one is the store's to refuse; the file stays JSON
+    whatever comes through."""
+    if isinstance(node, float) and not math.isfinite(node):
+        return "NaN" if node != node else ("Infinity" if node > 0 else "-Infinity")
+    if isinstance(node, list):
+        return [_finite(v) for v in node]
+    if isinstance(node, dict):
+        return {k: _finite(v) for k, v in node.items()}
+    return node
+
+
 def _placeholder(compact: list[str], values) -> str:
-    compact.append(json.dumps(values, ensure_ascii=False, separators=(", ", ": ")))
+    try:  # tensors hold no such float (they write its bits): the list is walked only if one is
+        text = json.dumps(values, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(values), ensure_ascii=False, separators=(", ", ": "))
+    compact.append(text)
     return _token(len(compact) - 1)
 
 

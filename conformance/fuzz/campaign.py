@@ -47,13 +47,18 @@ confirmed bug costs no compile of its own.
 
 The engine's options are derived from the campaign's in one place,
 :meth:`CampaignOptions.engine`; the folder is written only under the run's
-lock (a campaign refused by it leaves the folder alone), and a campaign whose
-budget ran out before anything ran is :class:`NothingRan`, not a pass.
+lock (a campaign refused by it leaves the folder alone). What the campaign
+counts is its own examples, never the store's replay: a campaign with none
+(the budget ran out in the replay, in the first draw, or before any job
+started) is :class:`NothingRan`, not a pass; one with a target that judged
+none of its examples (each "not run", or ``harness_unsupported``) says so in
+the run's summary (``Summary.unjudged``), and does not pass either.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import signal
 import threading
@@ -74,6 +79,7 @@ from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, Outcome
 from conformance.engine.pool import DEFAULT_WORKER_MEMORY, RUN_TIMEOUTS, EngineError, Timeouts
 from conformance.engine.run import Options, Run
+from conformance.errors import ConformanceError
 from conformance.fuzz import artifacts, coverage, replay, strategies
 from conformance.fuzz.bugs import Cause, cause_of
 from conformance.fuzz.signature import Signature, features, signature_of
@@ -106,6 +112,20 @@ class CampaignOptions:
     store: Store | None = None  # the regression store (None: none)
     confirm_alone: int = 2  # discrepancies per bug re-run alone before packs are trusted
 
+    def __post_init__(self) -> None:
+        # Every duration the campaign computes and writes (findings.json,
+        # header.json, the status line) derives from these: none may be NaN or
+        # infinite, which JSON cannot hold and no budget can mean.
+        for name, low, strict in _CHECKED:
+            value = getattr(self, name)
+            if value is None and name == "timeout":
+                continue
+            if not _finite_number(value) or value < low or (strict and value == low):
+                bound = f"> {low:g}" if strict else f">= {low:g}"
+                raise BadCampaign(f"campaign option {name}={value!r}: give a finite number {bound}")
+        if not 0 <= self.shrink_share <= 1:
+            raise BadCampaign(f"campaign option shrink_share={self.shrink_share!r}: from 0 to 1")
+
     def engine(self) -> Options:
         """The engine's options (:class:`conformance.engine.run.Options`): each
         the campaign option of the same name, but those the campaign sets itself
@@ -137,8 +157,29 @@ CAMPAIGN_SETS = {
 
 
 class NothingRan(EngineError):
-    """The time budget ran out before any example ran: nothing was judged, so
-    nothing passed (``conformance gate`` refuses such a folder too)."""
+    """The time budget ran out before any of the campaign's own examples ran
+    (the store's replay does not count): nothing was fuzzed, so nothing passed
+    (``conformance gate`` refuses such a folder too)."""
+
+
+class BadCampaign(ConformanceError, ValueError):
+    """A campaign option no campaign can run with (a budget that is NaN, infinite or <= 0)."""
+
+
+# (option, lowest value, whether the lowest is excluded): numbers that must be finite
+_CHECKED = (
+    ("time_budget", 0.0, True),
+    ("timeout", 0.0, True),
+    ("shrink_seconds", 0.0, False),
+    ("shrink_share", 0.0, False),
+    ("round_size", 1, False),
+    ("shrink_calls", 0, False),
+    ("confirm_alone", 0, False),
+)
+
+
+def _finite_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass
@@ -219,6 +260,11 @@ class Campaign:
         self.skipped = 0
         self.drawn = 0  # examples drawn (their case ids are fuzz-1, fuzz-2...)
         self._uncounted: dict[str, int] = {}  # case id -> runs skipped, until its first result
+        # runtime -> the campaign's own results on it, and those judged (not
+        # "not run", not harness_unsupported); the replay's are not counted
+        self.results: Counter = Counter()
+        self.judged: Counter = Counter()
+        self.replay_s = 0.0  # what the store's replay took of the budget
         self.fuzz_s = 0.0
         self.shrink_s = 0.0
         # input key -> runtime -> kinds seen: decides what is skipped
@@ -293,12 +339,26 @@ class Campaign:
                 self._status()
                 self._shrink_pending()
         self.run.summary.interrupted = self.stopping
-        if not self.stopping and not self.run.summary.records:
-            # What `conformance gate` refuses ("the run has no results") is no pass here either.
+        if not self.stopping and not self.examples:
+            # What `conformance gate` refuses ("the run has no results") is no
+            # pass here either; nor is a campaign whose results are all the
+            # replay's: it fuzzed nothing.
+            replayed = (
+                f" (the store's replay of {_bugs(len(self.replayed))} took {self.replay_s:.1f} s)"
+                if self.replayed
+                else ""
+            )
             raise NothingRan(
                 f"the time budget ({self.options.time_budget:g} s) ran out before any example "
-                "ran: nothing was judged; give a longer --time-budget"
+                f"ran{replayed}: nothing was fuzzed; give a longer --time-budget"
             )
+        self.run.summary.unjudged = self.unjudged()
+
+    def unjudged(self) -> dict[str, int]:
+        """The targets that judged none of the campaign's examples, each with
+        its results (each "not run" or ``harness_unsupported``): a campaign
+        that says nothing of a target does not pass for it."""
+        return {rt: self.results[rt] for rt in self.runtimes if not self.judged[rt]}
 
     def _replay_store(self) -> None:
         """The store's bugs, replayed before fuzzing: each one still there is
@@ -309,7 +369,9 @@ class Campaign:
         self._store_warnings(store)
         if not entries:
             return
+        began = time.monotonic()
         self.replayed = replay.replay(self.run, entries, self.options.out_dir, self._deadline())
+        self.replay_s = time.monotonic() - began
         artifacts.write_findings(self)
 
     def _interrupt(self, signum, frame) -> None:
@@ -473,8 +535,11 @@ class Campaign:
     def _recorded(self, case, variant, runtime, verdict, outcome, raw, record) -> None:
         if case.id in self._uncounted:  # its first result
             self._count(self._round[case.id], self._uncounted.pop(case.id))
+        self.results[runtime] += 1
         if verdict is None:  # nothing ran (the memory guard, or the budget ran out first)
             return
+        if outcome.kind != "harness_unsupported":  # a "not run" one has no verdict
+            self.judged[runtime] += 1
         example = self._round[case.id]
         self._round_outcomes.setdefault(case.id, {})[runtime] = outcome
         clause = _clause(verdict)
@@ -747,6 +812,10 @@ def _cost_keys(example: Example) -> list[tuple]:
     if wrong:
         keys.append((example.op, "indices", wrong))
     return keys
+
+
+def _bugs(count: int) -> str:
+    return f"{count} bug" + ("" if count == 1 else "s")
 
 
 def _clause(verdict: oracle.Verdict) -> str | None:

@@ -121,7 +121,8 @@ def _message(record: dict, width: int = 160) -> str:
 def run_troubles(summary) -> list[str]:
     """What makes a run (or campaign) exit non-zero whatever its verdict says:
     Ctrl-C (130), harness errors and case files the oracle contradicts (2),
-    as :func:`conformance.cli.finish.exit_status` decides."""
+    as :func:`conformance.cli.finish.exit_status` decides, and a campaign's
+    targets that judged nothing (2, :func:`unjudged_troubles`)."""
     if summary.interrupted:
         return ["interrupted (exit 130)"]
     found = []
@@ -129,7 +130,36 @@ def run_troubles(summary) -> list[str]:
         found.append(f"{summary.harness_errors} harness error(s) (exit 2)")
     if summary.case_problems:
         found.append(f"{len(summary.case_problems)} case problem(s) (exit 2)")
+    found += unjudged_troubles(summary.unjudged)
     return found
+
+
+def unjudged_troubles(unjudged: dict[str, int]) -> list[str]:
+    """A campaign's targets that judged none of its examples, each said on the
+    verdict line: a campaign that says nothing of a target does not pass (exit 2)."""
+    return [
+        f"{name} judged nothing ("
+        + (
+            f"{_plural(count, 'result')}, each not run or harness_unsupported"
+            if count
+            else "no result"
+        )
+        + ") (exit 2)"
+        for name, count in unjudged.items()
+    ]
+
+
+def unjudged_lines(unjudged: dict[str, int]) -> list[str]:
+    """Why a campaign with a target that judged nothing exits 2, and what to do."""
+    names = ", ".join(unjudged)
+    return [
+        safe(
+            f"the campaign judged none of its examples on {names}: every result was not run "
+            "(the time budget ran out first) or harness_unsupported, so it says nothing of "
+            f"{'it' if len(unjudged) == 1 else 'them'}; give a longer --time-budget, or a "
+            "shorter --timeout if a pack hangs"
+        )
+    ]
 
 
 def _plural(count: int, word: str, many: str | None = None) -> str:
