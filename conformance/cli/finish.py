@@ -146,7 +146,10 @@ def exit_code(summary, found: bool) -> int:
     """The exit code :func:`exit_status` returns, without saying why."""
     if summary.interrupted:
         return exits.INTERRUPTED
-    if summary.harness_errors or summary.case_problems:
+    # A target that judged nothing (a campaign's budget spent before it judged
+    # one example) gives no verdict on it: no pass, as a budget too short for
+    # any example is none (the verdict line says which target).
+    if summary.harness_errors or summary.case_problems or summary.unjudged:
         return exits.USAGE
     return exits.FAILED if found else exits.OK
 
@@ -164,4 +167,7 @@ def exit_status(summary, err: Console, found: bool, kept: str) -> int:
             err.print(line, markup=False)
     elif summary.case_problems:
         err.print(terminal.case_problems_line(summary.case_problems), markup=False)
+    elif summary.unjudged:
+        for line in terminal.unjudged_lines(summary.unjudged):
+            err.print(line, markup=False)
     return code

@@ -251,18 +251,11 @@ def command(args) -> int:
         lines = terminal.campaign_lines(findings, summary.records, out, new, verbose=args.verbose)
         return [*lines, terminal.path_line("findings:", out / FINDINGS, 9)]
 
-    code = finish.finish(
+    return finish.finish(
         summary, written, baselines, args, err,
         decides=True, kept="the results and classes found so far", label_width=9,
         preamble=found,
     )  # fmt: skip
-    if summary.unjudged and code in (exits.OK, exits.FAILED):
-        # A target the campaign judged nothing on: no pass, as a budget too
-        # short for any example is none (the verdict line says which target).
-        for line in terminal.unjudged_lines(summary.unjudged):
-            err.print(line, markup=False)
-        return exits.USAGE
-    return code
 
 
 def replay_command(args) -> int:
