@@ -341,7 +341,7 @@ class _FileReader(YamlFileReader):
                     try:
                         key = (field, dtype.name)
                         if key not in built_values:
-                            array = values.build(case[field], dtype)
+                            array = values.build(case[field], dtype, folder=self.path.parent)
                             array.flags.writeable = False  # shared by several cases
                             built_values[key] = array
                         built[field] = built_values[key]

@@ -30,6 +30,7 @@ COMMANDS = (
     "cases",
     "decisions",
     "run",
+    "model",
     "fuzz",
     "report",
     "scoreboard",
