@@ -29,8 +29,9 @@ def add_parser(commands) -> None:
         "DIR/nodes.json, a verdict per node (docs/models.md).",
         epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),
     )
-    model.add_argument("models", nargs="+", type=Path, metavar="MODEL.onnx",
-                       help="ONNX model files")  # fmt: skip
+    model.add_argument(
+        "models", nargs="+", type=Path, metavar="MODEL.onnx", help="ONNX model files"
+    )
     options.add_runtime(model)
     options.add_variants(model.add_argument)
     options.add_jobs(model)
@@ -152,9 +153,14 @@ def command(args) -> int:
     files.write_json(out / NODES, document)
     header = {"corpus": None, "graphs": nodes.header(read, dims, args, captured, timings)}
     return run_command.execute(
-        cases, args, runtimes, baselines, out, header,
+        cases,
+        args,
+        runtimes,
+        baselines,
+        out,
+        header,
         after=lambda written: node_verdicts.table_lines(document, written.records),
-    )  # fmt: skip
+    )
 
 
 def _baselines(args, runtimes, err):
@@ -172,6 +178,12 @@ def save_cases(path: Path, groups, case_memory: int) -> None:
     content, arrays = saving.document(path, groups, _yaml_literal, case_memory)
     for name, data in arrays.items():
         files.write_bytes(path.parent / name, data)
-    text = yaml.dump(content, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
-                     sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
+    text = yaml.dump(
+        content,
+        Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+        default_flow_style=None,
+    )
     files.write_text(path, text)

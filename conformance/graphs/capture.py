@@ -67,13 +67,17 @@ def _check(path: Path, found: GraphFile, arrays: dict[str, np.ndarray]) -> None:
     missing = [n for n in names if n not in arrays]
     if missing:
         raise GraphFileError(
-            path, f"no array for graph input {missing[0]!r} of {found.path} "
-            f"(its inputs: {', '.join(sorted(names))}; the file's: {', '.join(sorted(arrays))})"
-        )  # fmt: skip
+            path,
+            f"no array for graph input {missing[0]!r} of {found.path} "
+            f"(its inputs: {', '.join(sorted(names))}; the file's: {', '.join(sorted(arrays))})",
+        )
     extra = sorted(set(arrays) - names)
     if extra:
-        raise GraphFileError(path, f"array {extra[0]!r} is no graph input of {found.path} "
-                                   f"(its inputs: {', '.join(sorted(names))})")  # fmt: skip
+        raise GraphFileError(
+            path,
+            f"array {extra[0]!r} is no graph input of {found.path} "
+            f"(its inputs: {', '.join(sorted(names))})",
+        )
     for value in wanted:
         array = arrays[value.name]
         declared = tensor_type(value)
@@ -86,9 +90,10 @@ def _check(path: Path, found: GraphFile, arrays: dict[str, np.ndarray]) -> None:
             continue
         if array.ndim != len(declared.shape):
             raise GraphFileError(
-                path, f"input {value.name!r}: rank {array.ndim} (shape {list(array.shape)}), "
-                f"the graph takes rank {len(declared.shape)} {list(declared.shape)}"
-            )  # fmt: skip
+                path,
+                f"input {value.name!r}: rank {array.ndim} (shape {list(array.shape)}), "
+                f"the graph takes rank {len(declared.shape)} {list(declared.shape)}",
+            )
         for i, (size, dim) in enumerate(zip(array.shape, declared.shape, strict=True)):
             if isinstance(dim, int) and size != dim:
                 raise GraphFileError(
@@ -160,7 +165,9 @@ def _digest(data: np.ndarray, indices: np.ndarray) -> str:
     for array in (data, indices):
         hashed.update(f"{array.dtype}{array.shape}".encode())
         hashed.update(
-            "\x00".join(map(str, array.ravel())).encode() if array.dtype == object else array.tobytes()
+            "\x00".join(map(str, array.ravel())).encode()
+            if array.dtype == object
+            else array.tobytes()
         )
     return hashed.hexdigest()
 
@@ -178,8 +185,10 @@ def capture(files: list[GraphFile], arrays: dict[str, np.ndarray]) -> Captured:
         feeds = {v.name: arrays[v.name] for v in graph_inputs(found)}
         try:
             ReferenceEvaluator(proto, new_ops=_capturing_ops(kept)).run(None, feeds)
-        except Exception as error:  # noqa: BLE001 - the nodes keep their drawn cases
-            text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        except Exception as error:
+            text = (
+                str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            )
             result.failed[model] = f"{type(error).__name__}: {text}"[:300]
         for mark, where in marks.items():
             if kept.get(mark):
@@ -200,8 +209,9 @@ def capture(files: list[GraphFile], arrays: dict[str, np.ndarray]) -> Captured:
     return result
 
 
-def captured_cases(groups: list[drawing.Group], captured: Captured, dims: dict[str, int],
-                   case_memory: int) -> list:  # fmt: skip
+def captured_cases(
+    groups: list[drawing.Group], captured: Captured, dims: dict[str, int], case_memory: int
+) -> list:
     """Cases of the captured tensors: each site's own, deduplicated in its group."""
     from conformance.cases.check import over_memory
 
@@ -219,10 +229,10 @@ def captured_cases(groups: list[drawing.Group], captured: Captured, dims: dict[s
                 continue
             seen.add(digest)
             count = sum(1 for c in group.cases if "-captured" in c.base_id) + 1
-            first = group.sites[0]
-            base = f"{drawing._slug(Path(first.model).stem)}-{drawing._slug(first.label)}"
-            case = drawing.node_case(group, f"{base}-captured{count}", data, indices,
-                                     "captured", taken)  # fmt: skip
+            base = drawing.base_of(group.sites[0])
+            case = drawing.node_case(
+                group, f"{base}-captured{count}", data, indices, "captured", taken
+            )
             if case.dtype != group.data_dtype or case.indices_dtype != group.indices_dtype:
                 continue  # the run fed what the declared types do not say: not this group
             if over_memory(case, case_memory):

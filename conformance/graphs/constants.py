@@ -22,9 +22,16 @@ from conformance.tables import dtypes
 
 # Ops that draw at random, or whose value is not theirs to fold.
 NOT_FOLDED = frozenset(
-    {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-     "Multinomial", "Bernoulli", "Dropout"}
-)  # fmt: skip
+    {
+        "RandomNormal",
+        "RandomUniform",
+        "RandomNormalLike",
+        "RandomUniformLike",
+        "Multinomial",
+        "Bernoulli",
+        "Dropout",
+    }
+)
 FOLD_LIMIT = 1 << 26  # elements a folded value may have: a chain is not meant to build a table
 
 
@@ -38,8 +45,10 @@ class Scope:
         self._producers: dict[str, onnx.NodeProto] = {}
         self._defined: set[str] = set()
         self._values: dict[str, np.ndarray | None] = {}
-        inputs = {v.name for v in graph.input} if isinstance(graph, onnx.GraphProto) else set(
-            graph.input
+        inputs = (
+            {v.name for v in graph.input}
+            if isinstance(graph, onnx.GraphProto)
+            else set(graph.input)
         )
         self._defined |= inputs
         for tensor in getattr(graph, "initializer", ()):
@@ -98,7 +107,10 @@ class Scope:
         graph = onnx.helper.make_graph(
             [copy],
             "fold",
-            [onnx.helper.make_tensor_value_info(n, _elem_type(v), v.shape) for n, v in feeds.items()],
+            [
+                onnx.helper.make_tensor_value_info(n, _elem_type(v), v.shape)
+                for n, v in feeds.items()
+            ],
             [onnx.helper.make_tensor_value_info(o, 0, None) for o in copy.output if o],
         )
         model = onnx.helper.make_model(
@@ -106,7 +118,7 @@ class Scope:
         )
         try:
             outputs = ReferenceEvaluator(model).run(None, feeds)
-        except Exception:  # noqa: BLE001 - what onnx.reference cannot fold is computed at run time
+        except Exception:
             return None
         named_outputs = [o for o in copy.output if o]
         for output, value in zip(named_outputs, outputs, strict=False):
@@ -127,7 +139,7 @@ def read_tensor(tensor: onnx.TensorProto, folder) -> np.ndarray | None:
     if tensor.data_location != onnx.TensorProto.EXTERNAL:
         try:
             return numpy_helper.to_array(tensor)
-        except Exception:  # noqa: BLE001 - a type numpy cannot hold: not constant for us
+        except Exception:
             return None
     known = dtypes.BY_PROTO.get(tensor.data_type)
     if known is None or known.kind == "string":

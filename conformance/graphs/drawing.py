@@ -70,12 +70,23 @@ class Group:
         return tuple((s.model, s.graph, s.node) for s in self.sites)
 
 
+ID_PART = 48  # characters of a node's name in a case id (graph paths run to hundreds)
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "node"
 
 
-def concrete(kind: str, t: TensorType, value: np.ndarray | None, dims: dict[str, int]
-             ) -> tuple[tuple[int, ...] | None, str | None]:  # fmt: skip
+def base_of(site: Site) -> str:
+    """``<model stem>-<node name>``: the node's name (not its graph path), its end
+    kept when long (where exporters put what tells nodes apart)."""
+    name = _slug(site.node)
+    return f"{_slug(Path(site.model).stem)[:ID_PART]}-{name[-ID_PART:].strip('-') or 'node'}"
+
+
+def concrete(
+    kind: str, t: TensorType, value: np.ndarray | None, dims: dict[str, int]
+) -> tuple[tuple[int, ...] | None, str | None]:
     """The node's shape for one input, or the reason it is unknown."""
     if value is not None:
         return tuple(value.shape), None
@@ -92,7 +103,11 @@ def concrete(kind: str, t: TensorType, value: np.ndarray | None, dims: dict[str,
 def _dtype_of(kind: str, t: TensorType, value: np.ndarray | None) -> tuple[str | None, str | None]:
     if value is not None:
         name = dtypes.name_of(value)
-        return (name, None) if name in dtypes.NAMES else (None, f"{kind} dtype {name} is not one of ours")
+        return (
+            (name, None)
+            if name in dtypes.NAMES
+            else (None, f"{kind} dtype {name} is not one of ours")
+        )
     if t.dtype is None:
         what = "unknown" if not t.elem_type else f"element type {t.elem_type}, not one of ours"
         return None, f"the {kind} element type is {what}"
@@ -142,7 +157,9 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
     if data is not None:
         site.data = TensorType(dtypes.name_of(data), tuple(data.shape), site.data.elem_type)
     if indices is not None:
-        site.indices = TensorType(dtypes.name_of(indices), tuple(indices.shape), site.indices.elem_type)
+        site.indices = TensorType(
+            dtypes.name_of(indices), tuple(indices.shape), site.indices.elem_type
+        )
     dtype, why = _dtype_of("data", site.data, data)
     if why:
         return why
@@ -168,15 +185,39 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
         )
     drawn = math.prod(data_shape) if data is None else 0
     if drawn > MAX_ELEMENTS:
-        return f"its data would be drawn with {drawn:,} elements, over the limit of {MAX_ELEMENTS:,}"
-    key = (site.op, site.opset, normalised if axis is not None else None, dtype, indices_dtype,
-           data_shape, indices_shape, data is not None, indices is not None,
-           _digest(data), _digest(indices))  # fmt: skip
+        return (
+            f"its data would be drawn with {drawn:,} elements, over the limit of {MAX_ELEMENTS:,}"
+        )
+    key = (
+        site.op,
+        site.opset,
+        normalised if axis is not None else None,
+        dtype,
+        indices_dtype,
+        data_shape,
+        indices_shape,
+        data is not None,
+        indices is not None,
+        _digest(data),
+        _digest(indices),
+    )
     group = groups.get(key)
     if group is None:
         seed = int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=7).digest(), "big")
-        group = groups[key] = Group(key, [], site.op, site.opset, axis, data_shape, indices_shape,
-                                    dtype, indices_dtype, data, indices, seed)  # fmt: skip
+        group = groups[key] = Group(
+            key,
+            [],
+            site.op,
+            site.opset,
+            axis,
+            data_shape,
+            indices_shape,
+            dtype,
+            indices_dtype,
+            data,
+            indices,
+            seed,
+        )
     group.sites.append(site)
     return None
 
@@ -203,8 +244,9 @@ def index_plan(size: int, count: int, draws: int) -> list[tuple[str, dict]]:
     return plan
 
 
-def run_time_indices(recipe: dict, shape: tuple[int, ...], size: int, dtype: str,
-                     seed: int) -> np.ndarray:  # fmt: skip
+def run_time_indices(
+    recipe: dict, shape: tuple[int, ...], size: int, dtype: str, seed: int
+) -> np.ndarray:
     """The indices tensor a recipe of :func:`index_plan` makes."""
     count = math.prod(shape)
     if "draw" in recipe:
@@ -233,13 +275,13 @@ def make_cases(groups: list[Group], draws: int = DEFAULT_DRAWS) -> list[Case]:
     taken: set[str] = set()
     every: list[Case] = []
     for group in groups:
-        first = group.sites[0]
-        stem = _slug(Path(first.model).stem)
-        base = f"{stem}-{_slug(first.label)}"
+        base = base_of(group.sites[0])
         data_seed = group.seed
         try:
-            data = group.data if group.data is not None else drawn_data(
-                group.data_shape, group.data_dtype, data_seed
+            data = (
+                group.data
+                if group.data is not None
+                else drawn_data(group.data_shape, group.data_dtype, data_seed)
             )
         except ValueProblem as error:
             for site in group.sites:
@@ -258,8 +300,13 @@ def make_cases(groups: list[Group], draws: int = DEFAULT_DRAWS) -> list[Case]:
             if recipe is None:
                 indices = group.indices
             else:
-                indices = run_time_indices(recipe, group.indices_shape, _axis_size(group) or 0,
-                                           group.indices_dtype, group.seed)  # fmt: skip
+                indices = run_time_indices(
+                    recipe,
+                    group.indices_shape,
+                    _axis_size(group) or 0,
+                    group.indices_dtype,
+                    group.seed,
+                )
             case = node_case(group, f"{base}-{name}", data, indices, name, taken)
             group.cases.append(case)
             group.made[case.id] = {"data": data_recipe, "indices": recipe or "model"}
@@ -277,8 +324,9 @@ def _axis_size(group: Group) -> int | None:
     return group.data_shape[axis]
 
 
-def node_case(group: Group, base: str, data: np.ndarray, indices: np.ndarray, how: str,
-              taken: set[str]) -> Case:  # fmt: skip
+def node_case(
+    group: Group, base: str, data: np.ndarray, indices: np.ndarray, how: str, taken: set[str]
+) -> Case:
     """One case of a group, its base id made unique among ``taken``."""
     base_id, n = base, 1
     while base_id in taken:
@@ -289,9 +337,11 @@ def node_case(group: Group, base: str, data: np.ndarray, indices: np.ndarray, ho
     more = f" and {len(group.sites) - 1} more node(s)" if len(group.sites) > 1 else ""
     where = ", ".join(f"{s.model}: {s.label}" for s in group.sites[:20])
     said = {"const": "the model's constant indices", "empty": "empty indices"}.get(
-        how, "indices drawn over the axis' range" if not how.startswith(("oob", "captured"))
-        else ("out-of-range indices" if how.startswith("oob") else "indices captured from a run")
-    )  # fmt: skip
+        how,
+        "indices drawn over the axis' range"
+        if not how.startswith(("oob", "captured"))
+        else ("out-of-range indices" if how.startswith("oob") else "indices captured from a run"),
+    )
     return Case(
         group.op,
         group.opset,

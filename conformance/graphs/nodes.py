@@ -7,8 +7,19 @@ from __future__ import annotations
 from conformance.graphs.reading import GraphFile, GraphFileError
 
 NODES_FORMAT = 1  # bumped when a field of nodes.json changes meaning or goes away
-FIELDS = ("model", "graph", "node", "op", "opset", "axis", "data", "indices",
-          "indices_constant", "cases", "not_judged")  # fmt: skip
+FIELDS = (
+    "model",
+    "graph",
+    "node",
+    "op",
+    "opset",
+    "axis",
+    "data",
+    "indices",
+    "indices_constant",
+    "cases",
+    "not_judged",
+)
 
 
 def check_dims(files: list[GraphFile], given: dict[str, int]) -> dict[str, int]:
@@ -38,8 +49,9 @@ def entry(site) -> dict:
     }
 
 
-def document(files: list[GraphFile], groups, dims: dict[str, int], draws: int,
-             captured=None) -> dict:  # fmt: skip
+def document(
+    files: list[GraphFile], groups, dims: dict[str, int], draws: int, captured=None
+) -> dict:
     """nodes.json: its format, the dims and draws used, and one entry per node found."""
     from conformance.graphs.drawing import DEFAULT_DIM
 
@@ -49,7 +61,9 @@ def document(files: list[GraphFile], groups, dims: dict[str, int], draws: int,
         "default_dim": DEFAULT_DIM,
         "draws": draws,
         "nodes": [entry(site) for found in files for site in found.sites],
-        "captured": None if captured is None else {
+        "captured": None
+        if captured is None
+        else {
             "with": captured.runtime,
             "failed": [{"model": m, "reason": r} for m, r in captured.failed.items()],
             "not_captured": [

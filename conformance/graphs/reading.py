@@ -111,7 +111,7 @@ class GraphFile:
 
 
 def op_version(op: str, opset: int) -> int | None:
-    """The version of ``op`` in force at ``opset`` (Gather-13 at opset 15), None before it exists."""
+    """The version of ``op`` in force at ``opset`` (Gather-13 at opset 15); None: none yet."""
     known = [v for v in OPSETS[op] if v <= opset]
     return max(known) if known else None
 
@@ -327,8 +327,15 @@ def _walk_all(found: GraphFile, constants) -> Iterator[Site]:
             for attribute in node.attribute:
                 for sub in [attribute.g] if attribute.HasField("g") else attribute.graphs:
                     sub_path = f"{path}/{_label(node, index)}/{attribute.name}"
-                    yield from _walk(found, sub, sub, sub_path, constants.Scope(found, sub, scope),
-                                     [{}], constants)  # fmt: skip
+                    yield from _walk(
+                        found,
+                        sub,
+                        sub,
+                        sub_path,
+                        constants.Scope(found, sub, scope),
+                        [{}],
+                        constants,
+                    )
 
 
 def _function_types(inferred: onnx.ModelProto) -> dict[str, tuple[TensorType, TensorType]]:
@@ -340,7 +347,7 @@ def _function_types(inferred: onnx.ModelProto) -> dict[str, tuple[TensorType, Te
 
         inlined = onnx.inliner.inline_local_functions(inferred)
         inlined = onnx.shape_inference.infer_shapes(inlined, strict_mode=False, data_prop=True)
-    except Exception:  # noqa: BLE001 - the nodes stay listed, their shapes unknown
+    except Exception:
         return {}
     types = _types(inlined.graph)
     found: dict[str, tuple[TensorType, TensorType]] = {}
@@ -354,7 +361,7 @@ def _function_types(inferred: onnx.ModelProto) -> dict[str, tuple[TensorType, Te
 
 
 def _inputs(node: onnx.NodeProto) -> tuple[str, str]:
-    names = list(node.input) + ["", ""]
+    names = [*node.input, "", ""]
     return names[0], names[1]
 
 
@@ -366,8 +373,16 @@ def _site(
     label = _label(node, index)
     axis = next((a.i for a in node.attribute if a.name == "axis"), None)
     if node.domain not in DEFAULT_DOMAINS:
-        return Site(model, graph, label, node.op_type, node.domain, None, axis,
-                    not_judged=f"domain {node.domain!r}: not the ONNX operator; listed only")  # fmt: skip
+        return Site(
+            model,
+            graph,
+            label,
+            node.op_type,
+            node.domain,
+            None,
+            axis,
+            not_judged=f"domain {node.domain!r}: not the ONNX operator; listed only",
+        )
     version = op_version(node.op_type, default_opset)
     site = Site(model, graph, label, node.op_type, node.domain, version, axis)
     if version is None:
@@ -377,8 +392,15 @@ def _site(
     return site
 
 
-def _walk(found: GraphFile, graph: onnx.GraphProto, inferred: onnx.GraphProto, path: str,
-          scope, outer: list[dict], constants) -> Iterator[Site]:  # fmt: skip
+def _walk(
+    found: GraphFile,
+    graph: onnx.GraphProto,
+    inferred: onnx.GraphProto,
+    path: str,
+    scope,
+    outer: list[dict],
+    constants,
+) -> Iterator[Site]:
     types = [*outer, _types(inferred)]
     model = str(found.path)
 
@@ -400,9 +422,22 @@ def _walk(found: GraphFile, graph: onnx.GraphProto, inferred: onnx.GraphProto, p
         twin = inferred_nodes[index]
         for attribute, twin_attribute in zip(node.attribute, twin.attribute, strict=False):
             subs = [attribute.g] if attribute.HasField("g") else list(attribute.graphs)
-            twins = [twin_attribute.g] if twin_attribute.HasField("g") else list(twin_attribute.graphs)
+            twins = (
+                [twin_attribute.g] if twin_attribute.HasField("g") else list(twin_attribute.graphs)
+            )
             for k, (sub, sub_twin) in enumerate(zip(subs, twins, strict=False)):
                 name = attribute.name if len(subs) == 1 else f"{attribute.name}[{k}]"
-                sub_path = f"{path}/{_label(node, index)}/{name}" if path else f"{_label(node, index)}/{name}"
-                yield from _walk(found, sub, sub_twin, sub_path,
-                                 constants.Scope(found, sub, scope), types, constants)  # fmt: skip
+                sub_path = (
+                    f"{path}/{_label(node, index)}/{name}"
+                    if path
+                    else f"{_label(node, index)}/{name}"
+                )
+                yield from _walk(
+                    found,
+                    sub,
+                    sub_twin,
+                    sub_path,
+                    constants.Scope(found, sub, scope),
+                    types,
+                    constants,
+                )

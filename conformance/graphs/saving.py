@@ -24,8 +24,9 @@ from conformance.cases.check import verdict_of
 LITERAL_LIMIT = 4096  # elements written inline; larger tensors go to an .npy file
 
 
-def document(path: Path, groups, literal: Callable[[np.ndarray], object],
-             case_memory: int) -> tuple[dict, dict[str, bytes]]:  # fmt: skip
+def document(
+    path: Path, groups, literal: Callable[[np.ndarray], object], case_memory: int
+) -> tuple[dict, dict[str, bytes]]:
     """(the case file's content, {file name: .npy bytes} to write beside it)."""
     arrays: dict[str, bytes] = {}
     entries = []
@@ -46,7 +47,9 @@ def document(path: Path, groups, literal: Callable[[np.ndarray], object],
             for field, array in (("data", case.data), ("indices", case.indices)):
                 recipe = made.get(field)
                 if isinstance(recipe, dict) and "random" in recipe:
-                    entry[field] = {"random": {"shape": list(array.shape), "seed": recipe["random"]}}
+                    entry[field] = {
+                        "random": {"shape": list(array.shape), "seed": recipe["random"]}
+                    }
                 elif array.size > LITERAL_LIMIT:
                     name = f"{path.stem}.{case.base_id}.{field}.npy"
                     buffer = io.BytesIO()

@@ -59,8 +59,14 @@ def mechanism_of(record: dict) -> str:
     """A discrepancy's mechanism in words, as the fuzzer names its bugs."""
     violation = (record.get("expected") or {}).get("violation")
     outcome = Outcome(record["kind"], record.get("message") or "", record)
-    cause = cause_of(record["runtime"], record["op"], outcome,
-                     tuple(record.get("features") or ()), violation, record.get("dtype", ""))  # fmt: skip
+    cause = cause_of(
+        record["runtime"],
+        record["op"],
+        outcome,
+        tuple(record.get("features") or ()),
+        violation,
+        record.get("dtype", ""),
+    )
     return cause.text
 
 
@@ -86,8 +92,12 @@ def verdicts(document: dict, records: list[dict]) -> list[ModelVerdict]:
         for runtime in runtimes:
             verdict = TargetVerdict(runtime, unique=len(groups), weighted=len(judged))
             for ids, members in groups.items():
-                bad = [r for i in ids for r in by_case.get(i, ())
-                       if r["runtime"] == runtime and r["kind"] in DISCREPANCIES]  # fmt: skip
+                bad = [
+                    r
+                    for i in ids
+                    for r in by_case.get(i, ())
+                    if r["runtime"] == runtime and r["kind"] in DISCREPANCIES
+                ]
                 if not bad:
                     verdict.unique_ok += 1
                     verdict.weighted_ok += len(members)
@@ -105,11 +115,18 @@ def verdicts(document: dict, records: list[dict]) -> list[ModelVerdict]:
                         found.smallest = record
             targets.append(verdict)
         cases = {i for ids in groups for i in ids}
-        made.append(ModelVerdict(
-            model, len(entries), len(judged), len(groups), len(cases), targets,
-            sorted(mechanisms.values(), key=lambda m: (m.runtime, -m.occurrences, m.text)),
-            [(_label(e), e["not_judged"]) for e in entries if e["not_judged"] is not None],
-        ))  # fmt: skip
+        made.append(
+            ModelVerdict(
+                model,
+                len(entries),
+                len(judged),
+                len(groups),
+                len(cases),
+                targets,
+                sorted(mechanisms.values(), key=lambda m: (m.runtime, -m.occurrences, m.text)),
+                [(_label(e), e["not_judged"]) for e in entries if e["not_judged"] is not None],
+            )
+        )
     return made
 
 
@@ -132,10 +149,12 @@ def found_lines(files) -> list[str]:
             continue
         ours = sum(1 for s in sites if s.opset is not None)
         graphs = len({s.graph for s in sites})
-        lines.append(safe(
-            f"{found.path}: opset {found.opset}, {len(sites)} Gather/GatherElements node(s) "
-            f"({ours} of the ONNX domain) in {graphs} graph(s)"
-        ))  # fmt: skip
+        lines.append(
+            safe(
+                f"{found.path}: opset {found.opset}, {len(sites)} Gather/GatherElements node(s) "
+                f"({ours} of the ONNX domain) in {graphs} graph(s)"
+            )
+        )
     return lines
 
 
@@ -162,32 +181,41 @@ def model_lines(verdict: ModelVerdict) -> list[str]:
     else:
         said = "; ".join(
             f"{t.runtime} differs from the oracle on {t.weighted - t.weighted_ok} of "
-            f"{t.weighted} nodes" for t in wrong
+            f"{t.weighted} nodes"
+            for t in wrong
         ) + (f"; as the oracle: {', '.join(right)}" if right else "")
     lines = [safe(head + said)]
-    lines.append(safe(
-        f"  {verdict.found} node(s) found, {verdict.judged} judged as {verdict.unique} unique "
-        f"node case group(s) ({verdict.cases} cases), {len(verdict.not_judged)} not judged"
-    ))  # fmt: skip
+    lines.append(
+        safe(
+            f"  {verdict.found} node(s) found, {verdict.judged} judged as {verdict.unique} unique "
+            f"node case group(s) ({verdict.cases} cases), {len(verdict.not_judged)} not judged"
+        )
+    )
     if verdict.targets and verdict.judged:
         width = max(len(t.runtime) for t in verdict.targets) + 2
         lines.append(f"  {'target':<{width}}{'as the oracle (unique)':<26}weighted by occurrence")
         for t in verdict.targets:
-            lines.append(safe(
-                f"  {t.runtime:<{width}}{f'{t.unique_ok}/{t.unique}':<26}{t.weighted_ok}/{t.weighted}"
-            ))  # fmt: skip
+            lines.append(
+                safe(
+                    f"  {t.runtime:<{width}}{f'{t.unique_ok}/{t.unique}':<26}"
+                    f"{t.weighted_ok}/{t.weighted}"
+                )
+            )
     for m in verdict.mechanisms:
         names = ", ".join(dict.fromkeys(m.nodes[:NAMES_SHOWN]))
         more = f" and {len(m.nodes) - NAMES_SHOWN} more" if len(m.nodes) > NAMES_SHOWN else ""
         small = m.smallest or {}
-        lines.append(safe(
-            f"  {m.runtime} {m.kind}: {m.text}; {m.occurrences} node(s): {names}{more}"
-        ))  # fmt: skip
-        lines.append(safe(
-            f"    smallest input: {small.get('case_id')} ({small.get('variant')}): data "
-            f"{small.get('dtype')}{small.get('data_shape')}, indices "
-            f"{small.get('indices_dtype')}{small.get('indices_shape')}, axis {small.get('axis')}"
-        ))  # fmt: skip
+        lines.append(
+            safe(f"  {m.runtime} {m.kind}: {m.text}; {m.occurrences} node(s): {names}{more}")
+        )
+        lines.append(
+            safe(
+                f"    smallest input: {small.get('case_id')} ({small.get('variant')}): data "
+                f"{small.get('dtype')}{small.get('data_shape')}, indices "
+                f"{small.get('indices_dtype')}{small.get('indices_shape')}, "
+                f"axis {small.get('axis')}"
+            )
+        )
     for label, reason in verdict.not_judged[:20]:
         lines.append(safe(f"  not judged: {label}: {reason}"))
     if len(verdict.not_judged) > 20:
