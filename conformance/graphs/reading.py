@@ -39,7 +39,7 @@ class GraphFileError(ConformanceError, ValueError):
     """A model file that cannot be read: ``error: FILE: REASON``, exit 2."""
 
     def __init__(self, path: Path | str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
+        super().__init__(f"error: {path}: {reason}")
         self.path = Path(path)
         self.reason = reason
 
@@ -306,20 +306,20 @@ def _walk_all(found: GraphFile, constants) -> Iterator[Site]:
     yield from _walk(found, proto.graph, inferred.graph, "", root, [{}], constants)
     if not proto.functions:
         return
-    inlined_types = _function_types(inferred)
+    body_types = _function_types(inferred)
     for function in proto.functions:
         path = f"function:{function.domain}:{function.name}"
         opsets = {o.domain: o.version for o in function.opset_import}
         scope = constants.Scope(found, function, None)
+        types = body_types.get((function.domain, function.name, ""), {})
         for index, node in enumerate(function.node):
             site = _site(model, path, node, index, opsets.get("", found.opset), found.opset)
             if site is None:
                 continue
             if site.not_judged is None:
-                copies = inlined_types.get(node.name) if node.name else None
-                if copies:
-                    site.data, site.indices = copies
                 site.data_name, site.indices_name = _inputs(node)
+                site.data = types.get(site.data_name, UNKNOWN)
+                site.indices = types.get(site.indices_name, UNKNOWN)
                 site.scope = scope
             yield site
         # a function's nested graphs are walked with no inferred types (none are inferred there)
@@ -338,25 +338,41 @@ def _walk_all(found: GraphFile, constants) -> Iterator[Site]:
                     )
 
 
-def _function_types(inferred: onnx.ModelProto) -> dict[str, tuple[TensorType, TensorType]]:
-    """Types of the Gather nodes of model-local functions, by the node's name in its
-    function: shape inference on the inlined model (the inliner names a copy
-    ``<name>__<n>``); the first call's shapes stand for the node."""
-    try:
-        import onnx.inliner
-
-        inlined = onnx.inliner.inline_local_functions(inferred)
-        inlined = onnx.shape_inference.infer_shapes(inlined, strict_mode=False, data_prop=True)
-    except Exception:
-        return {}
-    types = _types(inlined.graph)
-    found: dict[str, tuple[TensorType, TensorType]] = {}
-    for node in inlined.graph.node:
-        if node.op_type in OURS and "__" in node.name and len(node.input) >= 2:
-            original = node.name.rsplit("__", 1)[0]
-            found.setdefault(
-                original, (types.get(node.input[0], UNKNOWN), types.get(node.input[1], UNKNOWN))
+def _function_types(inferred: onnx.ModelProto) -> dict[tuple[str, str, str], dict]:
+    """Types of the values inside each model-local function, by (domain, name):
+    its body inferred as a graph whose inputs take the types of the function's
+    first call in the main graph (a function called only from a subgraph, or
+    not at all, gets none: its nodes' shapes stay unknown)."""
+    types = _types(inferred.graph)
+    found: dict[tuple[str, str, str], dict] = {}
+    functions = {(f.domain, f.name): f for f in inferred.functions}
+    for node in inferred.graph.node:
+        key = (node.domain, node.op_type)
+        function = functions.get(key)
+        if function is None or (*key, "") in found:
+            continue
+        inputs = []
+        for formal, actual in zip(function.input, node.input, strict=False):
+            known = types.get(actual)
+            if known is None or known.shape is None or not known.elem_type:
+                break
+            shape = [d if d is not None else None for d in known.shape]
+            inputs.append(onnx.helper.make_tensor_value_info(formal, known.elem_type, shape))
+        else:
+            graph = onnx.helper.make_graph(
+                list(function.node),
+                "function",
+                inputs,
+                [onnx.helper.make_value_info(o, onnx.TypeProto()) for o in function.output],
             )
+            body = onnx.helper.make_model(
+                graph, opset_imports=list(function.opset_import), ir_version=inferred.ir_version
+            )
+            try:
+                body = onnx.shape_inference.infer_shapes(body, strict_mode=False, data_prop=True)
+            except Exception:  # noqa: BLE001 - the nodes stay listed, their shapes unknown
+                continue
+            found[(*key, "")] = _types(body.graph)
     return found
 
 
