@@ -30,7 +30,7 @@ def add_parser(commands) -> None:
         epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),
     )
     model.add_argument(
-        "models", nargs="+", type=Path, metavar="MODEL.onnx", help="ONNX model files"
+        "models", nargs="+", type=Path, metavar="MODEL", help="ONNX model files"
     )
     options.add_runtime(model)
     options.add_variants(model.add_argument)
