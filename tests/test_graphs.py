@@ -569,6 +569,15 @@ def test_real_models_are_judged_on_every_runtime(judged_run):
     assert "weighted by occurrence" in done.stdout
     header = json.loads((out / "header.json").read_text())
     assert header["graphs"]["draws"] == 0
+    # JUnit: one test per node judged and target; the HTML report's node table
+    import xml.etree.ElementTree as ElementTree
+
+    suites = {s.get("name"): s for s in ElementTree.parse(out / "junit.xml").getroot()}
+    judged = {(e["model"], e["graph"], e["node"]) for e in document["nodes"] if e["cases"]}
+    for runtime in ("onnxruntime", "openvino", "reference", "tract"):
+        assert int(suites[f"nodes.{runtime}"].get("tests")) == len(judged)
+    html = (out / "report.html").read_text()
+    assert "Model nodes" in html and "weighted by occurrence" in html
 
 
 def test_saved_cases_run_with_run(judged_run, tmp_path):

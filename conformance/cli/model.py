@@ -16,7 +16,7 @@ from conformance.errors import ConformanceError
 from conformance.graphs import capture, drawing, nodes, reading, saving
 from conformance.report import node_verdicts
 
-NODES = "nodes.json"
+NODES = node_verdicts.NODES
 
 
 def add_parser(commands) -> None:
@@ -29,9 +29,7 @@ def add_parser(commands) -> None:
         "DIR/nodes.json, a verdict per node (docs/models.md).",
         epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),
     )
-    model.add_argument(
-        "models", nargs="+", type=Path, metavar="MODEL", help="ONNX model files"
-    )
+    model.add_argument("models", nargs="+", type=Path, metavar="MODEL", help="ONNX model files")
     options.add_runtime(model)
     options.add_variants(model.add_argument)
     options.add_jobs(model)

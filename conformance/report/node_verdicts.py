@@ -18,6 +18,7 @@ from conformance.fuzz.bugs import cause_of
 from conformance.report.terminal import safe
 
 NAMES_SHOWN = 8  # node names listed per discrepancy
+NODES = "nodes.json"  # beside the results of a conformance model run
 
 
 @dataclass
