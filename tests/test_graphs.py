@@ -568,6 +568,7 @@ def test_real_models_are_judged_on_every_runtime(judged_run):
         assert f"{name}: " in done.stdout
     assert "weighted by occurrence" in done.stdout
     header = json.loads((out / "header.json").read_text())
+    jsonschema.validate(header, json.loads((SCHEMAS / "header.schema.json").read_text()))
     assert header["graphs"]["draws"] == 0
     # JUnit: one test per node judged and target; the HTML report's node table
     import xml.etree.ElementTree as ElementTree
