@@ -600,3 +600,65 @@ def test_saved_cases_run_with_run(judged_run, tmp_path):
     assert code in (0, 1)
     records = (tmp_path / "again" / "results.jsonl").read_text().splitlines()
     assert len(records) == len(loader.load_file(saved))
+
+
+# -- fuzz --model -----------------------------------------------------------------
+def test_fuzzing_around_a_model_stays_within_its_signatures(folder):
+    from hypothesis import HealthCheck, given, settings
+
+    from conformance.fuzz import model_nodes
+
+    found = reading.load(folder / "patterns.onnx")
+    groups = drawing.group_nodes([found], {}, 1 << 30)
+    signatures = [model_nodes.NodeSignature.of(g) for g in groups]
+    usable = [s for s in signatures if model_nodes.fuzzable(s)]
+    assert len(usable) == len(signatures)  # every node here has an axis inside its rank
+    allowed: dict[tuple, list] = {}
+    for s in usable:
+        key = (s.op, s.opset, s.axis, s.dtype, s.indices_dtype, len(s.data_shape))
+        allowed.setdefault(key, []).append(s.data_shape)
+    seen = []
+
+    def near(shape, model_shape) -> bool:  # within NEAR of the model's, or halved to fit
+        pairs = zip(shape, model_shape, strict=True)
+        return all(abs(d - m) <= model_nodes.NEAR or d < m for d, m in pairs)
+
+    @settings(
+        max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(model_nodes.examples(usable, 64))
+    def check(example):
+        key = (
+            example.op,
+            example.opset,
+            example.axis,
+            example.dtype,
+            example.indices_dtype,
+            example.data.ndim,
+        )
+        assert example.data.size <= 64 and example.indices.size <= 64
+        assert any(near(example.data.shape, shape) for shape in allowed[key])
+        seen.append(key)
+
+    check()
+    assert len(set(seen)) > 1
+
+
+def test_fuzz_model_with_no_node_is_refused(folder, capsys):
+    code = main(
+        [
+            "fuzz",
+            "--model",
+            str(folder / "none.onnx"),
+            "--time-budget",
+            "1",
+            "--seed",
+            "1",
+            "--runtime",
+            "reference",
+            "--store",
+            "off",
+        ]
+    )
+    assert code == 2
+    assert "no Gather or GatherElements node to fuzz around" in capsys.readouterr().err
