@@ -10,7 +10,7 @@ everywhere. It is judged on onnxruntime and openvino with the default draws
 with `--inputs` (the capture run).
 
 What it prints: the wall time of the command and how it splits: reading
-(parse, external-data checks, shape inference, the walk), making the cases
+(parse, external-data checks, the walk), shape inference, making the cases
 (constants folded, indices and data drawn, deduplication), capture (the run
 on onnx.reference), the runs (the engine's `summary.json` `duration_s`), and
 the rest (interpreter start, imports, the report). "Beyond the environment's
@@ -180,6 +180,7 @@ def main() -> None:
             f"{run['label']}: {run['gather_nodes']} Gather nodes, {run['cases']} cases, "
             f"{run['results']} results on {', '.join(args.runtime)}: {run['wall_s']} s wall, "
             f"{run['beyond_start_s']} s beyond the start; reading {run['reading_s']} s, "
+            f"shape inference {run['shape_inference_s']} s, "
             f"cases {run['cases_s']} s, capture {run.get('capture_s', 0)} s, "
             f"runs {run['runs_s']} s, the rest {run['rest_s']} s"
         )

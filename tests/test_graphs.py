@@ -662,3 +662,13 @@ def test_fuzz_model_with_no_node_is_refused(folder, capsys):
     )
     assert code == 2
     assert "no Gather or GatherElements node to fuzz around" in capsys.readouterr().err
+
+
+def test_external_tensors_stay_on_disk_until_a_node_needs_them(folder, monkeypatch):
+    found = reading.load(folder / "external.onnx")
+    (table,) = found.proto.graph.initializer
+    assert table.data_location == onnx.TensorProto.EXTERNAL and not table.raw_data
+    # a proto too large to serialise is inferred through a file: the same shapes
+    monkeypatch.setattr(reading, "IN_MEMORY_LIMIT", 0)
+    through_file = reading.load(folder / "external.onnx")
+    assert through_file.sites[0].indices.shape == found.sites[0].indices.shape == (2,)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +105,7 @@ class GraphFile:
     opset: int  # the default-domain import
     sites: list[Site] = field(default_factory=list)
     dim_names: set[str] = field(default_factory=set)
+    inference_s: float = 0.0  # seconds shape inference took
 
     @property
     def folder(self) -> Path:
@@ -121,8 +123,10 @@ def load(path: Path) -> GraphFile:
     proto = _parse(path)
     _check_external(proto, path)
     opset = _default_opset(proto, path)
+    start = time.perf_counter()
     inferred = infer(proto, path)
     found = GraphFile(path, proto, inferred, opset)
+    found.inference_s = time.perf_counter() - start
     found.dim_names = _dim_names(inferred.graph)
     from conformance.graphs import constants  # the walk builds their scopes
 
