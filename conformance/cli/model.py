@@ -125,7 +125,7 @@ def command(args) -> int:
     if fed is not None:
         start = time.perf_counter()
         captured = capture.capture(read, fed)
-        cases += capture.captured_cases(groups, captured, dims, args.case_memory)
+        cases += capture.captured_cases(groups, captured, dims, args.case_memory, read)
         timings["capture_s"] = time.perf_counter() - start
     found = [site for each in read for site in each.sites]
     for line in node_verdicts.found_lines(read):

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from conformance.graphs import drawing
+from conformance.graphs import drawing, reading
 from conformance.graphs.reading import DEFAULT_DOMAINS, OURS, GraphFile, GraphFileError, tensor_type
 from conformance.tables import dtypes
 
@@ -209,17 +209,37 @@ def capture(files: list[GraphFile], arrays: dict[str, np.ndarray]) -> Captured:
     return result
 
 
+# Why a node was not judged that the run's real tensors settle (its shapes or types).
+SETTLED_BY_CAPTURE = ("the rank of", "dim ", "the data element type", "the indices element type")
+
+
 def captured_cases(
-    groups: list[drawing.Group], captured: Captured, dims: dict[str, int], case_memory: int
+    groups: list[drawing.Group],
+    captured: Captured,
+    dims: dict[str, int],
+    case_memory: int,
+    files: list[GraphFile] = (),
 ) -> list:
-    """Cases of the captured tensors: each site's own, deduplicated in its group."""
+    """Cases of the captured tensors: each site's own, deduplicated in its group.
+    A node not judged because shape inference left its shapes or types unknown
+    is judged on what the run fed it (a group of its own, appended to ``groups``)."""
     from conformance.cases.check import over_memory
 
     made = []
     taken = {c.base_id for g in groups for c in g.cases}
     by_site = {(s.model, s.graph, s.node): g for g in groups for s in g.sites}
+    unknown = {
+        (s.model, s.graph, s.node): s
+        for f in files
+        for s in f.sites
+        if s.not_judged and s.not_judged.startswith(SETTLED_BY_CAPTURE)
+    }
     for key, pairs in captured.tensors.items():
         group = by_site.get(key)
+        if group is None and key in unknown:
+            group = _group_of_captured(unknown[key], pairs[0])
+            if group is not None:
+                groups.append(group)
         if group is None:
             continue  # a node not judged (another domain, memory guard)
         seen = set(group.made.get("__captured__", ()))
@@ -243,4 +263,29 @@ def captured_cases(
         group.made["__captured__"] = seen
         for site in group.sites:
             site.cases = [c.id for c in group.cases]
+            if site.cases and site.not_judged:  # judged on what the run fed it
+                site.not_judged = None
+                site.data = reading.TensorType(group.data_dtype, group.data_shape)
+                site.indices = reading.TensorType(group.indices_dtype, group.indices_shape)
     return made
+
+
+def _group_of_captured(site, pair) -> drawing.Group | None:
+    data, indices = pair
+    data_dtype, indices_dtype = dtypes.name_of(data), dtypes.name_of(indices)
+    if data_dtype not in dtypes.NAMES or indices_dtype not in dtypes.NAMES:
+        return None
+    key = ("captured", site.model, site.graph, site.node)
+    return drawing.Group(
+        key,
+        [site],
+        site.op,
+        site.opset,
+        site.axis,
+        tuple(data.shape),
+        tuple(indices.shape),
+        data_dtype,
+        indices_dtype,
+        None,
+        None,
+    )
