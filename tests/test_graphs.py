@@ -672,3 +672,8 @@ def test_external_tensors_stay_on_disk_until_a_node_needs_them(folder, monkeypat
     monkeypatch.setattr(reading, "IN_MEMORY_LIMIT", 0)
     through_file = reading.load(folder / "external.onnx")
     assert through_file.sites[0].indices.shape == found.sites[0].indices.shape == (2,)
+
+
+def test_run_cases_on_a_model_points_to_conformance_model(folder, capsys):
+    assert main(["run", "--cases", str(folder / "patterns.onnx"), "--runtime", "reference"]) == 2
+    assert "judge its nodes with `conformance model FILE.onnx`" in capsys.readouterr().err

@@ -195,7 +195,10 @@ class YamlFileReader:
         try:
             text = self.path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            self.error((), f"cannot read: {exc}")
+            hint = ""
+            if self.path.suffix.lower() == ".onnx":  # a model, not a case file
+                hint = "; an ONNX model: judge its nodes with `conformance model FILE.onnx`"
+            self.error((), f"cannot read: {exc}{hint}")
             return False
         try:
             problem = _yaml_shape_problem(text)
