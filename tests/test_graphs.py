@@ -677,3 +677,34 @@ def test_external_tensors_stay_on_disk_until_a_node_needs_them(folder, monkeypat
 def test_run_cases_on_a_model_points_to_conformance_model(folder, capsys):
     assert main(["run", "--cases", str(folder / "patterns.onnx"), "--runtime", "reference"]) == 2
     assert "judge its nodes with `conformance model FILE.onnx`" in capsys.readouterr().err
+
+
+def test_a_scan_body_and_an_initializer_that_is_also_an_input(tmp_path):
+    body = h.make_graph(
+        [
+            h.make_node("Identity", ["s"], ["s_out"]),
+            h.make_node("Gather", ["x_i", "picked"], ["y"], name="in_scan", axis=0),
+        ],
+        "body",
+        [vi("s", T.FLOAT, [2]), vi("x_i", T.FLOAT, [4])],
+        [vi("s_out", T.FLOAT, [2]), vi("y", T.FLOAT, None)],
+    )
+    nodes = [
+        h.make_node(
+            "Scan", ["s0", "xs"], ["s_end", "ys"], name="Scan_0", body=body, num_scan_inputs=1
+        ),
+        h.make_node("Gather", ["xs", "overridable"], ["z"], name="fed_or_not", axis=1),
+    ]
+    consts = [
+        nh.from_array(np.array([3, -4], np.int64), "picked"),
+        nh.from_array(np.array([1], np.int64), "overridable"),
+    ]
+    inputs = [vi("s0", T.FLOAT, [2]), vi("xs", T.FLOAT, [5, 4]), vi("overridable", T.INT64, [1])]
+    proto = model(nodes, inputs, [vi("ys", T.FLOAT, None), vi("z", T.FLOAT, None)], consts)
+    onnx.save(proto, tmp_path / "scan.onnx")
+    found, _, _ = judged(tmp_path / "scan.onnx")
+    sites = {s.node: s for s in found.sites}
+    assert sites["in_scan"].graph == "Scan_0/body"
+    assert sites["in_scan"].indices_constant and sites["in_scan"].data.shape == (4,)
+    # an initializer the caller may override is computed at run time: drawn
+    assert not sites["fed_or_not"].indices_constant
