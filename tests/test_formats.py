@@ -19,7 +19,17 @@ from conformance.tables.features import FEATURES
 from tests.conftest import REPO, conformance
 
 SCHEMAS = REPO / "docs" / "schemas"
-NAMES = ("result", "header", "summary", "groups", "gate", "report", "findings", "scoreboard", "nodes")
+NAMES = (
+    "result",
+    "header",
+    "summary",
+    "groups",
+    "gate",
+    "report",
+    "findings",
+    "scoreboard",
+    "nodes",
+)
 FILES = {  # file of a run folder -> its schema
     "header.json": "header",
     "summary.json": "summary",
