@@ -242,7 +242,7 @@ def infer(proto: onnx.ModelProto, path: Path) -> onnx.ModelProto:
         if proto.ByteSize() < IN_MEMORY_LIMIT:
             return onnx.shape_inference.infer_shapes(proto, strict_mode=False, data_prop=True)
         return _infer_through_file(path)
-    except Exception:  # noqa: BLE001 - each node whose shapes stay unknown says so
+    except Exception:  # each node whose shapes stay unknown says so
         return proto
 
 
