@@ -9,6 +9,7 @@ pinned in constraints.txt, in the `test` extra)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -708,3 +709,47 @@ def test_a_scan_body_and_an_initializer_that_is_also_an_input(tmp_path):
     assert sites["in_scan"].indices_constant and sites["in_scan"].data.shape == (4,)
     # an initializer the caller may override is computed at run time: drawn
     assert not sites["fed_or_not"].indices_constant
+
+
+def test_a_model_judged_on_the_inputs_it_was_fed(folder, tmp_path, capsys):
+    feeds = {
+        "ids": np.array([[1, 2, 3], [4, 5, 9]], np.int64),
+        "x": np.arange(10, dtype=np.float32).reshape(2, 5),
+        "cond": np.array(True),
+        "ids32": np.array([0, -1], np.int32),
+        "flags": np.array([True, False, True, True]),
+    }
+    np.savez(tmp_path / "in.npz", **feeds)
+    out = tmp_path / "run"
+    code = main(
+        [
+            "model",
+            str(folder / "patterns.onnx"),
+            "--inputs",
+            str(tmp_path / "in.npz"),
+            "--runtime",
+            "reference",
+            "--variants",
+            "static",
+            "--draws",
+            "0",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
+    assert code == 1  # onnx.reference accepts GatherElements' out-of-range indices (known)
+    printed = capsys.readouterr().out
+    assert "reference accepted_invalid: accepts index-out-of-range; 1 node(s): topk_ge" in printed
+    # 7 of 8 on the drawn cases; on the tensors the model was fed, all 8
+    assert re.search(r"reference +7/8 +7/8 +8/8", printed)
+    document = json.loads((out / "nodes.json").read_text())
+    jsonschema.validate(document, json.loads((SCHEMAS / "nodes.schema.json").read_text()))
+    assert document["captured"]["with"] == "onnx.reference"
+    assert document["dims"] == {"batch": 2, "seq": 3}
+    embedding = next(e for e in document["nodes"] if e["node"] == "embedding")
+    assert embedding["indices"]["shape"] == [2, 3]
+    assert any("-captured1." in case for case in embedding["cases"])
+    header = json.loads((out / "header.json").read_text())
+    assert header["graphs"]["captured_with"] == "onnx.reference"
+    assert "capture_s" in header["graphs"]["timings_s"]

@@ -10,6 +10,7 @@ hits by name and its smallest input.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -19,6 +20,8 @@ from conformance.report.terminal import safe
 
 NAMES_SHOWN = 8  # node names listed per discrepancy
 NODES = "nodes.json"  # beside the results of a conformance model run
+# the case id of a node case made of captured tensors (conformance.graphs.capture)
+CAPTURED = re.compile(r"-captured\d+\.op\d+\.")
 
 
 @dataclass
@@ -37,6 +40,8 @@ class TargetVerdict:
     unique_ok: int = 0
     unique: int = 0
     weighted_ok: int = 0
+    captured: int = 0  # nodes with cases of the tensors the model was fed (--inputs)
+    captured_ok: int = 0  # of them, those whose captured cases all conform
     weighted: int = 0
 
 
@@ -99,6 +104,11 @@ def verdicts(document: dict, records: list[dict]) -> list[ModelVerdict]:
                     for r in by_case.get(i, ())
                     if r["runtime"] == runtime and r["kind"] in DISCREPANCIES
                 ]
+                captured = [i for i in ids if CAPTURED.search(i)]
+                if captured:
+                    verdict.captured += len(members)
+                    if not any(CAPTURED.search(r["case_id"]) for r in bad):
+                        verdict.captured_ok += len(members)
                 if not bad:
                     verdict.unique_ok += 1
                     verdict.weighted_ok += len(members)
@@ -194,14 +204,14 @@ def model_lines(verdict: ModelVerdict) -> list[str]:
     )
     if verdict.targets and verdict.judged:
         width = max(len(t.runtime) for t in verdict.targets) + 2
-        lines.append(f"  {'target':<{width}}{'as the oracle (unique)':<26}weighted by occurrence")
+        fed = any(t.captured for t in verdict.targets)
+        head = f"  {'target':<{width}}{'as the oracle (unique)':<26}{'weighted by occurrence':<26}"
+        lines.append((head + ("on the inputs it was fed" if fed else "")).rstrip())
         for t in verdict.targets:
-            lines.append(
-                safe(
-                    f"  {t.runtime:<{width}}{f'{t.unique_ok}/{t.unique}':<26}"
-                    f"{t.weighted_ok}/{t.weighted}"
-                )
-            )
+            row = f"  {t.runtime:<{width}}{f'{t.unique_ok}/{t.unique}':<26}"
+            row += f"{f'{t.weighted_ok}/{t.weighted}':<26}"
+            row += f"{t.captured_ok}/{t.captured}" if fed else ""
+            lines.append(safe(row.rstrip()))
     for m in verdict.mechanisms:
         names = ", ".join(dict.fromkeys(m.nodes[:NAMES_SHOWN]))
         more = f" and {len(m.nodes) - NAMES_SHOWN} more" if len(m.nodes) > NAMES_SHOWN else ""
