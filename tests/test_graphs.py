@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import jsonschema
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -497,6 +498,13 @@ def test_the_npy_generator_stays_in_the_case_files_folder(tmp_path):
     (tmp_path / "c.yaml").write_text(yaml.safe_dump({"cases": [case]}))
     with pytest.raises(loader.CaseErrors, match="holds float32, not float64"):
         loader.load_file(tmp_path / "c.yaml")
+    # .npy has no bfloat16: its bits, as uint16
+    bits = np.arange(4, dtype=np.float32).astype(ml_dtypes.bfloat16)
+    np.save(tmp_path / "table.npy", bits.view(np.uint16))
+    case["dtype"] = "bfloat16"
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({"cases": [case]}))
+    (loaded,) = loader.load_file(tmp_path / "c.yaml")
+    assert loaded.data.dtype == ml_dtypes.bfloat16 and loaded.data.tobytes() == bits.tobytes()
 
 
 # -- end to end: real models, every runtime ---------------------------------------

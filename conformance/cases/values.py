@@ -15,7 +15,8 @@ rank-0 tensor) or a generator, a mapping with exactly one key:
   dtype each element is a ``[real, imaginary]`` pair of patterns.
 - ``npy: embedding.npy``: the array of a NumPy ``.npy`` file in the case
   file's folder (or below it; a path leaving it is refused), of exactly the
-  case's dtype: how a model's large constant (an embedding table) is kept
+  case's dtype (bfloat16: its bits as uint16, .npy having no bfloat16): how
+  a model's large constant (an embedding table) is kept
   (``conformance model --save-cases``). Its size is the file's own: the
   memory guard, not the generators' limit, bounds it.
 
@@ -318,6 +319,8 @@ def _npy(name, dtype: DType, folder) -> np.ndarray:
         array = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as error:
         raise ValueProblem(f"cannot read {name!r} as an .npy file: {error}", ("npy",)) from None
+    if dtype.name == "bfloat16" and isinstance(array, np.ndarray) and array.dtype == np.uint16:
+        return array.view(dtype.numpy)  # .npy has no bfloat16: its bits, as uint16
     if not isinstance(array, np.ndarray) or array.dtype != dtype.numpy:
         found = getattr(array, "dtype", type(array).__name__)
         raise ValueProblem(f"{name!r} holds {found}, not {dtype.name}", ("npy",))

@@ -53,6 +53,8 @@ def document(
                 elif array.size > LITERAL_LIMIT:
                     name = f"{path.stem}.{case.base_id}.{field}.npy"
                     buffer = io.BytesIO()
+                    if array.dtype.name == "bfloat16":  # .npy has no bfloat16: its bits
+                        array = array.view(np.uint16)
                     np.save(buffer, array, allow_pickle=False)
                     arrays[name] = buffer.getvalue()
                     entry[field] = {"npy": name}
