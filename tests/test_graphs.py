@@ -561,6 +561,8 @@ def test_real_models_are_judged_on_every_runtime(judged_run):
         by_model.setdefault(Path(entry["model"]).name, []).append(entry)
     assert len(by_model["silero_vad.onnx"]) == 20  # inside If branches, three deep
     assert any(e["graph"].count("/then_branch") >= 3 for e in by_model["silero_vad.onnx"])
+    # its inputs' dims have no names: named input[1], state[1], they take the default size
+    assert all(e["not_judged"] is None for e in by_model["silero_vad.onnx"])
     assert len(by_model["320n.onnx"]) == 9
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert {r["runtime"] for r in records} == {"onnxruntime", "openvino", "reference", "tract"}
@@ -761,3 +763,13 @@ def test_a_model_judged_on_the_inputs_it_was_fed(folder, tmp_path, capsys):
     header = json.loads((out / "header.json").read_text())
     assert header["graphs"]["captured_with"] == "onnx.reference"
     assert "capture_s" in header["graphs"]["timings_s"]
+
+
+def test_an_input_dim_with_neither_size_nor_name_is_named_after_its_input(tmp_path):
+    x = vi("x", T.FLOAT, [None, 4])  # an exporter's unnamed dynamic dim
+    nodes = [h.make_node("Gather", ["x", "i"], ["y"], name="rows", axis=0)]
+    proto = model(nodes, [x, vi("i", T.INT64, [2])], [vi("y", T.FLOAT, None)])
+    onnx.save(proto, tmp_path / "unnamed.onnx")
+    found, groups, _ = judged(tmp_path / "unnamed.onnx", dims={"x[0]": 6})
+    assert "x[0]" in found.dim_names
+    assert groups[0].data_shape == (6, 4)

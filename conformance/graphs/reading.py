@@ -123,6 +123,7 @@ def load(path: Path) -> GraphFile:
     proto = _parse(path)
     _check_external(proto, path)
     opset = _default_opset(proto, path)
+    name_unnamed_dims(proto)
     start = time.perf_counter()
     inferred = infer(proto, path)
     found = GraphFile(path, proto, inferred, opset)
@@ -157,6 +158,23 @@ def _parse(path: Path) -> onnx.ModelProto:
     # without a shape); a file cut inside the graph fails to parse, one cut after
     # it has no opset import (ModelProto's opset_import follows its graph).
     return proto
+
+
+def name_unnamed_dims(proto: onnx.ModelProto) -> None:
+    """Give each dim of a graph input that has neither a size nor a name the
+    name ``<input>[<i>]``: it is as symbolic as ``batch`` (exporters leave
+    such dims unnamed), so shape inference carries it on, and ``--dims``,
+    ``--inputs`` or the default give it a size."""
+    initializers = {t.name for t in proto.graph.initializer}
+    for value in proto.graph.input:
+        if value.name in initializers or value.type.WhichOneof("value") != "tensor_type":
+            continue
+        tensor = value.type.tensor_type
+        if not tensor.HasField("shape"):
+            continue
+        for i, dim in enumerate(tensor.shape.dim):
+            if not dim.HasField("dim_value") and not dim.dim_param:
+                dim.dim_param = f"{value.name}[{i}]"
 
 
 def _default_opset(proto: onnx.ModelProto, path: Path) -> int:
