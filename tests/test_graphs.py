@@ -509,10 +509,13 @@ def test_the_npy_generator_stays_in_the_case_files_folder(tmp_path):
 
 # -- end to end: real models, every runtime ---------------------------------------
 def packaged(module: str, relative: str) -> Path:
-    """A model inside an installed package's files."""
-    import importlib
+    """A model inside an installed package's files (found, not imported: nudenet
+    would import OpenCV)."""
+    import importlib.util
 
-    path = Path(importlib.import_module(module).__file__).parent / relative
+    spec = importlib.util.find_spec(module)
+    assert spec is not None, f"{module} is not installed: pip install -e '.[test]'"
+    path = Path(next(iter(spec.submodule_search_locations))) / relative
     assert path.is_file(), f"{module} no longer ships {relative}"
     return path
 
