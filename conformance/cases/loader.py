@@ -195,7 +195,10 @@ class YamlFileReader:
         try:
             text = self.path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            self.error((), f"cannot read: {exc}")
+            hint = ""
+            if self.path.suffix.lower() == ".onnx":  # a model, not a case file
+                hint = "; an ONNX model: judge its nodes with `conformance model FILE.onnx`"
+            self.error((), f"cannot read: {exc}{hint}")
             return False
         try:
             problem = _yaml_shape_problem(text)
@@ -341,7 +344,7 @@ class _FileReader(YamlFileReader):
                     try:
                         key = (field, dtype.name)
                         if key not in built_values:
-                            array = values.build(case[field], dtype)
+                            array = values.build(case[field], dtype, folder=self.path.parent)
                             array.flags.writeable = False  # shared by several cases
                             built_values[key] = array
                         built[field] = built_values[key]

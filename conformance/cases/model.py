@@ -54,6 +54,9 @@ class Case:
     decisions: tuple[str, ...] = field(default=(), kw_only=True)
     tags: tuple[str, ...] = field(default=("generated",), kw_only=True)
     source: Source = field(default=Source(Path(GENERATED), 0), kw_only=True)
+    # the nodes of users' models the case stands for: (model, graph, node) each
+    # (conformance.graphs); empty for every other case
+    nodes: tuple[tuple[str, str, str], ...] = field(default=(), kw_only=True)
 
     @property
     def dtype(self) -> str:

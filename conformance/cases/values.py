@@ -13,6 +13,12 @@ rank-0 tensor) or a generator, a mapping with exactly one key:
 - ``bits: [[0x7fc00001, 0x8000]]``: unsigned bit patterns reinterpreted as a
   float dtype (the only way to write a NaN payload in YAML); for a complex
   dtype each element is a ``[real, imaginary]`` pair of patterns.
+- ``npy: embedding.npy``: the array of a NumPy ``.npy`` file in the case
+  file's folder (or below it; a path leaving it is refused), of exactly the
+  case's dtype (bfloat16: its bits as uint16, .npy having no bfloat16): how
+  a model's large constant (an embedding table) is kept
+  (``conformance model --save-cases``). Its size is the file's own: the
+  memory guard, not the generators' limit, bounds it.
 
 Literals are converted strictly: an int dtype takes only integers that fit, a
 bool dtype only true/false, a string dtype only strings; float dtypes take
@@ -40,7 +46,7 @@ from conformance.tables.profiles import INT64_MAX, INT64_MIN
 MAX_ELEMENTS = 1 << 22
 MAX_GENERATED_RANK = 32  # dimensions of a generator's shape (NumPy's old limit)
 
-GENERATORS = ("arange", "random", "full", "bits")
+GENERATORS = ("arange", "random", "full", "bits", "npy")
 _GENERATOR_FIELDS = {
     "arange": ({"shape"}, {"start"}),
     "random": ({"shape", "seed"}, {"low", "high"}),
@@ -294,8 +300,36 @@ def _bits(value, dtype: DType) -> np.ndarray:
     )
 
 
-def build(value, dtype: DType) -> np.ndarray:
-    """The array a case-file value denotes, for one dtype."""
+def _npy(name, dtype: DType, folder) -> np.ndarray:
+    """The array of an .npy file inside ``folder`` (the case file's), of exactly ``dtype``."""
+    from pathlib import Path
+
+    if not isinstance(name, str) or not name:
+        raise ValueProblem("npy takes the name of an .npy file beside the case file", ("npy",))
+    if folder is None:
+        raise ValueProblem("npy is only for case files (a path relative to the file)", ("npy",))
+    base = Path(folder).resolve()
+    path = (base / name).resolve()
+    if Path(name).is_absolute() or base not in path.parents:
+        raise ValueProblem(
+            f"{name!r} leaves the case file's folder: npy reads only files in it or below",
+            ("npy",),
+        )
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as error:
+        raise ValueProblem(f"cannot read {name!r} as an .npy file: {error}", ("npy",)) from None
+    if dtype.name == "bfloat16" and isinstance(array, np.ndarray) and array.dtype == np.uint16:
+        return array.view(dtype.numpy)  # .npy has no bfloat16: its bits, as uint16
+    if not isinstance(array, np.ndarray) or array.dtype != dtype.numpy:
+        found = getattr(array, "dtype", type(array).__name__)
+        raise ValueProblem(f"{name!r} holds {found}, not {dtype.name}", ("npy",))
+    return array
+
+
+def build(value, dtype: DType, folder=None) -> np.ndarray:
+    """The array a case-file value denotes, for one dtype; ``folder`` is the
+    case file's, where an ``npy`` generator's file is."""
     if not isinstance(value, dict):
         return from_literal(value, dtype)
     if len(value) != 1 or next(iter(value)) not in GENERATORS:
@@ -306,6 +340,8 @@ def build(value, dtype: DType) -> np.ndarray:
     ((name, spec),) = value.items()
     if name == "bits":
         return _bits(spec, dtype)
+    if name == "npy":
+        return _npy(spec, dtype, folder)
     if not isinstance(spec, dict):
         raise ValueProblem(f"{name} takes a mapping of fields", (name,))
     required, optional = _GENERATOR_FIELDS[name]

@@ -31,6 +31,7 @@ COMMANDS = (
     "cases",
     "decisions",
     "run",
+    "model",
     "fuzz",
     "report",
     "scoreboard",

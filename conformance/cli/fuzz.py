@@ -180,8 +180,45 @@ def _add_arguments(parser) -> None:
         action="store_true",
         help="no live display (outside a terminal: no status line every 10 s)",
     )
+    parser.add_argument(
+        "--model",
+        nargs="+",
+        action="extend",
+        type=Path,
+        metavar="MODEL",
+        help="ONNX models: draw only around their Gather/GatherElements nodes' signatures "
+        "(ops, opsets, dtypes, ranks and axes, shapes near theirs; docs/models.md)",
+    )
     options.add_gate(parser)
     finish.add_output(parser)
+
+
+def model_strategy(paths: list[Path], max_elements: int):
+    """(the strategy, the header's ``graphs``) of fuzz --model; a ConformanceError
+    when no node of the models can be fuzzed."""
+    from conformance.cases.check import DEFAULT_CASE_MEMORY
+    from conformance.errors import ConformanceError
+    from conformance.fuzz import model_nodes
+    from conformance.graphs import drawing, reading
+
+    read = [reading.load(path) for path in paths]
+    groups = drawing.group_nodes(read, {}, DEFAULT_CASE_MEMORY)
+    signatures = [model_nodes.NodeSignature.of(g) for g in groups]
+    usable = [s for s in signatures if model_nodes.fuzzable(s)]
+    if not usable:
+        names = ", ".join(str(p) for p in paths)
+        raise ConformanceError(f"error: {names}: no Gather or GatherElements node to fuzz around")
+    about = {
+        "models": [str(f.path) for f in read],
+        "opsets": [f.opset for f in read],
+        "dims": {},
+        "default_dim": drawing.DEFAULT_DIM,
+        "draws": 0,
+        "inputs": None,
+        "captured_with": None,
+        "timings_s": {},
+    }
+    return model_nodes.examples(usable, max_elements), {"graphs": about}
 
 
 def command(args) -> int:
@@ -198,6 +235,7 @@ def command(args) -> int:
     except ValueError as error:
         err.print(str(error), markup=False)
         return exits.USAGE
+    around = model_strategy(args.model, max_elements) if args.model else (None, None)
     runtimes = options.chosen_runtimes(args)
     baselines = inputs.load_baselines(args, runtimes, err)
     if baselines is None:
@@ -217,6 +255,7 @@ def command(args) -> int:
         pack=args.pack,
         store=store,
     )
+    settings.strategy, settings.extra_header = around
     live = not args.no_progress and err.is_terminal
     display = Live(Text("starting workers..."), console=err, refresh_per_second=4, transient=True)
     ticker = progress.Ticker()  # outside a terminal (CI): a line at most every 10 s

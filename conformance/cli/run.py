@@ -103,8 +103,17 @@ def command(args) -> int:
     if not cases:
         err.print(f"shard {index}/{count} has no case ({count} shards is more than cases)")
         return exits.USAGE
-    variants = tuple(dict.fromkeys(args.variants or models.VARIANTS))
     out = args.out or options.default_out("run")
+    extra = {"shard": list(args.shard), "corpus": inputs.corpus(args.cases)}
+    return execute(cases, args, runtimes, baselines, out, extra)
+
+
+def execute(cases, args, runtimes, baselines, out: Path, extra_header: dict, after=None) -> int:
+    """Run ``cases`` as ``run`` does (progress, summary, gate, report) and
+    return the exit code; ``conformance model`` shares it. ``after(written)``
+    gives lines printed once the verdict and the report are said."""
+    err = options.stderr()
+    variants = tuple(dict.fromkeys(args.variants or models.VARIANTS))
     settings = Options(
         runtimes=runtimes,
         variants=variants,
@@ -147,7 +156,7 @@ def command(args) -> int:
             settings,
             progress=update,
             command=["conformance", *sys.argv[1:]],
-            extra_header={"shard": list(args.shard), "corpus": inputs.corpus(args.cases)},
+            extra_header=extra_header,
         )
     for line in terminal.case_problem_lines(summary.case_problems):
         err.print(line, markup=False)
@@ -159,7 +168,10 @@ def command(args) -> int:
     note = terminal.cpu_note(written.header.get("cpu_budget"))
     if note:
         err.print(note, markup=False)
-    return finish.finish(
+    code = finish.finish(
         summary, written, baselines, args, err,
         decides=args.gate, kept="the results recorded so far", label_width=8,
     )  # fmt: skip
+    if after is not None:
+        print("\n".join(after(written)))
+    return code

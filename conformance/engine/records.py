@@ -68,7 +68,7 @@ def about(case: Case, verdict: Verdict | None) -> dict:
         expected = {"dtype": case.dtype, "shape": list(verdict.output.shape)}
     else:
         expected = {"violation": verdict.violation.clause}
-    return {
+    described = {
         "case_id": case.id,
         "op": case.op,
         "opset": case.opset,
@@ -83,6 +83,9 @@ def about(case: Case, verdict: Verdict | None) -> dict:
         "disputed": list(verdict.disputed) if verdict is not None else [],
         "features": list(features(case)),
     }
+    if case.nodes:  # a node case of `conformance model`: the model nodes it stands for
+        described["nodes"] = [{"model": m, "graph": g, "node": n} for m, g, n in case.nodes]
+    return described
 
 
 def record(

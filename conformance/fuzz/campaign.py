@@ -111,6 +111,10 @@ class CampaignOptions:
     case_memory: int = DEFAULT_CASE_MEMORY  # the memory guard, in rounds and in shrinking
     store: Store | None = None  # the regression store (None: none)
     confirm_alone: int = 2  # discrepancies per bug re-run alone before packs are trusted
+    # fuzz --model: a strategy of Examples every round draws from (None: coverage-guided
+    # keys), and what the header says of it
+    strategy: object = None
+    extra_header: dict | None = None
 
     def __post_init__(self) -> None:
         # Every duration the campaign computes and writes (findings.json,
@@ -287,7 +291,8 @@ class Campaign:
                 "max_elements": options.max_elements,
                 "round_size": options.round_size,
                 "shard": list(options.shard),
-            }
+            },
+            **(options.extra_header or {}),
         }
         self.run = Run(options.out_dir, options.engine(), self.command, header)
         main = threading.current_thread() is threading.main_thread()
@@ -419,6 +424,8 @@ class Campaign:
             self._keys = random.Random(seeded)
         key = coverage.next_key(self.coverage, self._keys)
         strategy = coverage.round_strategy(self.coverage, key, self.options.max_elements)
+        if self.options.strategy is not None:  # fuzz --model: within the model's nodes
+            strategy = self.options.strategy
         return self._draw, strategy, _derive(self.options.seed, _stream(self.options.shard), batch)
 
     def _draw(self, strategy, batch_seed: int) -> list[Example]:

@@ -5,7 +5,9 @@ runtime, variant) named ``<case id>[<variant>]`` with classname
 ``<runtime>.<op>``; a discrepancy is a ``<failure>`` (type = outcome kind)
 unless a baseline entry covers it (``<skipped>``, as an xfail), a harness
 error is an ``<error>``, another ``harness_unsupported`` result is
-``<skipped>``, conforming results pass. When the runs were gated, a
+``<skipped>``, conforming results pass. Results of ``conformance model``
+also make one ``nodes.<runtime>`` suite per target with one test case per
+model node. When the runs were gated, a
 ``gate`` suite says the verdict as CI reads it: a failing test case for each
 new group, each entry fixed upstream? (unless allowed), each run that did not
 finish, and one for the harness errors; a passing ``gate.verdict`` otherwise.
@@ -144,9 +146,52 @@ def junit(
                 error.text = _clean(record["message"])
             elif record["kind"] == "harness_unsupported":
                 ElementTree.SubElement(case, "skipped", message=_clean(record["message"])[:500])
+    _node_suites(root, results, known)
     if verdicts or unfinished:
         _gate_suite(root, results, verdicts or [], unfinished or [])
     return ElementTree.ElementTree(root)
+
+
+def _node_suites(root, results: list[dict], known: dict) -> None:
+    """``conformance model``: one ``nodes.<runtime>`` suite per target, one test
+    case per model node (``<model>:<graph>/<node>``), failing when a result of
+    a case the node became is a discrepancy no baseline entry covers, skipped
+    when every discrepancy is a known one."""
+    by_node: dict[str, dict[tuple, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for record in results:
+        for node in record.get("nodes") or ():
+            where = (node["model"], node["graph"], node["node"])
+            by_node[record["runtime"]][where].append(record)
+    for runtime, nodes in sorted(by_node.items()):
+        verdicts = {}
+        for where, mine in nodes.items():
+            wrong = [r for r in mine if r["kind"] in DISCREPANCIES]
+            new = [r for r in wrong if id(r) not in known]
+            verdicts[where] = (wrong, new)
+        suite = ElementTree.SubElement(
+            root, "testsuite", name=_clean(f"nodes.{runtime}"), tests=str(len(nodes)),
+            failures=str(sum(bool(new) for _, new in verdicts.values())), errors="0",
+            skipped=str(sum(bool(wrong) and not new for wrong, new in verdicts.values())),
+        )  # fmt: skip
+        for (model, graph, node), (wrong, new) in sorted(verdicts.items()):
+            label = f"{graph}/{node}" if graph else node
+            case = ElementTree.SubElement(
+                suite, "testcase", name=_clean(f"{model}:{label}"),
+                classname=_clean(f"nodes.{runtime}"), time="0",
+            )  # fmt: skip
+            if new:
+                first = new[0]
+                message = (
+                    f"{len(new)} result(s) differ from the oracle: {first['kind']} on "
+                    f"{first['case_id']} [{first['variant']}]: {first.get('message') or ''}"
+                )
+                failure = ElementTree.SubElement(
+                    case, "failure", type=first["kind"], message=_clean(message)[:500]
+                )
+                failure.text = _clean(message)
+            elif wrong:
+                message = f"{len(wrong)} known discrepancies ({wrong[0]['kind']})"
+                ElementTree.SubElement(case, "skipped", message=_clean(message)[:500])
 
 
 def last_line(text: str | None) -> str:

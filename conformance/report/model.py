@@ -241,6 +241,8 @@ class Report:
     bugs: list[FuzzBug] = field(default_factory=list)  # fuzz bugs (findings.json format 2)
     unassigned: list[dict] = field(default_factory=list)  # fuzz classes of no bug listed
     coverage: CoverageView | None = None  # what the fuzz campaigns reached
+    # conformance model: per model, its nodes' verdict (report.node_verdicts.ModelVerdict)
+    nodes: list = field(default_factory=list)
 
     @property
     def packing(self) -> dict:
@@ -325,6 +327,25 @@ def _tensor(content: dict) -> Tensor:
 
 
 # -- the report -----------------------------------------------------------------------
+def _node_verdicts(runs: list[records.RunFolder]) -> list:
+    """The verdict per model node of the runs ``conformance model`` wrote (their nodes.json)."""
+    import json
+
+    from conformance.report import node_verdicts
+
+    made = []
+    for run in runs:
+        path = run.folder / node_verdicts.NODES
+        if not path.is_file():
+            continue
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # the results stand without it; the report only lacks the node table
+        made += node_verdicts.verdicts(document, run.records)
+    return made
+
+
 def from_runs(
     runs: list[records.RunFolder], report_path: Path, known: Path | None = None
 ) -> Report:
@@ -366,6 +387,7 @@ def from_runs(
             if "reproducer" in held:
                 group.reproducer = _reproducer(held["reproducer"])
         group.fuzz_class = classes.get(group.key)
+    report.nodes = _node_verdicts(runs)
     report.unfinished = [why for run in runs if (why := run.unfinished())]
     report.stale_gates = [run.stale_gate for run in runs if run.stale_gate]
     report.harness_errors = sum((run.summary or {}).get("harness_errors", 0) for run in runs)

@@ -1,0 +1,188 @@
+"""``conformance model``: every Gather and GatherElements node of ONNX models
+made into cases (:mod:`conformance.graphs`), run as ``run`` runs cases, with
+``nodes.json`` beside the results and a verdict per node."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from conformance.cli import exits, finish, options
+from conformance.cli import run as run_command
+from conformance.engine import files
+from conformance.engine.pool import DEFAULT_TIMEOUT
+from conformance.errors import ConformanceError
+from conformance.graphs import capture, drawing, nodes, reading, saving
+from conformance.report import node_verdicts
+
+NODES = node_verdicts.NODES
+
+
+def add_parser(commands) -> None:
+    model = commands.add_parser(
+        "model",
+        help="judge every Gather and GatherElements node of ONNX models on the runtimes",
+        description="Read ONNX models (with their external data), make every Gather and "
+        "GatherElements node of every graph (If/Loop/Scan bodies, model-local functions) into "
+        "cases, and run them as `run` runs cases: results in DIR/results.jsonl, the nodes in "
+        "DIR/nodes.json, a verdict per node (docs/models.md).",
+        epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),
+    )
+    model.add_argument("models", nargs="+", type=Path, metavar="MODEL", help="ONNX model files")
+    options.add_runtime(model)
+    options.add_variants(model.add_argument)
+    options.add_jobs(model)
+    options.add_pack(model)
+    model.add_argument(
+        "--out", type=Path, metavar="DIR", help="output folder (default reports/model-<time>)"
+    )
+    model.add_argument(
+        "--timeout",
+        type=options.positive_seconds,
+        default=None,
+        metavar="S",
+        help=f"seconds per case and runtime, load and run (default {DEFAULT_TIMEOUT:g}, as run)",
+    )
+    options.add_case_memory(model, "are not judged (listed with the reason in nodes.json)")
+    model.add_argument(
+        "--dims",
+        nargs="+",
+        action="extend",
+        type=dim,
+        metavar="NAME=SIZE",
+        help=f"sizes of symbolic dims (default: from --inputs, else {drawing.DEFAULT_DIM})",
+    )
+    model.add_argument(
+        "--draws",
+        type=draws,
+        default=drawing.DEFAULT_DRAWS,
+        metavar="N",
+        help="random index tensors per node whose indices are computed at run time, beside "
+        f"the bounds -s, s-1, -1, 0 and the out-of-range cases (default {drawing.DEFAULT_DRAWS})",
+    )
+    model.add_argument(
+        "--inputs",
+        type=Path,
+        metavar="FILE.npz",
+        help="one array per graph input, by name: the model is run once (onnx.reference) and "
+        "every Gather node's inputs become cases too; the dims take their sizes",
+    )
+    model.add_argument(
+        "--save-cases",
+        type=Path,
+        metavar="FILE.yaml",
+        help="also write the node cases as a case file (`conformance run --cases FILE.yaml`)",
+    )
+    model.add_argument("--no-progress", action="store_true", help="no progress bar")
+    model.add_argument(
+        "--gate",
+        action="store_true",
+        help="exit 0 when every discrepancy is a known one (cases/known/<runtime>.yaml)",
+    )
+    options.add_gate(model)
+    finish.add_output(model)
+    model.set_defaults(func=command, batch_size=32, worker_memory=4 << 30)
+
+
+def dim(text: str) -> tuple[str, int]:
+    """NAME=SIZE, SIZE a whole number >= 0."""
+    name, sep, size = text.partition("=")
+    if not sep or not name or not (size.isascii() and size.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r}: give NAME=SIZE, e.g. batch=2")
+    return name, int(size)
+
+
+def draws(text: str) -> int:
+    """A whole number >= 0."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number >= 0")
+    return int(text)
+
+
+def command(args) -> int:
+    err = options.stderr()
+    runtimes = options.chosen_runtimes(args)
+    if not args.gate and (args.known is not None or args.allow_fixed):
+        err.print("--known and --allow-fixed are options of the gate: add --gate")
+        return exits.USAGE
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    read = [reading.load(path) for path in args.models]
+    timings["shape_inference_s"] = sum(f.inference_s for f in read)
+    timings["reading_s"] = time.perf_counter() - start - timings["shape_inference_s"]
+    given = dict(args.dims or [])
+    dims = nodes.check_dims(read, given)
+    fed = None
+    if args.inputs is not None:
+        fed = capture.read_inputs(args.inputs, read)
+        dims = {**capture.input_dims(read, fed), **dims}
+    start = time.perf_counter()
+    groups = drawing.group_nodes(read, dims, args.case_memory)
+    cases = drawing.make_cases(groups, args.draws)
+    timings["cases_s"] = time.perf_counter() - start
+    captured = None
+    if fed is not None:
+        start = time.perf_counter()
+        captured = capture.capture(read, fed)
+        cases += capture.captured_cases(groups, captured, dims, args.case_memory, read)
+        timings["capture_s"] = time.perf_counter() - start
+    found = [site for each in read for site in each.sites]
+    for line in node_verdicts.found_lines(read):
+        print(line)
+    if not found:
+        return exits.OK
+    if args.save_cases is not None:
+        save_cases(args.save_cases, groups, args.case_memory)
+        print(f"node cases written to {args.save_cases}")
+    out = args.out or options.default_out("model")
+    document = nodes.document(read, groups, dims, args.draws, captured)
+    if not cases:
+        out.mkdir(parents=True, exist_ok=True)
+        files.write_json(out / NODES, document)
+        print(node_verdicts.nothing_judged_line(out / NODES))
+        return exits.OK
+    baselines = _baselines(args, runtimes, err)
+    if baselines is None and args.gate:
+        return exits.USAGE
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConformanceError(f"{out}: cannot create the output folder: {error}") from None
+    files.write_json(out / NODES, document)
+    header = {"corpus": None, "graphs": nodes.header(read, dims, args, captured, timings)}
+    return run_command.execute(
+        cases,
+        args,
+        runtimes,
+        baselines,
+        out,
+        header,
+        after=lambda written: node_verdicts.table_lines(document, written.records),
+    )
+
+
+def _baselines(args, runtimes, err):
+    from conformance.cli import inputs
+
+    return inputs.load_baselines(args, runtimes, err, deciding=args.gate)
+
+
+def save_cases(path: Path, groups, case_memory: int) -> None:
+    """The node cases as a case file, large tensors in .npy files beside it."""
+    import yaml
+
+    from conformance.fuzz.artifacts import _yaml_literal  # the case files' exact literal
+
+    content, arrays = saving.document(path, groups, _yaml_literal, case_memory)
+    for name, data in arrays.items():
+        files.write_bytes(path.parent / name, data)
+    text = yaml.dump(
+        content,
+        Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+        default_flow_style=None,
+    )
+    files.write_text(path, text)

@@ -1,0 +1,291 @@
+"""``--inputs FILE.npz``: the model run once on the user's inputs, every Gather
+node's inputs captured, and those exact tensors made into cases.
+
+The model runs on ``onnx.reference`` (the header's ``graphs.captured_with``
+says so), with its Gather and GatherElements replaced by the same operators
+that also keep what they were given. That reaches nodes at any depth of
+If/Loop/Scan bodies (a Loop body's node is captured at each iteration; the
+first :data:`KEPT` distinct inputs are kept). A node the run never reaches
+(an If branch not taken) or cannot see (the body of a model-local function,
+which onnx.reference evaluates apart) says so and keeps its drawn cases.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from conformance.graphs import drawing, reading
+from conformance.graphs.reading import DEFAULT_DOMAINS, OURS, GraphFile, GraphFileError, tensor_type
+from conformance.tables import dtypes
+
+KEPT = 3  # distinct inputs kept per node (a Loop body's node runs once per iteration)
+MARK = "__conformance_capture_"
+RUNTIME = "onnx.reference"
+
+
+@dataclass
+class Captured:
+    runtime: str = RUNTIME
+    # (model, graph, node) -> [(data, indices), ...]
+    tensors: dict[tuple[str, str, str], list[tuple[np.ndarray, np.ndarray]]] = field(
+        default_factory=dict
+    )
+    missed: dict[tuple[str, str, str], str] = field(default_factory=dict)  # node -> why
+    failed: dict[str, str] = field(default_factory=dict)  # model -> why the run failed
+
+
+def read_inputs(path: Path, files: list[GraphFile]) -> dict[str, np.ndarray]:
+    """The arrays of an .npz, held to every model's graph inputs (name, dtype, rank, sizes)."""
+    try:
+        with np.load(path, allow_pickle=False) as loaded:
+            if not hasattr(loaded, "files"):
+                raise GraphFileError(path, "not an .npz file (one array per graph input, by name)")
+            arrays = {name: loaded[name] for name in loaded.files}
+    except GraphFileError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
+        raise GraphFileError(path, f"cannot read as an .npz file: {error}") from None
+    for found in files:
+        _check(path, found, arrays)
+    return arrays
+
+
+def graph_inputs(found: GraphFile) -> list[onnx.ValueInfoProto]:
+    initializers = {t.name for t in found.proto.graph.initializer}
+    return [v for v in found.proto.graph.input if v.name not in initializers]
+
+
+def _check(path: Path, found: GraphFile, arrays: dict[str, np.ndarray]) -> None:
+    wanted = graph_inputs(found)
+    names = {v.name for v in wanted}
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise GraphFileError(
+            path,
+            f"no array for graph input {missing[0]!r} of {found.path} "
+            f"(its inputs: {', '.join(sorted(names))}; the file's: {', '.join(sorted(arrays))})",
+        )
+    extra = sorted(set(arrays) - names)
+    if extra:
+        raise GraphFileError(
+            path,
+            f"array {extra[0]!r} is no graph input of {found.path} "
+            f"(its inputs: {', '.join(sorted(names))})",
+        )
+    for value in wanted:
+        array = arrays[value.name]
+        declared = tensor_type(value)
+        have = dtypes.name_of(array)
+        if declared.dtype is not None and have != declared.dtype:
+            raise GraphFileError(
+                path, f"input {value.name!r}: dtype {have}, the graph takes {declared.dtype}"
+            )
+        if declared.shape is None:
+            continue
+        if array.ndim != len(declared.shape):
+            raise GraphFileError(
+                path,
+                f"input {value.name!r}: rank {array.ndim} (shape {list(array.shape)}), "
+                f"the graph takes rank {len(declared.shape)} {list(declared.shape)}",
+            )
+        for i, (size, dim) in enumerate(zip(array.shape, declared.shape, strict=True)):
+            if isinstance(dim, int) and size != dim:
+                raise GraphFileError(
+                    path, f"input {value.name!r}: dim {i} is {size}, the graph fixes it at {dim}"
+                )
+
+
+def input_dims(files: list[GraphFile], arrays: dict[str, np.ndarray]) -> dict[str, int]:
+    """The sizes the arrays give the graph inputs' symbolic dims."""
+    found: dict[str, int] = {}
+    for each in files:
+        for value in graph_inputs(each):
+            shape = tensor_type(value).shape or ()
+            for dim, size in zip(shape, arrays[value.name].shape, strict=False):
+                if isinstance(dim, str):
+                    found.setdefault(dim, int(size))
+    return found
+
+
+def _marked(proto: onnx.ModelProto, files_model: str) -> dict[str, tuple[str, str, str]]:
+    """Name every Gather node of the graphs (not of functions) with a mark; mark -> node."""
+    marks: dict[str, tuple[str, str, str]] = {}
+
+    def walk(graph: onnx.GraphProto, path: str) -> None:
+        for index, node in enumerate(graph.node):
+            label = node.name or f"#{index}"
+            if node.op_type in OURS and node.domain in DEFAULT_DOMAINS:
+                mark = f"{MARK}{len(marks)}"
+                marks[mark] = (files_model, path, label)
+                node.name = mark
+            for attribute in node.attribute:
+                subs = [attribute.g] if attribute.HasField("g") else list(attribute.graphs)
+                for k, sub in enumerate(subs):
+                    name = attribute.name if len(subs) == 1 else f"{attribute.name}[{k}]"
+                    walk(sub, f"{path}/{label}/{name}" if path else f"{label}/{name}")
+
+    walk(proto.graph, "")
+    return marks
+
+
+def _capturing_ops(kept: dict[str, list]):
+    from onnx.reference.ops.op_gather import Gather as _Gather
+    from onnx.reference.ops.op_gather_elements import GatherElements as _GatherElements
+
+    def keep(name: str, data, indices) -> None:
+        seen = kept.setdefault(name, [])
+        if len(seen) >= KEPT:
+            return
+        pair = (np.array(data, copy=True), np.array(indices, copy=True))
+        digest = _digest(*pair)
+        if all(_digest(*other) != digest for other in seen):
+            seen.append(pair)
+
+    class Gather(_Gather):
+        def _run(self, x, indices, axis=None):
+            keep(self.onnx_node.name, x, indices)
+            return super()._run(x, indices, axis=axis)
+
+    class GatherElements(_GatherElements):
+        def _run(self, data, indices, axis=None):
+            keep(self.onnx_node.name, data, indices)
+            return super()._run(data, indices, axis=axis)
+
+    return [Gather, GatherElements]
+
+
+def _digest(data: np.ndarray, indices: np.ndarray) -> str:
+    hashed = hashlib.blake2b(digest_size=12)
+    for array in (data, indices):
+        hashed.update(f"{array.dtype}{array.shape}".encode())
+        hashed.update(
+            "\x00".join(map(str, array.ravel())).encode()
+            if array.dtype == object
+            else array.tobytes()
+        )
+    return hashed.hexdigest()
+
+
+def capture(files: list[GraphFile], arrays: dict[str, np.ndarray]) -> Captured:
+    """Run each model once on ``arrays`` (onnx.reference), keeping every Gather node's inputs."""
+    from onnx.reference import ReferenceEvaluator
+
+    result = Captured()
+    for found in files:
+        model = str(found.path)
+        proto = onnx.load(str(found.path))  # with its external data: the run needs it all
+        marks = _marked(proto, model)
+        kept: dict[str, list] = {}
+        feeds = {v.name: arrays[v.name] for v in graph_inputs(found)}
+        try:
+            ReferenceEvaluator(proto, new_ops=_capturing_ops(kept)).run(None, feeds)
+        except Exception as error:
+            text = (
+                str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            )
+            result.failed[model] = f"{type(error).__name__}: {text}"[:300]
+        for mark, where in marks.items():
+            if kept.get(mark):
+                result.tensors[where] = kept[mark]
+        for site in found.sites:
+            if site.domain not in DEFAULT_DOMAINS or site.opset is None:
+                continue
+            key = (site.model, site.graph, site.node)
+            if key in result.tensors:
+                continue
+            if site.graph.startswith("function:"):
+                why = "inside a model-local function: onnx.reference runs its body apart"
+            elif model in result.failed:
+                why = f"the run failed before it: {result.failed[model]}"
+            else:
+                why = "the run never reached it (a branch not taken, a loop run zero times)"
+            result.missed[key] = why
+    return result
+
+
+# Why a node was not judged that the run's real tensors settle (its shapes or types).
+SETTLED_BY_CAPTURE = ("the rank of", "dim ", "the data element type", "the indices element type")
+
+
+def captured_cases(
+    groups: list[drawing.Group],
+    captured: Captured,
+    dims: dict[str, int],
+    case_memory: int,
+    files: list[GraphFile] = (),
+) -> list:
+    """Cases of the captured tensors: each site's own, deduplicated in its group.
+    A node not judged because shape inference left its shapes or types unknown
+    is judged on what the run fed it (a group of its own, appended to ``groups``)."""
+    from conformance.cases.check import over_memory
+
+    made = []
+    taken = {c.base_id for g in groups for c in g.cases}
+    by_site = {(s.model, s.graph, s.node): g for g in groups for s in g.sites}
+    unknown = {
+        (s.model, s.graph, s.node): s
+        for f in files
+        for s in f.sites
+        if s.not_judged and s.not_judged.startswith(SETTLED_BY_CAPTURE)
+    }
+    for key, pairs in captured.tensors.items():
+        group = by_site.get(key)
+        if group is None and key in unknown:
+            group = _group_of_captured(unknown[key], pairs[0])
+            if group is not None:
+                groups.append(group)
+        if group is None:
+            continue  # a node not judged (another domain, memory guard)
+        seen = set(group.made.get("__captured__", ()))
+        for data, indices in pairs:
+            digest = _digest(data, indices)
+            if digest in seen:
+                continue
+            seen.add(digest)
+            count = sum(1 for c in group.cases if "-captured" in c.base_id) + 1
+            base = drawing.base_of(group.sites[0])
+            case = drawing.node_case(
+                group, f"{base}-captured{count}", data, indices, "captured", taken
+            )
+            if case.dtype != group.data_dtype or case.indices_dtype != group.indices_dtype:
+                continue  # the run fed what the declared types do not say: not this group
+            if over_memory(case, case_memory):
+                continue
+            group.cases.append(case)
+            group.made[case.id] = {"data": "captured", "indices": "captured"}
+            made.append(case)
+        group.made["__captured__"] = seen
+        for site in group.sites:
+            site.cases = [c.id for c in group.cases]
+            if site.cases and site.not_judged:  # judged on what the run fed it
+                site.not_judged = None
+                site.data = reading.TensorType(group.data_dtype, group.data_shape)
+                site.indices = reading.TensorType(group.indices_dtype, group.indices_shape)
+    return made
+
+
+def _group_of_captured(site, pair) -> drawing.Group | None:
+    data, indices = pair
+    data_dtype, indices_dtype = dtypes.name_of(data), dtypes.name_of(indices)
+    if data_dtype not in dtypes.NAMES or indices_dtype not in dtypes.NAMES:
+        return None
+    key = ("captured", site.model, site.graph, site.node)
+    return drawing.Group(
+        key,
+        [site],
+        site.op,
+        site.opset,
+        site.axis,
+        tuple(data.shape),
+        tuple(indices.shape),
+        data_dtype,
+        indices_dtype,
+        None,
+        None,
+    )

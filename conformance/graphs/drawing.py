@@ -1,0 +1,358 @@
+"""Node cases: the nodes of graph files turned into ordinary cases, deduplicated.
+
+For each node judged:
+
+- symbolic dims take their sizes from ``dims`` (``--dims``, then the shapes
+  of ``--inputs``), else :data:`DEFAULT_DIM`; a dim or rank that shape
+  inference left unknown makes the node *not judged*, with the reason;
+- constant data and indices are the model's own, exactly;
+- indices computed at run time are drawn over the whole range ``[-s, s-1]``
+  of the node's axis (``s`` its size): ``-s``, ``s-1``, ``-1`` and ``0`` in
+  every node's "bounds" cases, then :data:`DEFAULT_DRAWS` (``--draws``)
+  tensors drawn uniformly in that range, then two out-of-range cases (``s``
+  and ``-s-1`` at the first position) whose expectation is the spec's error;
+- data computed at run time is drawn as the case files' ``random``
+  generator draws it (:func:`conformance.cases.values.build`: values over
+  the dtype's whole range, floats as random bit patterns, so NaN payloads,
+  infinities, -0.0 and subnormals occur), seeded from the node's signature;
+- the memory guard applies to each node: a node whose case would declare
+  more than the limit is not judged.
+
+Nodes with the same op, opset, normalised axis, dtypes, shapes, constness
+and constant values share their cases; each case keeps every node it stands
+for (:attr:`conformance.cases.model.Case.nodes`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from conformance import oracle
+from conformance.cases.check import STRING_ELEMENT_BYTES
+from conformance.cases.model import Case, Source, concrete_id
+from conformance.cases.values import MAX_ELEMENTS, ValueProblem, build
+from conformance.graphs.reading import GraphFile, Site, TensorType
+from conformance.tables import dtypes
+
+DEFAULT_DIM = 3  # a symbolic dim's size when neither --dims nor --inputs gives one
+DEFAULT_DRAWS = 3  # random index tensors per node computed at run time (--draws)
+TAG = "model-node"
+
+
+@dataclass
+class Group:
+    """Nodes that are one case: their shared key, where they are, their cases."""
+
+    key: tuple
+    sites: list[Site]
+    op: str
+    opset: int
+    axis: int | None
+    data_shape: tuple[int, ...]
+    indices_shape: tuple[int, ...]
+    data_dtype: str
+    indices_dtype: str
+    data: np.ndarray | None  # the model's constant, else None (drawn)
+    indices: np.ndarray | None
+    seed: int = 0
+    cases: list[Case] = field(default_factory=list)
+    # per case id: how the case's tensors came to be (saving writes them back)
+    made: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def nodes(self) -> tuple[tuple[str, str, str], ...]:
+        return tuple((s.model, s.graph, s.node) for s in self.sites)
+
+
+ID_PART = 48  # characters of a node's name in a case id (graph paths run to hundreds)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "node"
+
+
+def base_of(site: Site) -> str:
+    """``<model stem>-<node name>``: the node's name (not its graph path), its end
+    kept when long (where exporters put what tells nodes apart)."""
+    name = _slug(site.node)
+    return f"{_slug(Path(site.model).stem)[:ID_PART]}-{name[-ID_PART:].strip('-') or 'node'}"
+
+
+def concrete(
+    kind: str, t: TensorType, value: np.ndarray | None, dims: dict[str, int]
+) -> tuple[tuple[int, ...] | None, str | None]:
+    """The node's shape for one input, or the reason it is unknown."""
+    if value is not None:
+        return tuple(value.shape), None
+    if t.shape is None:
+        return None, f"the rank of {kind} is unknown (shape inference gave none)"
+    shape = []
+    for i, dim in enumerate(t.shape):
+        if dim is None:
+            return None, f"dim {i} of {kind} is unknown (no size, no name)"
+        shape.append(dims.get(dim, DEFAULT_DIM) if isinstance(dim, str) else dim)
+    return tuple(shape), None
+
+
+def _dtype_of(kind: str, t: TensorType, value: np.ndarray | None) -> tuple[str | None, str | None]:
+    if value is not None:
+        name = dtypes.name_of(value)
+        return (
+            (name, None)
+            if name in dtypes.NAMES
+            else (None, f"{kind} dtype {name} is not one of ours")
+        )
+    if t.dtype is None:
+        what = "unknown" if not t.elem_type else f"element type {t.elem_type}, not one of ours"
+        return None, f"the {kind} element type is {what}"
+    return t.dtype, None
+
+
+def declared_bytes(op: str, data_shape, indices_shape, axis, dtype: str, indices_dtype: str) -> int:
+    """What a case of these shapes declares, as the memory guard counts it
+    (:func:`conformance.cases.check.declared_bytes`), before anything is drawn."""
+    itemsize = STRING_ELEMENT_BYTES if dtype == "string" else dtypes.by_name(dtype).numpy.itemsize
+    out = oracle.output_shape(op, data_shape, indices_shape, axis)
+    elements = 0 if out is None else math.prod(out)
+    index_size = dtypes.by_name(indices_dtype).numpy.itemsize
+    return (math.prod(data_shape) + elements) * itemsize + math.prod(indices_shape) * index_size
+
+
+def _digest(array: np.ndarray | None) -> str:
+    if array is None:
+        return ""
+    hashed = hashlib.blake2b(digest_size=12)
+    hashed.update(f"{array.dtype}{array.shape}".encode())
+    hashed.update(
+        "\x00".join(map(str, array.ravel())).encode() if array.dtype == object else array.tobytes()
+    )
+    return hashed.hexdigest()
+
+
+def group_nodes(files: list[GraphFile], dims: dict[str, int], case_memory: int) -> list[Group]:
+    """The nodes of every file, each judged one put in its group (the not
+    judged get their reason in ``Site.not_judged``)."""
+    groups: dict[tuple, Group] = {}
+    for found in files:
+        for site in found.sites:
+            if site.not_judged is not None:
+                continue
+            reason = _place(site, dims, case_memory, groups)
+            if reason:
+                site.not_judged = reason
+    return list(groups.values())
+
+
+def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> str | None:
+    scope = site.scope
+    data = scope.value(site.data_name)
+    indices = scope.value(site.indices_name)
+    site.data_constant, site.indices_constant = data is not None, indices is not None
+    if data is not None:
+        site.data = TensorType(dtypes.name_of(data), tuple(data.shape), site.data.elem_type)
+    if indices is not None:
+        site.indices = TensorType(
+            dtypes.name_of(indices), tuple(indices.shape), site.indices.elem_type
+        )
+    dtype, why = _dtype_of("data", site.data, data)
+    if why:
+        return why
+    indices_dtype, why = _dtype_of("indices", site.indices, indices)
+    if why:
+        return why
+    data_shape, why = concrete("data", site.data, data, dims)
+    if why:
+        return why
+    indices_shape, why = concrete("indices", site.indices, indices, dims)
+    if why:
+        return why
+    site.data = TensorType(dtype, data_shape, site.data.elem_type)  # as judged
+    site.indices = TensorType(indices_dtype, indices_shape, site.indices.elem_type)
+    rank = len(data_shape)
+    axis = site.axis
+    normalised = axis % rank if axis is not None and rank and -rank <= axis < rank else axis
+    size = declared_bytes(site.op, data_shape, indices_shape, axis, dtype, indices_dtype)
+    if size > case_memory:
+        return (
+            f"memory guard: its case declares {size:,} bytes of inputs and output, over the "
+            f"limit of {case_memory:,} (--case-memory)"
+        )
+    drawn = math.prod(data_shape) if data is None else 0
+    if drawn > MAX_ELEMENTS:
+        return (
+            f"its data would be drawn with {drawn:,} elements, over the limit of {MAX_ELEMENTS:,}"
+        )
+    key = (
+        site.op,
+        site.opset,
+        normalised if axis is not None else None,
+        dtype,
+        indices_dtype,
+        data_shape,
+        indices_shape,
+        data is not None,
+        indices is not None,
+        _digest(data),
+        _digest(indices),
+    )
+    group = groups.get(key)
+    if group is None:
+        seed = int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=7).digest(), "big")
+        group = groups[key] = Group(
+            key,
+            [],
+            site.op,
+            site.opset,
+            axis,
+            data_shape,
+            indices_shape,
+            dtype,
+            indices_dtype,
+            data,
+            indices,
+            seed,
+        )
+    group.sites.append(site)
+    return None
+
+
+def index_plan(size: int, count: int, draws: int) -> list[tuple[str, dict]]:
+    """How a run-time indices tensor of ``count`` elements is filled for an
+    axis of ``size``: (name, recipe) per case. Bounds cases take ``-s``,
+    ``s-1``, ``-1``, ``0`` in turn (as many cases as a tensor that small
+    needs), then ``draws`` uniform draws, then the two out-of-range cases."""
+    if count == 0:
+        return [("empty", {"fill": []})]
+    plan: list[tuple[str, dict]] = []
+    if size > 0:
+        bounds = list(dict.fromkeys([-size, size - 1, -1, 0]))
+        cases = math.ceil(len(bounds) / count)
+        for k in range(cases):
+            part = bounds[k * count : (k + 1) * count] if cases > 1 else bounds
+            plan.append((f"bounds{k + 1}" if cases > 1 else "bounds", {"fill": part}))
+        for k in range(draws):
+            plan.append((f"draw{k + 1}", {"draw": k}))
+    base = plan[0][1] if plan else {"fill": [0]}
+    plan.append(("oob-high", {**base, "first": size}))
+    plan.append(("oob-low", {**base, "first": -size - 1}))
+    return plan
+
+
+def run_time_indices(
+    recipe: dict, shape: tuple[int, ...], size: int, dtype: str, seed: int
+) -> np.ndarray:
+    """The indices tensor a recipe of :func:`index_plan` makes."""
+    count = math.prod(shape)
+    if "draw" in recipe:
+        rng = np.random.default_rng([seed, recipe["draw"]])
+        flat = rng.integers(-size, size, size=count, dtype=np.int64)
+    else:
+        fill = recipe["fill"] or [0]
+        flat = np.resize(np.array(fill, dtype=np.int64), count)
+    if "first" in recipe and count:
+        flat = flat.copy()
+        flat[0] = recipe["first"]
+    numpy = dtypes.by_name(dtype).numpy
+    if dtypes.by_name(dtype).kind not in ("int", "uint"):
+        return flat.astype(np.float64).astype(numpy).reshape(shape)
+    info = np.iinfo(numpy)
+    return np.clip(flat, info.min, info.max).astype(numpy).reshape(shape)
+
+
+def drawn_data(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
+    """Data as the case files' ``random`` generator draws it (full range, bit patterns)."""
+    return build({"random": {"shape": list(shape), "seed": seed}}, dtypes.by_name(dtype))
+
+
+def make_cases(groups: list[Group], draws: int = DEFAULT_DRAWS) -> list[Case]:
+    """Every group's cases (also kept on the group and its sites' ``cases``)."""
+    taken: set[str] = set()
+    every: list[Case] = []
+    for group in groups:
+        base = base_of(group.sites[0])
+        data_seed = group.seed
+        try:
+            data = (
+                group.data
+                if group.data is not None
+                else drawn_data(group.data_shape, group.data_dtype, data_seed)
+            )
+        except ValueProblem as error:
+            for site in group.sites:
+                site.not_judged = f"its data cannot be drawn: {error}"
+            continue
+        data_recipe = "model" if group.data is not None else {"random": data_seed}
+        if group.indices is not None:
+            plan = [("const", None)]
+        else:
+            size = _axis_size(group)
+            if size is None:  # the axis is outside the rank: the oracle says which error
+                plan = [("bounds", {"fill": [0]})]
+            else:
+                plan = index_plan(size, math.prod(group.indices_shape), draws)
+        for name, recipe in plan:
+            if recipe is None:
+                indices = group.indices
+            else:
+                indices = run_time_indices(
+                    recipe,
+                    group.indices_shape,
+                    _axis_size(group) or 0,
+                    group.indices_dtype,
+                    group.seed,
+                )
+            case = node_case(group, f"{base}-{name}", data, indices, name, taken)
+            group.cases.append(case)
+            group.made[case.id] = {"data": data_recipe, "indices": recipe or "model"}
+            every.append(case)
+        for site in group.sites:
+            site.cases = [c.id for c in group.cases]
+    return every
+
+
+def _axis_size(group: Group) -> int | None:
+    rank = len(group.data_shape)
+    axis = 0 if group.axis is None else group.axis
+    if not rank or not -rank <= axis < rank:
+        return None
+    return group.data_shape[axis]
+
+
+def node_case(
+    group: Group, base: str, data: np.ndarray, indices: np.ndarray, how: str, taken: set[str]
+) -> Case:
+    """One case of a group, its base id made unique among ``taken``."""
+    base_id, n = base, 1
+    while base_id in taken:
+        n += 1
+        base_id = f"{base}-{n}"
+    taken.add(base_id)
+    first = group.sites[0]
+    more = f" and {len(group.sites) - 1} more node(s)" if len(group.sites) > 1 else ""
+    where = ", ".join(f"{s.model}: {s.label}" for s in group.sites[:20])
+    said = {"const": "the model's constant indices", "empty": "empty indices"}.get(
+        how,
+        "indices drawn over the axis' range"
+        if not how.startswith(("oob", "captured"))
+        else ("out-of-range indices" if how.startswith("oob") else "indices captured from a run"),
+    )
+    return Case(
+        group.op,
+        group.opset,
+        group.axis,
+        data,
+        indices,
+        id=concrete_id(base_id, group.opset, group.data_dtype, group.indices_dtype),
+        base_id=base_id,
+        description=f"{group.op}-{group.opset} node {first.label} of {first.model}{more}; {said}",
+        spec=f"{group.op}-{group.opset} as {where} uses it",
+        tags=(TAG,),
+        source=Source(Path(first.model), 0),
+        nodes=group.nodes,
+    )

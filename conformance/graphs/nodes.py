@@ -1,0 +1,90 @@
+"""What ``conformance model`` says of the nodes it read: ``nodes.json`` (one
+entry per Gather/GatherElements node found) and the run header's ``graphs``;
+and the check of ``--dims`` against the dims the models name."""
+
+from __future__ import annotations
+
+from conformance.graphs.reading import GraphFile, GraphFileError
+
+NODES_FORMAT = 1  # bumped when a field of nodes.json changes meaning or goes away
+FIELDS = (
+    "model",
+    "graph",
+    "node",
+    "op",
+    "opset",
+    "axis",
+    "data",
+    "indices",
+    "indices_constant",
+    "cases",
+    "not_judged",
+)
+
+
+def check_dims(files: list[GraphFile], given: dict[str, int]) -> dict[str, int]:
+    """``--dims`` as given, each name one some model's dims carry (GraphFileError else)."""
+    known = set().union(*(f.dim_names for f in files)) if files else set()
+    for name in given:
+        if name not in known:
+            where = files[0].path if len(files) == 1 else ", ".join(str(f.path) for f in files)
+            said = ", ".join(sorted(known)) or "none: every dim has a size"
+            raise GraphFileError(where, f"--dims {name}: no dim of this name (its dims: {said})")
+    return dict(given)
+
+
+def entry(site) -> dict:
+    return {
+        "model": site.model,
+        "graph": site.graph,
+        "node": site.node,
+        "op": site.op,
+        "opset": site.opset,
+        "axis": site.axis,
+        "data": site.data.to_json(),
+        "indices": site.indices.to_json(),
+        "indices_constant": site.indices_constant,
+        "cases": list(site.cases),
+        "not_judged": site.not_judged,
+    }
+
+
+def document(
+    files: list[GraphFile], groups, dims: dict[str, int], draws: int, captured=None
+) -> dict:
+    """nodes.json: its format, the dims and draws used, and one entry per node found."""
+    from conformance.graphs.drawing import DEFAULT_DIM
+
+    return {
+        "format": NODES_FORMAT,
+        "dims": dict(sorted(dims.items())),
+        "default_dim": DEFAULT_DIM,
+        "draws": draws,
+        "nodes": [entry(site) for found in files for site in found.sites],
+        "captured": None
+        if captured is None
+        else {
+            "with": captured.runtime,
+            "failed": [{"model": m, "reason": r} for m, r in captured.failed.items()],
+            "not_captured": [
+                {"model": m, "graph": g, "node": n, "reason": why}
+                for (m, g, n), why in captured.missed.items()
+            ],
+        },
+    }
+
+
+def header(files: list[GraphFile], dims: dict[str, int], args, captured, timings) -> dict:
+    """The run header's ``graphs``: what was read and how the cases were made."""
+    from conformance.graphs.drawing import DEFAULT_DIM
+
+    return {
+        "models": [str(f.path) for f in files],
+        "opsets": [f.opset for f in files],
+        "dims": dict(sorted(dims.items())),
+        "default_dim": DEFAULT_DIM,
+        "draws": args.draws,
+        "inputs": None if args.inputs is None else str(args.inputs),
+        "captured_with": None if captured is None else captured.runtime,
+        "timings_s": {k: round(v, 3) for k, v in timings.items()},
+    }
