@@ -84,7 +84,12 @@ def write_into(out: Path, force: bool, fill: Callable[[Path], None]) -> None:
     temporary = parent / f".{out.name}.export-{os.getpid()}"
     if temporary.exists():  # ours, from a run of this process id that was killed
         shutil.rmtree(temporary)
-    temporary.mkdir(parents=False)  # OSError names the parent when it is not writable
+    try:
+        temporary.mkdir(parents=False)
+    except OSError as error:
+        raise ExportError(
+            f"{out}: cannot write its folder ({error.strerror or error}: {parent})"
+        ) from None
     try:
         fill(temporary)
         check_target(out, force)  # again: nothing appeared there meanwhile

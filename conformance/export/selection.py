@@ -16,7 +16,10 @@ from conformance.oracle import Verdict
 
 
 class ExportError(ConformanceError, ValueError):
-    """An export that cannot be written as asked: the message names the file."""
+    """An export that cannot be written as asked: ``error: FILE: REASON``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"error: {message}")
 
 
 @dataclass(frozen=True)
