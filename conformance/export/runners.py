@@ -8,12 +8,14 @@ source each form was read from):
 * ONNX Runtime's ``onnx_test_runner`` / ``onnxruntime_test_all``: ``BrokenTest``
   entries ``{"<name without test_>", "<reason>"}`` for ``GetBrokenTestsForProvider``;
 * IREE's ``iree-test-suites/onnx_ops``: a JSON config (``expected_compile_failures``,
-  ``expected_run_failures``, ``skip_compile_tests``, ``skip_run_tests``): no comments;
+  ``expected_run_failures``, ``skip_compile_tests``, ``skip_run_tests``), read with
+  pyjson5 (``//`` comments), tests named by their folder below ``onnx_ops/``;
 * OpenVINO's ONNX frontend backend tests: ``(xfail, "OnnxBackendNodeModelTest.test_<name>_cpu")``
   tuples for ``tests_expected_to_fail``;
 * tract's onnx test-suite: an allow list of anchored regular expressions (a
   test no line matches is ignored), ``#`` comments;
-* TVM's ONNX frontend tests: the ``unsupported_onnx_tests`` list of names;
+* TVM's Relax ONNX backend test: no list of its own; a pytest argument file of
+  ``--deselect`` lines (no comments: the reasons are in ``failing.txt``);
 * for every runtime, ``failing.txt``: one line per test and configuration.
 
 A test that fails is an expected failure where the form has one, else
@@ -48,7 +50,10 @@ IREE_FLAGS = {
     "generic": ["--iree-hal-target-device=local", "--iree-hal-target-backends=llvm-cpu",
                 "--iree-llvmcpu-target-cpu=generic"],
 }  # fmt: skip
-COMPILE_OUTCOMES = frozenset({"rejected"})  # refused when the model is loaded (compiled)
+IREE_FOLDER = "gather_conformance/generated"  # where the tests are imported, below onnx_ops/
+IREE_LISTS = ("skip_compile_tests", "skip_run_tests", "expected_compile_failures",
+              "expected_run_failures")  # fmt: skip
+REFUSALS = frozenset({"rejected", "crash", "timeout"})  # no output, at a step not recorded
 
 
 # What a runner cannot carry itself, whatever the runtime does (seen running
@@ -107,7 +112,9 @@ def _ort_list(key: str, items: list[tuple[Test, str]], last: bool) -> list[str]:
             lines.append(_comment(said, "        //"))
             before = said
         comma = "," if position < len(items) - 1 else ""
-        lines.append(f'        "^{test.name}(_[a-z]+)?$"{comma}')  # the test, on any device
+        # end-anchored (no test is taken for another), with or without the device
+        # suffix: the newest series strips a trailing _cpu of a pattern, not this
+        lines.append(f'        "^{test.name}(_cpu|_cuda)?$"{comma}')
     return [*lines, "    ]" + ("" if last else ",")]
 
 
@@ -145,27 +152,41 @@ def ort_broken_tests(by_config: dict[Configuration, list[Known]], header: str) -
 
 
 def iree_config(config: Configuration, known: list[Known]) -> str:
-    lists = {key: [] for key in ("skip_compile_tests", "skip_run_tests",
-                                 "expected_compile_failures", "expected_run_failures")}  # fmt: skip
+    """A config file of iree-test-suites/onnx_ops (read with pyjson5: ``//``
+    comments are allowed); tests named as their folders below onnx_ops/ once
+    imported there (:data:`IREE_FOLDER`)."""
+    lists: dict[str, list[Known]] = {key: [] for key in IREE_LISTS}
     for item in known:
         outcomes = set(item.outcomes)
-        if item.status != FAILS or outcomes & {"crash", "timeout"}:
-            # may fail, or crash: nothing a strict xfail can hold; a crash may come at
-            # compile time as well, so neither step runs
-            lists[
-                "skip_compile_tests" if outcomes & {"crash", "timeout"} else "skip_run_tests"
-            ].append(item.test.name)
-        elif outcomes <= COMPILE_OUTCOMES:
-            lists["expected_compile_failures"].append(item.test.name)
-        else:
-            lists["expected_run_failures"].append(item.test.name)
-    content = {
-        "config_name": f"onnx_gather_conformance_{config.profile}",
-        "iree_compile_flags": IREE_FLAGS.get(config.profile, IREE_FLAGS["default"]),
-        "iree_run_module_flags": ["--device=local-task"],
-        **lists,
-    }
-    return json.dumps(content, indent=2) + "\n"
+        if outcomes & REFUSALS:
+            # a refusal or a crash may come from iree-compile or iree-run-module (the
+            # baseline does not record which), and a strict xfail of the wrong step
+            # fails: neither step runs
+            lists["skip_compile_tests"].append(item)
+        elif item.status != FAILS:  # a strict xfail cannot hold what may pass
+            lists["skip_run_tests"].append(item)
+        else:  # a wrong output: compiled and run, the run's comparison fails
+            lists["expected_run_failures"].append(item)
+    flags = IREE_FLAGS.get(config.profile, IREE_FLAGS["default"])
+    lines = [
+        "{",
+        f'  "config_name": "onnx_gather_conformance_{config.profile}",',
+        f'  "iree_compile_flags": {json.dumps(flags)},',
+        '  "iree_run_module_flags": ["--device=local-task"],',
+    ]
+    for index, (key, items) in enumerate(lists.items()):
+        lines.append(f'  "{key}": [')
+        before = None
+        for position, item in enumerate(items):
+            said = _said(item)
+            if said != before:
+                lines.append(_comment(said, "    //"))
+                before = said
+            comma = "," if position < len(items) - 1 else ""
+            lines.append(f'    "{IREE_FOLDER}/{item.test.name}"{comma}')
+        lines.append("  ]" + ("," if index < len(lists) - 1 else ""))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 def openvino_xfails(
@@ -227,16 +248,17 @@ def tract_allow_list(
     return "\n".join(lines) + "\n"
 
 
-def tvm_skip_list(by_config: dict[Configuration, list[Known]], header: str) -> str:
+TVM_TEST = "tests/python/relax/test_frontend_onnx_backend.py::OnnxBackendNodeModelTest"
+
+
+def tvm_deselect(by_config: dict[Configuration, list[Known]], header: str) -> str:
+    """A pytest argument file (``pytest @deselect.txt``): TVM's Relax ONNX
+    backend test has no skip list of its own, and an argument file has no
+    comments (the reasons are in failing.txt)."""
     config = next((c for c in by_config if c.profile == "default"), None)
-    lines, before = [f"# {header}", "unsupported_onnx_tests = ["], None
-    for item in by_config.get(config, []):
-        if _said(item) != before:
-            before = _said(item)
-            lines.append(f"    # {before}")
-        lines.append(f'    "{item.test.name}",')
-    lines.append("]")
-    return "\n".join(lines) + "\n"
+    del header  # no comment syntax
+    lines = [f"--deselect={TVM_TEST}::{item.test.name}_cpu" for item in by_config.get(config, [])]
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def failing_list(by_config: dict[Configuration, list[Known]], header: str) -> str:
@@ -261,7 +283,7 @@ NATIVE: dict[str, Writer] = {
     },
     "openvino": lambda tests, by, header: {"xfail.py": openvino_xfails(tests, by, header)},
     "tract": lambda tests, by, header: {"node.txt": tract_allow_list(tests, by, header)},
-    "tvm": lambda tests, by, header: {"unsupported_onnx_tests.py": tvm_skip_list(by, header)},
+    "tvm": lambda tests, by, header: {"deselect.txt": tvm_deselect(by, header)},
 }
 
 

@@ -78,4 +78,13 @@ def select(
                     "give the cases distinct ids"
                 )
             tests.append(test)
+    clash = names.prefix_clash(seen)
+    if clash:
+        first, second = seen[clash[0]], seen[clash[1]]
+        raise ExportError(
+            f"{second.case.source}: {second.case.id} [{second.variant}]: its test name "
+            f"{second.name} starts with the name of {first.case.id} [{first.variant}] "
+            f"({first.case.source}), which runners matching ^{first.name} would confuse; "
+            "give the cases distinct ids"
+        )
     return tests, refused
