@@ -58,8 +58,9 @@ def _baselines(known: baseline.Known) -> dict[str, tuple[list[Path], list, list]
     for path in sorted({p for f in known if f.is_dir() for p in f.glob("*.yaml")}):
         paths, entries, observed = found.setdefault(path.stem, ([], [], []))
         paths.append(path)
-        entries.extend(baseline.load_file(path))
-        observed.extend(baseline.observed(path))
+        read, seen = baseline.load_observed(path)
+        entries.extend(read)
+        observed.extend(seen)
     return found
 
 
