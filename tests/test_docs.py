@@ -367,6 +367,7 @@ FILES = {  # section of formats.md -> schema
     "gate.json": "gate",
     "report.json": "report",
     "findings.json": "findings",
+    "manifest.json": "manifest",
 }
 SHARED = {"tensor": ("groups", "findings"), "entry": ("gate",)}  # $defs with a table of their own
 

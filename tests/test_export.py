@@ -30,7 +30,7 @@ from conformance.export.selection import ExportError
 from conformance.gate import baseline
 from tests.conftest import REPO
 
-SCHEMA = REPO / "docs" / "schemas" / "export-manifest.schema.json"
+SCHEMA = REPO / "docs" / "schemas" / "manifest.schema.json"
 SMALL_FILE = REPO / "cases" / "gather" / "dtypes.yaml"  # read alone: cheap
 SMALL = "gather-every-dtype"  # every dtype, ORT's complex and string entries
 # What ONNX Runtime's consumer test exports: every case an ORT baseline entry

@@ -7,7 +7,7 @@ in the layout every backend test runner reads::
     OUT_DIR/node/test_<name>/test_data_set_0/input_<j>.pb   (j from 0, graph-input order)
     OUT_DIR/node/test_<name>/test_data_set_0/output_0.pb
 
-``OUT_DIR/manifest.json`` (docs/schemas/export-manifest.schema.json) says
+``OUT_DIR/manifest.json`` (docs/schemas/manifest.schema.json) says
 what each test is, and lists the cases whose verdict is an error (the
 layout has no "must fail"); ``OUT_DIR/expected-failures/<runtime>/`` holds
 each baselined runtime's known discrepancies in its runners' own forms
