@@ -26,7 +26,7 @@ from pathlib import Path
 
 from onnx import numpy_helper
 
-from conformance import __version__
+from conformance import __version__, shipped
 from conformance.cases.model import Case
 from conformance.engine import files, models
 from conformance.export import failures, folder, runners
@@ -47,7 +47,7 @@ class Summary:
     tests: int
     cases: int  # cases with at least one test
     refused: list[Refused]
-    bytes: int
+    bytes: int  # of every file of OUT_DIR
     failure_files: dict[str, list[str]] = field(default_factory=dict)  # runtime -> files
     known: dict[str, dict[str, int]] = field(default_factory=dict)  # runtime -> status -> tests
 
@@ -62,6 +62,17 @@ def _baselines(known: baseline.Known) -> dict[str, tuple[list[Path], list, list]
         entries.extend(read)
         observed.extend(seen)
     return found
+
+
+def _shown(path: Path) -> str:
+    """A baseline file as the export names it: ``shipped/<name>.yaml`` for the
+    shipped baselines (the same on every machine), else the path as given."""
+    try:
+        if path.parent.resolve() == shipped.baselines().resolve():
+            return f"{shipped.WORD}/{path.name}"
+    except OSError:
+        pass
+    return path.as_posix()
 
 
 def _write_test(root: Path, test: Test) -> int:
@@ -169,7 +180,7 @@ def export(
     def fill(root: Path) -> None:
         entries = []
         for test in tests:
-            summary.bytes += _write_test(root, test)
+            _write_test(root, test)
             fed = models.feeds(test.case.data, test.case.indices, test.variant)
             entries.append(_test_entry(test, list(fed), known_of[test.name]))
         summary.tests = sum(1 for p in (root / "node").iterdir() if (p / "model.onnx").is_file())
@@ -180,14 +191,13 @@ def export(
             )
         failure_section = {}
         for runtime, (paths, by_config) in by_runtime.items():
-            sources = ", ".join(p.as_posix() for p in paths)
+            sources = ", ".join(_shown(p) for p in paths)
             written = runners.files(runtime, tests, by_config, sources)
             relative = []
             for name, text in written.items():
                 path = root / "expected-failures" / runtime / name
                 files.write_text(path, text)
                 relative.append(path.relative_to(root).as_posix())
-                summary.bytes += len(text.encode())
             statuses = {failures.FAILS: 0, failures.MAY_FAIL: 0}
             for known_list in by_config.values():
                 for item in known_list:
@@ -195,7 +205,7 @@ def export(
             summary.failure_files[runtime] = relative
             summary.known[runtime] = statuses
             failure_section[runtime] = {
-                "baselines": [p.as_posix() for p in paths],
+                "baselines": [_shown(p) for p in paths],
                 "configurations": [
                     {
                         "profile": config.profile,
@@ -222,6 +232,7 @@ def export(
             "expected_failures": failure_section,
         }
         files.write_json(root / folder.MANIFEST, manifest)
+        summary.bytes = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
     folder.write_into(out, force, fill)
     return summary
