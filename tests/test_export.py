@@ -238,6 +238,15 @@ def test_each_runners_file_names_exactly_the_baselines_tests(corpus_export):
         p.stem for p in baseline.default_folder()[0].glob("*.yaml")
     )
 
+    # ONNX Runtime's Python series: read as it reads it; the runner's own limits apart
+    filters = _ort_series_filters(base / "onnxruntime" / "onnx_backend_test_series_filters.jsonc")
+    for key, profile in runners.ORT_SERIES_KEYS.items():
+        named = {t["name"] for t in manifest["tests"] if _matches(filters[profile], t)}
+        assert named == set(_failing(out, "onnxruntime", key)), key
+    limited = {t["name"] for t in manifest["tests"] if _matches(filters["unsupported_usages"], t)}
+    assert {t["name"] for t in manifest["tests"] if t["dtype"] == "bfloat16"} <= limited
+    assert any("trailing_nul" in name for name in limited)
+
     # IREE: pyjson5 reads it; without its // comment lines it is JSON
     text = (base / "iree" / "default.json").read_text()
     config = json.loads("\n".join(x for x in text.splitlines() if not x.lstrip().startswith("//")))

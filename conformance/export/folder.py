@@ -82,9 +82,10 @@ def write_into(out: Path, force: bool, fill: Callable[[Path], None]) -> None:
     check_target(out, force)
     parent = out.parent
     temporary = parent / f".{out.name}.export-{os.getpid()}"
-    if temporary.exists():  # ours, from a run of this process id that was killed
-        shutil.rmtree(temporary)
+    if temporary.is_dir() and not temporary.is_symlink():
+        shutil.rmtree(temporary)  # ours: a killed export of a process with this id
     try:
+        parent.mkdir(parents=True, exist_ok=True)  # as --out of run does
         temporary.mkdir(parents=False)
     except OSError as error:
         raise ExportError(
