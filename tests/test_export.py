@@ -430,3 +430,20 @@ def test_the_manifest_of_a_previous_export_lists_every_file_it_wrote(tmp_path):
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     written = {p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*")}
     assert {w for w in written if "." in w.rsplit("/", 1)[-1]} == folder.previous_files(manifest)
+
+
+def test_ctrl_c_leaves_out_dir_as_it_was(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out"
+    real = export.files.write_bytes
+    writes = []
+
+    def interrupted(path, data):  # Ctrl-C arriving on the 3rd file
+        writes.append(path)
+        if len(writes) == 3:
+            raise KeyboardInterrupt
+        real(path, data)
+
+    monkeypatch.setattr(export.files, "write_bytes", interrupted)
+    code, err = _cli(capsys, out, "-k", SMALL)
+    assert code == 130 and f"interrupted: nothing was written to {out}" in err
+    assert list(tmp_path.iterdir()) == []
