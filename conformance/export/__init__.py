@@ -89,8 +89,10 @@ def _write_test(root: Path, test: Test) -> int:
         written.append((folder_path / DATA_SET / f"input_{j}.pb", tensor.SerializeToString()))
     output = numpy_helper.from_array(test.output, model.graph.output[0].name)
     written.append((folder_path / DATA_SET / "output_0.pb", output.SerializeToString()))
+    folder_path.mkdir()  # node/ is made once, before the first test
+    (folder_path / DATA_SET).mkdir()
     for path, data in written:
-        files.write_bytes(path, data)
+        files.write_new(path, data)  # the temporary folder's rename is the atomic step
     return sum(len(data) for _, data in written)
 
 
@@ -179,6 +181,7 @@ def export(
 
     def fill(root: Path) -> None:
         entries = []
+        (root / "node").mkdir()
         for test in tests:
             _write_test(root, test)
             fed = models.feeds(test.case.data, test.case.indices, test.variant)

@@ -92,7 +92,13 @@ def write_into(out: Path, force: bool, fill: Callable[[Path], None]) -> None:
             f"{out}: cannot write its folder ({error.strerror or error}: {parent})"
         ) from None
     try:
-        fill(temporary)
+        try:
+            fill(temporary)
+        except OSError as error:  # a full disk, a file size limit: named in OUT_DIR's terms
+            where = Path(error.filename or temporary)
+            if where.is_relative_to(temporary):
+                where = out / where.relative_to(temporary)
+            raise ExportError(f"{where}: {error.strerror or error}; nothing was written") from None
         check_target(out, force)  # again: nothing appeared there meanwhile
         if out.is_dir() and any(out.iterdir()):
             old = parent / f".{out.name}.replaced-{os.getpid()}"
