@@ -27,6 +27,7 @@ from pathlib import Path
 from onnx import numpy_helper
 
 from conformance import __version__, shipped
+from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.cases.model import Case
 from conformance.engine import files, models
 from conformance.export import failures, folder, runners
@@ -65,14 +66,19 @@ def _baselines(known: baseline.Known) -> dict[str, tuple[list[Path], list, list]
 
 
 def _shown(path: Path) -> str:
-    """A baseline file as the export names it: ``shipped/<name>.yaml`` for the
-    shipped baselines (the same on every machine), else the path as given."""
-    try:
-        if path.parent.resolve() == shipped.baselines().resolve():
-            return f"{shipped.WORD}/{path.name}"
-    except OSError:
-        pass
-    return path.as_posix()
+    """A baseline or case file as the export names it: ``shipped/<name>.yaml``
+    for the shipped baselines, ``shipped/<folder>/<name>.yaml`` for the shipped
+    corpus (the same on every machine), else the path as given."""
+    for root in (shipped.baselines(), shipped.corpus()):
+        try:
+            return f"{shipped.WORD}/{Path(path).resolve().relative_to(root.resolve()).as_posix()}"
+        except (OSError, ValueError):
+            continue
+    return Path(path).as_posix()
+
+
+def _where(path: Path, line: int) -> str:
+    return f"{_shown(path)}:{line}"
 
 
 def _write_test(root: Path, test: Test) -> int:
@@ -113,7 +119,7 @@ def _test_entry(test: Test, inputs: list[str], known: list[dict]) -> dict:
         "clause": case.spec or None,
         "decisions": list(case.decisions),
         "disputed": list(test.verdict.disputed),
-        "source": str(case.source),
+        "source": _where(case.source.path, case.source.line),
         "tolerance_blind": list(blind),
         "needs_bit_exactness": bool(blind),
         "known": known,
@@ -131,7 +137,7 @@ def _refused_entry(item: Refused) -> dict:
         "clause": item.clause,
         "spec": case.spec or None,
         "decisions": list(case.decisions),
-        "source": str(case.source),
+        "source": _where(case.source.path, case.source.line),
         "reason": item.reason,
     }
 
@@ -149,8 +155,6 @@ def export(
     """Write the export of ``cases`` to ``out`` (see the module docstring).
     ExportError (exit 2) when it cannot: an OUT_DIR it may not replace, no
     test to write, fewer tests written than selected."""
-    from conformance.cases.check import DEFAULT_CASE_MEMORY
-
     out = Path(out)
     known = baseline.default_folder() if known is None else known
     tests, refused = select(cases, tuple(variants), case_memory or DEFAULT_CASE_MEMORY)
@@ -173,7 +177,7 @@ def export(
                         "profile": config.profile,
                         "status": item.status,
                         "outcomes": list(item.outcomes),
-                        "entries": [entry.where for entry in item.entries],
+                        "entries": [_where(entry.path, entry.line) for entry in item.entries],
                     }
                 )
         by_runtime[runtime] = (paths, by_config)
