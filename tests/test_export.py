@@ -455,3 +455,39 @@ def test_ctrl_c_leaves_out_dir_as_it_was(tmp_path, capsys, monkeypatch):
     code, err = _cli(capsys, out, "-k", SMALL)
     assert code == 130 and f"interrupted: nothing was written to {out}" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_is_the_same_bytes_every_time(tmp_path):
+    for name in ("a", "b"):
+        _export(tmp_path / name, SMALL, [SMALL_FILE], variants=("static", "data_initializer"))
+    first, second = (
+        {
+            p.relative_to(tmp_path / n): p.read_bytes()
+            for p in (tmp_path / n).rglob("*")
+            if p.is_file()
+        }
+        for n in ("a", "b")
+    )
+    assert first == second
+
+
+def test_a_case_file_that_disagrees_with_the_oracle_is_not_exported(tmp_path, capsys):
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text(
+        "cases:\n"
+        "  - id: gather-wrong-expectation\n"
+        "    description: an output the oracle does not give\n"
+        "    spec: a transcription mistake\n"
+        "    op: Gather\n"
+        "    opset: 13\n"
+        "    dtype: float32\n"
+        "    data: [1.0, 2.0]\n"
+        "    indices: [1]\n"
+        "    expected: [1.0]\n",
+        encoding="utf-8",
+    )
+    code = main(["export", str(tmp_path / "out"), str(wrong)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"error: {wrong}:" in err and "gather-wrong-expectation" in err
+    assert "expected output differs from the oracle's" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wrong.yaml"]

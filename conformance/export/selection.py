@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.cases.check import OverMemory, verdict_of
+from conformance.cases.check import OverMemory, problems, verdict_of
 from conformance.cases.model import Case
 from conformance.errors import ConformanceError
 from conformance.export import exactness, names
@@ -57,13 +57,16 @@ def select(
     variants'), and the cases not exported. Two tests that would share a
     folder name are an ExportError (names.py makes it impossible for ids of
     the corpus form; two case files can still give one id)."""
-    tests, refused, seen = [], [], {}
+    tests, refused, seen, wrong = [], [], {}, []
     for case in cases:
         try:
             verdict = verdict_of(case, memory)
         except OverMemory as over:
             refused.append(Refused(case, None, str(over)))
             continue
+        # a case file that disagrees with the oracle: the file or the oracle is
+        # wrong, and no test data may be built on either (exit 2, as run does)
+        wrong += [f"{case.source}: {case.id}: {problem}" for problem in problems(case, verdict)]
         if not verdict.valid:
             clause = verdict.violation.clause
             refused.append(Refused(case, clause, f"the spec's verdict is an error ({clause})"))
@@ -78,6 +81,11 @@ def select(
                     "give the cases distinct ids"
                 )
             tests.append(test)
+    if wrong:
+        raise ExportError(
+            "\n".join(wrong) + f"\n{len(wrong)} problem(s) of case files against the oracle "
+            "(conformance cases validate): nothing was exported"
+        )
     clash = names.prefix_clash(seen)
     if clash:
         first, second = seen[clash[0]], seen[clash[1]]
