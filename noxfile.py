@@ -229,11 +229,12 @@ def fuzz_fleet(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
-    """Oracle speed, run throughput (packed, --pack 1, ceiling, naive) and fuzzing rate."""
+    """Oracle speed, run throughput (packed, --pack 1, ceiling, naive), fuzzing rate, export."""
     _install(session, "-e", ".[all]")
     session.run("python", "benchmarks/oracle_speed.py")
     session.run("python", "benchmarks/run_throughput.py", *session.posargs)
     session.run("python", "benchmarks/fuzz_rate.py")
+    session.run("python", "benchmarks/export_speed.py")
 
 
 @nox.session(python=PYTHON)

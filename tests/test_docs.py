@@ -368,6 +368,7 @@ FILES = {  # section of formats.md -> schema
     "report.json": "report",
     "findings.json": "findings",
     "nodes.json": "nodes",
+    "manifest.json": "manifest",
 }
 SHARED = {"tensor": ("groups", "findings"), "entry": ("gate",)}  # $defs with a table of their own
 

@@ -38,6 +38,7 @@ COMMANDS = (
     "gate",
     "diff",
     "oracle",
+    "export",
 )  # modules of this package, in --help's order
 
 

@@ -5,8 +5,9 @@ Every file the project writes whole (header.json, summary.json, gate.json,
 findings.json, report.html, junit.xml, report.json, diff.html, a fuzz class's
 case.yaml, repro.py, model.onnx and .npz files) goes through :func:`write_text`
 (or :func:`write_bytes`): it is written beside the target and renamed over
-it, which POSIX makes atomic. results.jsonl is the exception: it is appended
-to in whole lines (:class:`LineAppender`, for
+it, which POSIX makes atomic. The files of a folder renamed into place whole
+(an export's test folders) go through :func:`write_new`. results.jsonl is the
+exception: it is appended to in whole lines (:class:`LineAppender`, for
 :class:`conformance.engine.records.ResultsWriter`). A write that fails
 (a read-only folder, a full disk, a file size limit) raises an ``OSError``
 naming the file the user asked for, and leaves nothing half-written.
@@ -159,6 +160,21 @@ def check_writable(path: Path) -> None:
         raise type(error)(error.errno, error.strerror or str(error), str(path)) from None
     os.close(fd)
     probe.unlink(missing_ok=True)
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` (its folder exists) and write ``data``, refusing a file
+    or symlink already there: for a folder being built that no reader sees
+    until it is renamed into place whole (``conformance export``'s temporary
+    folder), where that rename is the atomic step and a rename per file would
+    only double the file system's work."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+    except OSError as error:
+        raise _naming(error, path) from None
 
 
 class LineAppender:

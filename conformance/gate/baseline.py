@@ -524,9 +524,14 @@ def load_file(path: Path) -> list[Entry]:
 
 def observed(path: Path) -> list[Observed]:
     """What a baseline file says it was written on (empty: it does not say)."""
+    return load_observed(path)[1]
+
+
+def load_observed(path: Path) -> tuple[list[Entry], list[Observed]]:
+    """A baseline file's entries and what it says it was observed on, read once."""
     reader = _FileReader(Path(path))
-    reader.read_or_raise()
-    return reader.observed
+    entries = reader.read_or_raise()
+    return entries, reader.observed
 
 
 class Known(tuple):

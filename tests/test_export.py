@@ -1,0 +1,493 @@
+"""``conformance export``: the corpus as ONNX backend test folders, read by
+consumers no one here wrote: onnx's own loader and backend runner, with ONNX
+Runtime's backend, as ONNX Runtime's Python backend series runs them; the
+expected-failure files each runner reads; the folder's safety (refusals,
+--force, nothing half-written, the floor)."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import io
+import json
+import os
+import re
+import unittest
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+from packaging.version import Version
+
+from conformance import export, oracle
+from conformance.cli import inputs, main
+from conformance.export import failures, folder, names, runners
+from conformance.export.selection import ExportError
+from conformance.gate import baseline
+from tests.conftest import REPO
+
+SCHEMA = REPO / "docs" / "schemas" / "manifest.schema.json"
+SMALL_FILE = REPO / "cases" / "gather" / "dtypes.yaml"  # read alone: cheap
+SMALL = "gather-every-dtype"  # every dtype, ORT's complex and string entries
+# What ONNX Runtime's consumer test exports: every case an ORT baseline entry
+# or a runner limit names, and cases with each value a tolerance misses.
+CONSUMER_CASES = (
+    "gather-every-dtype", "ge-every-dtype", "gather-string-trailing-nul",
+    "gather-float32-special-bits", "gather-float16-special-bits", "gather-bfloat16-opset13",
+    "gather-scalar-negative-index", "ge-onnx-negative-indices", "ge-float64-special-bits",
+)  # fmt: skip
+
+
+@functools.cache
+def corpus_cases() -> tuple:
+    """The shipped corpus, read once for the module."""
+    return tuple(inputs.load_cases(None))
+
+
+def _export(out: Path, pattern: str | None = None, paths=None, **options) -> export.Summary:
+    cases = inputs.select(
+        list(corpus_cases()) if paths is None else inputs.load_cases(paths), pattern
+    )
+    return export.export(out, cases, inputs.corpus(paths), pattern=pattern, **options)
+
+
+@pytest.fixture(scope="module")
+def corpus_export(tmp_path_factory) -> tuple[Path, export.Summary, dict]:
+    """The whole shipped corpus, exported once (in-process)."""
+    out = tmp_path_factory.mktemp("export") / "out"
+    summary = _export(out)
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    return out, summary, manifest
+
+
+# -- the layout ------------------------------------------------------------------------
+def test_every_test_folder_has_the_strictest_readers_layout(corpus_export):
+    out, summary, manifest = corpus_export
+    by_name = {test["name"]: test for test in manifest["tests"]}
+    folders = sorted(p.name for p in (out / "node").iterdir())
+    assert folders == sorted(by_name) and len(folders) == summary.tests
+    cases = {case.id: case for case in list(corpus_cases())}
+    for name in folders:
+        test, where = by_name[name], out / "node" / name
+        assert sorted(p.name for p in where.iterdir()) == ["model.onnx", "test_data_set_0"]
+        model = onnx.load(where / "model.onnx")
+        graph_inputs = [value.name for value in model.graph.input]
+        assert graph_inputs == test["inputs"]
+        assert not {i.name for i in model.graph.initializer} & set(graph_inputs)
+        data = where / "test_data_set_0"
+        expected_files = [f"input_{j}.pb" for j in range(len(graph_inputs))] + ["output_0.pb"]
+        assert sorted(p.name for p in data.iterdir()) == sorted(expected_files)
+        for j, input_name in enumerate(graph_inputs):
+            assert onnx.load_tensor(data / f"input_{j}.pb").name == input_name
+        output = onnx.load_tensor(data / "output_0.pb")
+        assert output.name == model.graph.output[0].name
+        case = cases[test["case_id"]]
+        expected = oracle.evaluate(case.op, case.opset, case.data, case.indices, case.axis)
+        if expected.dtype == object:  # numpy_helper drops trailing NULs: the raw bytes
+            assert list(output.string_data) == [s.encode() for s in expected.ravel()]
+        else:
+            got = numpy_helper.to_array(output)
+            assert got.dtype == expected.dtype and got.shape == expected.shape
+            assert got.tobytes() == expected.tobytes()  # bit for bit: NaN payloads, -0.0
+
+
+def test_the_manifest_follows_its_schema_and_lists_the_error_cases(corpus_export):
+    _, summary, manifest = corpus_export
+    jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text())).validate(manifest)
+    assert manifest["counts"]["tests"] == summary.tests == len(manifest["tests"])
+    corpus = inputs.corpus(None)
+    assert manifest["corpus"] == corpus and corpus["shipped"]
+    errors = manifest["not_exported"]
+    assert errors and all(e["clause"] for e in errors)  # the corpus fits the memory guard
+    exported = {test["case_id"] for test in manifest["tests"]}
+    assert not exported & {e["case_id"] for e in errors}
+    assert len(exported) + len(errors) == len(list(corpus_cases()))
+    blind = {spot for test in manifest["tests"] for spot in test["tolerance_blind"]}
+    assert blind == set(export.exactness.BLIND_SPOTS)  # the corpus has each kind
+
+
+def test_names_are_safe_distinct_stable_and_prefix_free(corpus_export):
+    _, _, manifest = corpus_export
+    all_names = [test["name"] for test in manifest["tests"]]
+    assert len(set(all_names)) == len(all_names)
+    assert all(re.fullmatch(r"test_[a-z0-9_]+", n) for n in all_names)
+    assert not any(n.endswith(names.RUNNER_SUFFIXES) for n in all_names)
+    assert names.prefix_clash(all_names) is None
+    assert names.test_name("gather-x.op13.float32.int64", "static") == (
+        "test_gather_x_op13_float32_int64_static"
+    )
+    # an id a file name or an identifier would not take, or that the rule
+    # could confuse with another (an underscore in its base), is hashed
+    odd = [names.test_name(i, "static") for i in ("a_b.op13.float32.int64", "A/../b", "a/b")]
+    assert all(re.fullmatch(r"test_[a-z0-9_]+_x[0-9a-f]{10}_static", n) for n in odd)
+    assert len(set(odd)) == 3
+    long = names.test_name("g" * 400 + ".op13.float32.int64", "dynamic")
+    assert len(long) <= len(names.PREFIX) + names.LIMIT and long != names.test_name(
+        "g" * 401 + ".op13.float32.int64", "dynamic"
+    )
+
+
+# -- a real consumer: onnx's loader and runner, ONNX Runtime's backend --------------------
+def _load_exported(out: Path, scratch: Path) -> list:
+    """The exported tests as onnx's loader gives them. onnx >= 1.23 builds its
+    own node tests in memory for kind "node", whatever data_dir says, so the
+    folder is offered under another kind name (docs/export.md)."""
+    from onnx.backend.test.loader import load_model_tests
+
+    if Version(onnx.__version__) < Version("1.23"):
+        return load_model_tests(data_dir=str(out), kind="node")
+    scratch.mkdir(exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        (scratch / "gather_conformance").symlink_to(out / "node")
+    return load_model_tests(data_dir=str(scratch), kind="gather_conformance")
+
+
+def _ort_series_filters(path: Path) -> dict[str, list[str]]:
+    """The filters file read as ONNX Runtime's series reads it (``//`` cuts a line)."""
+    lines = [line.split("//")[0] for line in path.read_text(encoding="utf-8").splitlines()]
+    return json.loads("\n".join(lines))
+
+
+def _run_with_ort(tests: list, excluded: list[str]) -> tuple[int, set[str]]:
+    """Run the tests through onnx's backend Runner on onnxruntime.backend (the
+    runner's own loading of onnx's node tests swapped for these), excluding the
+    patterns as the series does; (tests run, names of those that failed)."""
+    import onnx.backend.test.runner as runner_module
+    import onnxruntime.backend as ort_backend
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            runner_module,
+            "load_model_tests",
+            lambda data_dir=None, kind=None: tests if kind == "node" else [],
+        )
+        runner = runner_module.Runner(ort_backend, __name__)
+    if excluded:
+        runner.exclude("(" + "|".join(excluded) + ")")
+    suite = runner.include(r"_cpu$").test_suite
+    result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
+    failed = {case.id().rsplit(".", 1)[-1] for case, _ in result.failures + result.errors}
+    return result.testsRun - len(result.skipped), {n.removesuffix("_cpu") for n in failed}
+
+
+@pytest.fixture(scope="module")
+def consumer_export(tmp_path_factory) -> tuple[Path, export.Summary, dict]:
+    out = tmp_path_factory.mktemp("consumer") / "out"
+    cases = [c for c in list(corpus_cases()) if c.base_id in CONSUMER_CASES]
+    assert {c.base_id for c in cases} == set(CONSUMER_CASES)
+    summary = export.export(out, cases, inputs.corpus(None))
+    return out, summary, json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+
+
+def test_onnx_runner_on_onnxruntime_passes_with_the_generated_failure_list(
+    consumer_export, tmp_path
+):
+    out, summary, manifest = consumer_export
+    loaded = _load_exported(out, tmp_path)
+    assert sorted(t.name for t in loaded) == sorted(t["name"] for t in manifest["tests"])
+    filters = _ort_series_filters(
+        out / "expected-failures" / "onnxruntime" / "onnx_backend_test_series_filters.jsonc"
+    )
+    baseline_list = filters["current_failing_tests"]
+    runner_limits = filters["unsupported_usages"]
+    ran, failed = _run_with_ort(loaded, baseline_list + runner_limits)
+    assert failed == set()
+    assert ran == summary.tests - len(
+        {t["name"] for t in manifest["tests"] if _matches(baseline_list + runner_limits, t)}
+    )
+
+    # without the baseline's list, exactly the tests the baseline names fail
+    ran, failed = _run_with_ort(loaded, runner_limits)
+    known = {
+        test["name"]: {k["status"] for k in test["known"]}
+        for test in manifest["tests"]
+        if any(k["runtime"] == "onnxruntime" and k["profile"] == "default" for k in test["known"])
+    }
+    limited = {t["name"] for t in manifest["tests"] if _matches(runner_limits, t)}
+    certain = {n for n, s in known.items() if "fails" in s} - limited
+    may = {n for n, s in known.items() if s == {"may_fail"}} - limited
+    assert certain, "the ORT baseline names tests of the corpus"
+    assert certain <= failed <= certain | may
+
+
+@functools.cache
+def _pattern(patterns: tuple[str, ...]) -> re.Pattern | None:
+    """The patterns as one, as the series joins them for its exclude."""
+    return re.compile("(" + "|".join(patterns) + ")") if patterns else None
+
+
+def _matches(patterns: list[str], test: dict) -> bool:
+    joined = _pattern(tuple(patterns))
+    return joined is not None and joined.search(test["name"] + "_cpu") is not None
+
+
+# -- the other runners' forms --------------------------------------------------------------
+def _failing(out: Path, runtime: str, profile: str = "default") -> dict[str, str]:
+    found = {}
+    for line in (out / "expected-failures" / runtime / "failing.txt").read_text().splitlines():
+        if line.startswith("#"):
+            continue
+        name, line_profile, status, *_ = line.split("\t")
+        if line_profile == profile:
+            found[name] = status
+    return found
+
+
+def test_each_runners_file_names_exactly_the_baselines_tests(corpus_export):
+    out, _, manifest = corpus_export
+    everything = {t["name"] for t in manifest["tests"]}
+    base = out / "expected-failures"
+    assert sorted(p.name for p in base.iterdir()) == sorted(
+        p.stem for p in baseline.default_folder()[0].glob("*.yaml")
+    )
+
+    # ONNX Runtime's Python series: read as it reads it; the runner's own limits apart
+    filters = _ort_series_filters(base / "onnxruntime" / "onnx_backend_test_series_filters.jsonc")
+    for key, profile in runners.ORT_SERIES_KEYS.items():
+        named = {t["name"] for t in manifest["tests"] if _matches(filters[profile], t)}
+        assert named == set(_failing(out, "onnxruntime", key)), key
+    limited = {t["name"] for t in manifest["tests"] if _matches(filters["unsupported_usages"], t)}
+    assert {t["name"] for t in manifest["tests"] if t["dtype"] == "bfloat16"} <= limited
+    assert any("trailing_nul" in name for name in limited)
+
+    # IREE: pyjson5 reads it; without its // comment lines it is JSON
+    text = (base / "iree" / "default.json").read_text()
+    config = json.loads("\n".join(x for x in text.splitlines() if not x.lstrip().startswith("//")))
+    listed = {
+        name.rsplit("/", 1)[-1]
+        for key in runners.IREE_LISTS
+        for name in config[key]
+        if name.startswith(runners.IREE_FOLDER + "/")
+    }
+    assert listed == set(_failing(out, "iree"))
+    assert not set(config["expected_run_failures"]) & set(config["skip_compile_tests"])
+
+    # OpenVINO: a Python module of xfail tuples
+    namespace: dict = {}
+    exec(compile((base / "openvino" / "xfail.py").read_text(), "xfail.py", "exec"), namespace)
+    xfailed = {
+        test.split(".", 1)[1].removesuffix("_cpu")
+        for mark, *tests in namespace["tests_expected_to_fail"]
+        if mark.name == "xfail"
+        and mark.kwargs["reason"]
+        and not mark.kwargs["reason"].startswith("runner limit")
+        for test in tests
+    }
+    assert xfailed == set(_failing(out, "openvino"))
+
+    # tract: an allow list; every test it leaves out is a known one
+    allowed = [
+        line
+        for line in (base / "tract" / "node.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert all(re.fullmatch(line, line) for line in allowed)  # literal names
+    assert everything - set(allowed) == set(_failing(out, "tract"))
+
+    # TVM: --deselect lines of existing tests
+    deselected = (base / "tvm" / "deselect.txt").read_text().splitlines()
+    ids = {line.rsplit("::", 1)[-1].removesuffix("_cpu") for line in deselected}
+    assert ids == set(_failing(out, "tvm")) and ids <= everything
+
+    # ONNX Runtime's C++ runner: BrokenTest entries, names without test_
+    broken = re.findall(
+        r'^\{"([a-z0-9_]+)", ', (base / "onnxruntime" / "broken_tests.inc").read_text(), re.M
+    )
+    expected_broken = {
+        n for p in ("default", "openvino-ep") for n in _failing(out, "onnxruntime", p)
+    }
+    assert {"test_" + n for n in broken} == expected_broken
+
+
+# -- how baseline entries map to tests (no run) --------------------------------------------
+def test_entries_map_to_tests_as_the_gate_matches_them(tmp_path):
+    (tmp_path / "tract.yaml").write_text(
+        "observed:\n"
+        "  - {version: '1.0', profile: default, cpu_flags: [avx2]}\n"
+        "entries:\n"
+        "  - case: gather-every-dtype\n"
+        "    signature: {dtype: int8, variant: static}\n"
+        "    outcome: rejected\n"
+        "    reason: a case entry\n"
+        "    clause: data-dtype\n"
+        "  - signature: {dtype: int64}\n"
+        "    depends_on_values: true\n"
+        "    outcome: value_mismatch\n"
+        "    model: int64-low32\n"
+        "    reason: a value-dependent family with a bug model\n"
+        "    clause: bitwise-exact\n"
+        "  - signature: {dtype: uint8}\n"
+        "    outcome: rejected\n"
+        "    versions: '>=2'\n"
+        "    reason: not on the version observed\n"
+        "    clause: data-dtype\n"
+        "  - signature: {dtype: int16}\n"
+        "    outcome: accepted_invalid\n"
+        "    reason: only an invalid input can show it\n"
+        "    clause: data-dtype\n",
+        encoding="utf-8",
+    )
+    cases = [c for c in list(corpus_cases()) if c.dtype in ("int8", "int64", "uint8", "int16")]
+    tests, _ = export.selection.select(cases, ("static",), 1 << 30)
+    entries = baseline.load_file(tmp_path / "tract.yaml")
+    config, *_ = failures.configurations("tract", baseline.observed(tmp_path / "tract.yaml"))
+    known = {k.test.name: k for k in failures.classify(tests, entries, config)}
+    int8 = [t.name for t in tests if t.case.dtype == "int8"]
+    named = [n for n in int8 if n.startswith("test_gather_every_dtype_")]
+    assert named and {known[n].status for n in named} == {failures.FAILS}
+    assert not [n for n in int8 if n not in named and n in known]
+    for test in (t for t in tests if t.case.dtype == "int64"):
+        beyond = bool(np.any(test.output != test.output.astype(np.int32)))
+        # the model leaves an output within int32 as it is: the bug cannot show
+        assert (test.name in known) == beyond, test.name
+        if beyond:
+            assert known[test.name].status == failures.MAY_FAIL
+    assert not {t.name for t in tests if t.case.dtype in ("uint8", "int16")} & set(known)
+
+
+# -- the folder: refusals, --force, nothing half-written, the floor -------------------------
+def _cli(capsys, out: Path, *args: str) -> tuple[int, str]:
+    """``conformance export OUT_DIR cases/gather/dtypes.yaml ARGS``, in-process."""
+    code = main(["export", str(out), str(SMALL_FILE), *map(str, args)])
+    return code, capsys.readouterr().err
+
+
+def test_a_folder_that_is_not_empty_is_refused_and_kept(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("not the export's")
+    code, err = _cli(capsys, out, "-k", SMALL, "--variants", "static")
+    assert code == 2 and f"error: {out}: not empty" in err
+    code, err = _cli(capsys, out, "-k", SMALL, "--variants", "static", "--force")
+    assert code == 2 and "not a previous export" in err
+    assert [p.name for p in out.iterdir()] == ["mine.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary folder left
+
+
+def test_force_replaces_only_a_previous_export(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _cli(capsys, out, "-k", SMALL, "--variants", "static")[0] == 0
+    first = json.loads((out / "manifest.json").read_text())
+    assert _cli(capsys, out, "-k", SMALL, "--variants", "dynamic", "--force")[0] == 0
+    second = json.loads((out / "manifest.json").read_text())
+    assert {t["variant"] for t in second["tests"]} == {"dynamic"}
+    assert len(second["tests"]) == len(first["tests"])
+    assert not list((out / "node").glob("*_static"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+    planted = out / "node" / second["tests"][0]["name"] / "test_data_set_1" / "input_0.pb"
+    planted.parent.mkdir()
+    planted.write_bytes(b"someone's")
+    code, err = _cli(capsys, out, "-k", SMALL, "--force")
+    assert code == 2 and f"error: {planted}: not written by the previous export" in err
+    assert planted.read_bytes() == b"someone's"
+    assert json.loads((out / "manifest.json").read_text()) == second
+
+
+def test_an_unwritable_place_is_an_error_naming_it(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    code, err = _cli(capsys, blocker / "out", "-k", SMALL)
+    assert code == 2 and err.startswith(f"error: {blocker / 'out'}: cannot write")
+    code, err = _cli(capsys, blocker, "-k", SMALL)
+    assert code == 2 and err.startswith(f"error: {blocker}: not a folder")
+
+
+def test_a_failed_write_leaves_nothing_half_written(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out"
+    assert _cli(capsys, out, "-k", SMALL, "--variants", "static")[0] == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    writes = []
+    real = export.files.write_new
+
+    def full_disk(path, data):  # what a full disk does on the 5th file
+        writes.append(path)
+        if len(writes) == 5:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(path, data)
+
+    monkeypatch.setattr(export.files, "write_new", full_disk)
+    code, err = _cli(capsys, out, "-k", SMALL, "--force")
+    fifth = out.joinpath(*writes[4].parts[len(out.parts) :])  # below the temporary folder
+    assert code == 2 and err.startswith(f"error: {fifth}: No space left on device")
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_the_floor_fails_an_export_that_writes_fewer_tests_than_selected(tmp_path, monkeypatch):
+    real = export._write_test
+    monkeypatch.setattr(
+        export,
+        "_write_test",
+        lambda root, test: 0 if test.variant == "dynamic" else real(root, test),
+    )
+    with pytest.raises(ExportError, match=r"test folders written, \d+ selected"):
+        _export(tmp_path / "out", SMALL, [SMALL_FILE], variants=("static", "dynamic"))
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ExportError, match="nothing to export"):
+        _export(tmp_path / "out", "no-such-case-id", [SMALL_FILE])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_manifest_of_a_previous_export_lists_every_file_it_wrote(tmp_path):
+    _export(tmp_path / "out", SMALL, [SMALL_FILE], variants=("both_initializers", "static"))
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    written = {p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*")}
+    assert {w for w in written if "." in w.rsplit("/", 1)[-1]} == folder.previous_files(manifest)
+
+
+def test_ctrl_c_leaves_out_dir_as_it_was(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out"
+    real = export.files.write_new
+    writes = []
+
+    def interrupted(path, data):  # Ctrl-C arriving on the 3rd file
+        writes.append(path)
+        if len(writes) == 3:
+            raise KeyboardInterrupt
+        real(path, data)
+
+    monkeypatch.setattr(export.files, "write_new", interrupted)
+    code, err = _cli(capsys, out, "-k", SMALL)
+    assert code == 130 and f"interrupted: nothing was written to {out}" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_is_the_same_bytes_every_time(tmp_path):
+    for name in ("a", "b"):
+        _export(tmp_path / name, SMALL, [SMALL_FILE], variants=("static", "data_initializer"))
+    first, second = (
+        {
+            p.relative_to(tmp_path / n): p.read_bytes()
+            for p in (tmp_path / n).rglob("*")
+            if p.is_file()
+        }
+        for n in ("a", "b")
+    )
+    assert first == second
+
+
+def test_a_case_file_that_disagrees_with_the_oracle_is_not_exported(tmp_path, capsys):
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text(
+        "cases:\n"
+        "  - id: gather-wrong-expectation\n"
+        "    description: an output the oracle does not give\n"
+        "    spec: a transcription mistake\n"
+        "    op: Gather\n"
+        "    opset: 13\n"
+        "    dtype: float32\n"
+        "    data: [1.0, 2.0]\n"
+        "    indices: [1]\n"
+        "    expected: [1.0]\n",
+        encoding="utf-8",
+    )
+    code = main(["export", str(tmp_path / "out"), str(wrong)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"error: {wrong}:" in err and "gather-wrong-expectation" in err
+    assert "expected output differs from the oracle's" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wrong.yaml"]
