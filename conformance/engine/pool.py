@@ -55,6 +55,7 @@ yields :class:`Raw` results, which :mod:`conformance.engine.judge` judges.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import mmap
 import os
@@ -76,7 +77,7 @@ import numpy as np
 from conformance.engine import forkserver, targets
 from conformance.engine.forkserver import ForkServer, ForkServerDown
 from conformance.engine.targets import Target
-from conformance.engine.worker import PROGRESS
+from conformance.engine.worker import OUTPUT_LIMIT_ENV, PROGRESS, plain_outputs
 from conformance.errors import ConformanceError
 
 # Seconds per job (load + run). The slowest legitimate job of the corpus takes
@@ -172,11 +173,36 @@ def _seconds(value) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
+# What a worker's message may hold besides Python's own values: NumPy arrays,
+# dtypes and scalars (ml_dtypes' too). Nothing else is imported or called here:
+# an adapter's own class (a subclass of ndarray, an object in an object array)
+# would make the parent import the adapter's module, which may hang or fail;
+# the worker sends plain arrays (worker.plain_outputs), another copy of it may not.
+_WIRE_MODULES = ("numpy", "ml_dtypes")
+
+
+class _WireUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        if module.partition(".")[0] in _WIRE_MODULES:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(
+            f"it holds a {module}.{name}, which the harness does not load "
+            "(only NumPy arrays and Python values cross from a worker)"
+        )
+
+
+def _loads(data: bytes):
+    """A worker's message, unpickled without loading any class but NumPy's."""
+    return _WireUnpickler(io.BytesIO(data)).load()
+
+
 def _raw_from_wire(packed) -> Raw:
     """One result as the worker sent it (pickled on its own); whatever does not
-    unpickle here or is not of the wire format is a harness error of its job."""
+    unpickle here or is not of the wire format is a harness error of its job,
+    and so are outputs :func:`~conformance.engine.worker.plain_outputs` does
+    not pass (the judge compares only plain arrays of known dtypes)."""
     try:
-        result = pickle.loads(packed)
+        result = _loads(packed)
     except Exception as error:
         return Raw(
             "harness_error",
@@ -186,14 +212,14 @@ def _raw_from_wire(packed) -> Raw:
     status = result[0] if isinstance(result, tuple) and result else None
     if status == "ok" and len(result) == 5:
         _, outputs, load_s, run_s, cached = result
-        if (
-            isinstance(outputs, list)
-            and all(isinstance(output, (np.ndarray, np.generic)) for output in outputs)
-            and _seconds(load_s)
-            and _seconds(run_s)
-            and isinstance(cached, bool)
-        ):
-            return Raw("ok", outputs, load_s=load_s, run_s=run_s, cached=cached)
+        if _seconds(load_s) and _seconds(run_s) and isinstance(cached, bool):
+            try:
+                plain, problem = plain_outputs(outputs)
+            except Exception as error:  # NumPy objects made odd by a hostile pickle
+                plain, problem = None, f"an unreadable object ({type(error).__name__}: {error})"
+            if problem:
+                return Raw("harness_error", message=f"the adapter's execute returned {problem}")
+            return Raw("ok", plain, load_s=load_s, run_s=run_s, cached=cached)
     elif status in ("load_error", "run_error") and len(result) == 4:
         _, message, load_s, run_s = result
         if isinstance(message, str) and _seconds(load_s) and _seconds(run_s):
@@ -279,9 +305,12 @@ class Worker:
     """One worker process and the batch it is running: forked by the
     target's fork server when it has a usable one, else started directly."""
 
-    def __init__(self, target: Target, server: ForkServer | None = None) -> None:
+    def __init__(
+        self, target: Target, server: ForkServer | None = None, output_limit: int | None = None
+    ) -> None:
         self.target = target
         self.server = server
+        self.output_limit = output_limit  # bytes one output may hold (worker.OUTPUT_LIMIT_ENV)
         self.proc: _Spawned | forkserver.Forked | None = None
         self._spawn()
 
@@ -306,6 +335,9 @@ class Worker:
         self.scratch = tempfile.mkdtemp(prefix="conformance-worker-")
         arguments = [self.scratch, *self.target.worker_arguments()]
         env = {**os.environ, "TMPDIR": self.scratch}
+        env.pop(OUTPUT_LIMIT_ENV, None)
+        if self.output_limit is not None:
+            env[OUTPUT_LIMIT_ENV] = str(self.output_limit)
         try:
             if server is not None:
                 self.proc = server.fork(
@@ -545,7 +577,10 @@ class WorkerPool:
         started = []
         for target, server in zip(self.targets, servers, strict=True):
             usable = server if server is not None and server.ready else None
-            workers = [Worker(target, usable) for _ in range(self.workers_per_runtime)]
+            workers = [
+                Worker(target, usable, self.worker_memory)
+                for _ in range(self.workers_per_runtime)
+            ]
             lane = _Lane(target.name, workers, timeout=self.timeout_of(target))
             started.append((target, lane))
             self.lanes[str(len(self.lanes))] = started[-1][1]  # closed on failure below
@@ -574,7 +609,7 @@ class WorkerPool:
         left = self.startup_timeout(worker.target) - (time.monotonic() - worker.spawned_at)
         if left > 0 and worker.conn.poll(left):
             try:
-                message = pickle.loads(worker.conn.recv_bytes())
+                message = _loads(worker.conn.recv_bytes())
             except (EOFError, OSError):
                 message = None
             except Exception as error:
@@ -707,7 +742,7 @@ class WorkerPool:
 
     def _receive(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:
         try:
-            message = pickle.loads(worker.conn.recv_bytes())
+            message = _loads(worker.conn.recv_bytes())
         except (EOFError, OSError):
             return self._died(lane, worker)
         if worker.state == "starting":
