@@ -60,6 +60,7 @@ import json
 import mmap
 import os
 import pickle
+import select
 import shutil
 import signal
 import subprocess
@@ -121,7 +122,7 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 # less than this floor: six workers of three runtimes start in ~1 s on two
 # cores, and a timeout chosen for fast cases must not fail a slow start.
 STARTUP_FLOOR = 5.0
-MAX_STARTUP_FAILURES = 3  # in a row, per runtime, before the run gives up
+MAX_STARTUP_FAILURES = 3  # in a row, per runtime, before the target is given up
 QUEUE_JOBS = 2048  # jobs read ahead of the slowest runtime
 QUEUE_BYTES = 256 << 20  # and their feeds' bytes
 STDERR_TAIL = 2000  # characters of a dead worker's stderr kept in the message
@@ -167,6 +168,9 @@ class Raw:
     packed: bool = False
     confirmed: bool | None = None
     packed_kind: str | None = None
+    # The target's worker never ran it (it did not start, or stopped restarting):
+    # status "harness_error", message "not run: ..." (WorkerPool._drain_lost).
+    lost: bool = False
 
 
 def _seconds(value) -> bool:
@@ -496,12 +500,46 @@ class _Lane:
     suspects: deque = field(default_factory=deque)  # jobs that crashed a worker once
     startup_failures: int = 0
     timeout: float = DEFAULT_TIMEOUT  # seconds a job may run on this runtime
+    # Why the target's workers do not run ("": they do): each of its jobs is then
+    # answered at once with a harness error saying so (WorkerPool._drain_lost).
+    lost: str = ""
 
     def has_work(self) -> bool:
         return bool(self.queue or self.retry or self.suspects)
 
     def busy(self) -> bool:
         return any(w.state == "busy" for w in self.workers)
+
+
+@dataclass(eq=False)
+class _Plan:
+    """One target's start: its fork server (None: started directly), its
+    workers as they start, and why it is lost ("" while it is not)."""
+
+    target: Target
+    server: ForkServer | None = None
+    workers: list[Worker] = field(default_factory=list)
+    lost: str = ""
+    tail: str = ""  # what its worker (or server) wrote to stderr, when lost
+
+    @property
+    def label(self) -> str:
+        return self.target.name or self.target.adapter
+
+    @property
+    def usable_server(self) -> ForkServer | None:
+        return self.server if self.server is not None and self.server.ready else None
+
+    def lose(self, why: str, tail: str = "") -> None:
+        if not self.lost:
+            self.lost, self.tail = why, tail
+
+
+def starts_at_once() -> int:
+    """Processes (fork servers, workers) starting at a time: a start is an
+    interpreter importing a runtime, bound by the CPU; more at once than the
+    cores makes each slower, and 64 at once on two cores timed the later ones out."""
+    return max(2, os.cpu_count() or 1)
 
 
 class WorkerPool:
@@ -537,7 +575,8 @@ class WorkerPool:
         self.lanes: dict[str, _Lane] = {}
         self.info: dict[str, dict] = {}
         self.events: list[str] = []  # crashes, restarts: what the summary should mention
-        self.servers: list[ForkServer] = []  # one per target that has one
+        self.servers: list[ForkServer] = []  # one per interpreter and adapter module
+        self._starting: list[Worker] = []  # workers started before their lanes exist
 
     # -- lifetime -------------------------------------------------------------
     def __enter__(self) -> WorkerPool:
@@ -566,48 +605,150 @@ class WorkerPool:
         return {name: lane.timeout for name, lane in self.lanes.items()}
 
     def start(self) -> None:
-        servers = [self._fork_server(target) for target in self.targets]
-        for target, server in zip(self.targets, servers, strict=True):
-            if server is not None and server.await_ready(self.startup_timeout(target)) is None:
-                tail = server.tail()
-                raise EngineError(
-                    f"the {target.name or target.adapter} worker did not start: "
-                    f"{self._no_answer(target)}" + (f"\n{tail}" if tail else "")
+        """Start every target's workers: at most :func:`starts_at_once` starts
+        (a fork server's or a worker's) at a time, each bounded by
+        :meth:`startup_timeout` from its own beginning, so that many targets on
+        few cores do not time each other's starts out. A target whose worker
+        does not start is *lost*: it keeps a lane, which answers each of its
+        jobs with a harness error saying why (:meth:`_drain_lost`), and the
+        others run; when no target starts, EngineError says why the first did not."""
+        plans = [_Plan(target) for target in self.targets]
+        servers = self._fork_servers(plans)
+        self._starting = [w for plan in plans for w in plan.workers]  # closed on failure
+        at_once = starts_at_once()
+        queued = deque(servers)  # servers not yet started, then their targets' workers
+        spawn = deque(plan for plan in plans if plan.server is None)
+        running: list[ForkServer] = []
+        starting: list[tuple[Worker, _Plan]] = []
+        while queued or spawn or running or starting:
+            while len(running) + len(starting) < at_once and (spawn or queued):
+                if spawn:  # a worker first: its target is ready to start
+                    plan = spawn[0]
+                    worker = Worker(plan.target, plan.usable_server, self.worker_memory)
+                    plan.workers.append(worker)
+                    self._starting.append(worker)
+                    starting.append((worker, plan))
+                    if len(plan.workers) == self.workers_per_runtime:
+                        spawn.popleft()
+                    continue
+                server = queued.popleft()
+                server.begin()
+                if server.state == "down":  # it could not be started: direct starts
+                    spawn.extend(plan for plan in plans if plan.server is server)
+                else:
+                    running.append(server)
+            waiting = [server.sock for server in running] + [w.conn for w, _ in starting]
+            wait(waiting, timeout=self._next_deadline(running, starting))
+            now = time.monotonic()
+            for server in list(running):
+                answered = bool(select.select([server.sock], [], [], 0)[0])
+                if not answered and now - server.started_at < server.bound:
+                    continue
+                running.remove(server)
+                ready = server.await_ready(server.bound)
+                for plan in plans:
+                    if plan.server is not server:
+                        continue
+                    if ready is None:  # its import hangs: so would its workers'
+                        plan.lose(self._no_answer(plan.target), server.tail())
+                    else:
+                        spawn.append(plan)
+            for worker, plan in list(starting):
+                timed_out = now - worker.spawned_at > self.startup_timeout(plan.target)
+                if not worker.conn.poll(0) and not timed_out:
+                    continue
+                starting.remove((worker, plan))
+                why = self._hello(worker)
+                if not why:
+                    continue
+                plan.lose(why, worker.stderr_tail())
+                for other in plan.workers:  # a target starts whole or not at all
+                    other.close()
+                starting = [(w, p) for w, p in starting if p is not plan]
+                with contextlib.suppress(ValueError):
+                    spawn.remove(plan)
+        self._starting = []
+        self._lanes_of(plans)
+
+    def _lanes_of(self, plans: list[_Plan]) -> None:
+        """The lanes of the started targets and of the lost ones, in the targets' order."""
+        lanes = {}
+        for index, plan in enumerate(plans):
+            if plan.lost:
+                lane = _Lane(plan.label, [], timeout=self.timeout_of(plan.target))
+                lane.lost = f"not run: the {plan.label} worker did not start: {plan.lost}"
+            else:
+                lane = _Lane(plan.label, plan.workers, timeout=self.timeout_of(plan.target))
+            lanes[str(index)] = lane  # by index until named: all are closed on failure
+        self.lanes = lanes
+        if all(plan.lost for plan in plans):
+            first = plans[0]
+            more = f" (and {len(plans) - 1} other target(s))" if len(plans) > 1 else ""
+            raise EngineError(
+                f"the {first.label} worker did not start: {first.lost}{more}"
+                + (f"\n{first.tail}" if first.tail else "")
+            )
+        named = {}
+        for plan, lane in zip(plans, lanes.values(), strict=True):
+            if plan.lost:
+                name = plan.label
+                about = {
+                    **plan.target.describe(),
+                    "name": name,
+                    "version": "",
+                    "device": "",
+                    "effective": {},
+                    "python": plan.target.python or sys.executable,
+                    "python_version": "",
+                    "not_started": plan.lost,
+                }
+                self.events.append(
+                    f"{name}: the worker did not start ({plan.lost}); its results are "
+                    "recorded as harness errors, not run" + (f"\n{plan.tail}" if plan.tail else "")
                 )
-        started = []
-        for target, server in zip(self.targets, servers, strict=True):
-            usable = server if server is not None and server.ready else None
-            workers = [
-                Worker(target, usable, self.worker_memory)
-                for _ in range(self.workers_per_runtime)
-            ]
-            lane = _Lane(target.name, workers, timeout=self.timeout_of(target))
-            started.append((target, lane))
-            self.lanes[str(len(self.lanes))] = started[-1][1]  # closed on failure below
-        for target, lane in started:
-            for worker in lane.workers:
-                self._await_hello(worker)
-            name = target.name or lane.workers[0].info["name"]
-            if name in self.info:
+            else:
+                about = plan.workers[0].info
+                name = plan.target.name or about["name"]
+                about = {**plan.target.describe(), **about}
+            if name in named:
                 raise EngineError(f"two runtimes are both named {name!r}")
-            self.info[name] = {**target.describe(), **lane.workers[0].info}
+            self.info[name] = about
             lane.name = name
-        self.lanes = {lane.name: lane for _, lane in started}
+            named[name] = lane
+        self.lanes = named
 
-    def _fork_server(self, target: Target) -> ForkServer | None:
-        """The target's fork server, starting (it imports while the others do)."""
+    def _fork_servers(self, plans: list[_Plan]) -> list[ForkServer]:
+        """One fork server per interpreter and adapter module, shared by the
+        targets that use them (a targets file may name one adapter 64 times:
+        one server imports it once and forks every target's workers, each
+        with its own properties); not started yet (:meth:`ForkServer.begin`)."""
         if not forkserver.usable():
-            return None
-        module = target.adapter_class.partition(":")[0]
-        label = target.name or target.adapter
-        server = ForkServer(target.python or sys.executable, [module], label, self.events)
-        self.servers.append(server)
-        return server
+            return []
+        made: dict[tuple[str, str], ForkServer] = {}
+        for plan in plans:
+            python = plan.target.python or sys.executable
+            module = plan.target.adapter_class.partition(":")[0]
+            server = made.get((python, module))
+            if server is None:
+                server = ForkServer(python, [module], plan.label, self.events, begin=False)
+                server.bound = self.startup_timeout(plan.target)
+                made[(python, module)] = server
+                self.servers.append(server)
+            server.bound = max(server.bound, self.startup_timeout(plan.target))
+            plan.server = server
+        return list(made.values())
 
-    def _await_hello(self, worker: Worker) -> None:
-        """Block until the worker is ready; EngineError if it cannot start."""
-        left = self.startup_timeout(worker.target) - (time.monotonic() - worker.spawned_at)
-        if left > 0 and worker.conn.poll(left):
+    def _next_deadline(self, running: list[ForkServer], starting: list) -> float:
+        """Seconds until the first start in flight runs out of time (at least 0)."""
+        now = time.monotonic()
+        ends = [server.started_at + server.bound for server in running]
+        ends += [w.spawned_at + self.startup_timeout(plan.target) for w, plan in starting]
+        return max(0.0, min(ends) - now) if ends else 0.0
+
+    def _hello(self, worker: Worker) -> str:
+        """Read a starting worker's greeting (it has one, or its time is up):
+        "" when it is ready, else why it did not start."""
+        if worker.conn.poll(0):
             try:
                 message = _loads(worker.conn.recv_bytes())
             except (EOFError, OSError):
@@ -615,19 +756,13 @@ class WorkerPool:
             except Exception as error:
                 message = ("failed", f"its greeting cannot be unpickled: {error}")
             if message is None:
-                why = f"it died ({_death(worker.kill(EXIT_GRACE))})"
-            else:
-                info, why = _hello_info(message)
-                if info is not None:
-                    worker.info, worker.state = info, "idle"
-                    return
-        else:
-            why = self._no_answer(worker.target)
-        tail = worker.stderr_tail()
-        raise EngineError(
-            f"the {worker.target.name or worker.target.adapter} worker did not start: {why}"
-            + (f"\n{tail}" if tail else "")
-        )
+                return f"it died ({_death(worker.kill(EXIT_GRACE))})"
+            info, why = _hello_info(message)
+            if info is not None:
+                worker.info, worker.state = info, "idle"
+                return ""
+            return why
+        return self._no_answer(worker.target)
 
     def _no_answer(self, target: Target) -> str:
         return (
@@ -636,6 +771,9 @@ class WorkerPool:
         )
 
     def close(self) -> None:
+        for worker in self._starting:  # a start that failed before its lane was made
+            worker.close()
+        self._starting = []
         for lane in self.lanes.values():
             for worker in lane.workers:
                 worker.close()
@@ -701,9 +839,15 @@ class WorkerPool:
                     exhausted = True
                     break
                 enqueue(job)
+            drained = [self._drain_lost(lane) for lane in lanes if lane.lost]
+            drained = [results for results in drained if results]
             for lane in lanes:
                 self._dispatch(lane)
-            if exhausted and not any(lane.has_work() or lane.busy() for lane in lanes):
+            if (
+                exhausted
+                and not drained
+                and not any(lane.has_work() or lane.busy() for lane in lanes)
+            ):
                 return
             waiting = {
                 worker.conn: (lane, worker)
@@ -711,8 +855,8 @@ class WorkerPool:
                 for worker in lane.workers
                 if worker.state in ("busy", "starting")
             }
-            ready = wait(list(waiting), timeout=self._tick())
-            batches = [self._receive(*waiting[conn]) for conn in ready]
+            ready = wait(list(waiting), timeout=0 if drained else self._tick())
+            batches = drained + [self._receive(*waiting[conn]) for conn in ready]
             batches += [self._watch(lane) for lane in lanes]
             for results in batches:
                 if results:
@@ -773,13 +917,42 @@ class WorkerPool:
         lane.startup_failures += 1
         tail = worker.stderr_tail()
         if lane.startup_failures >= MAX_STARTUP_FAILURES:
-            raise EngineError(
+            self._lose(
+                lane,
                 f"the {lane.name} worker failed to restart {lane.startup_failures} times "
-                f"in a row: {why}" + (f"\n{tail}" if tail else "")
+                f"in a row: {why}",
+                tail,
             )
+            return []
         self.events.append(f"{lane.name}: a worker failed to start ({why}); retrying")
         worker.restart()
         return []
+
+    def _lose(self, lane: _Lane, why: str, tail: str) -> None:
+        """Give a target up for the rest of the run: its workers are stopped,
+        and what it had yet to run, or was running, is answered as not run
+        (:meth:`_drain_lost`); the other targets go on."""
+        for worker in lane.workers:
+            if worker.batch:
+                lane.retry.extend(worker.batch[worker.delivered :])
+            worker.close()
+            worker.state = "closed"
+        lane.workers = []
+        lane.lost = f"not run: {why}"
+        self.events.append(
+            f"{lane.name}: {why}; its remaining results are recorded as harness errors, not run"
+            + (f"\n{tail}" if tail else "")
+        )
+
+    def _drain_lost(self, lane: _Lane) -> list[tuple[Job, str, Raw]]:
+        """Each job of a lost target answered at once: a harness error that
+        says why it did not run (``Raw.lost``: nothing ran)."""
+        raw = Raw("harness_error", message=lane.lost, lost=True)
+        results = []
+        for waiting in (lane.suspects, lane.retry, lane.queue):
+            while waiting:
+                results.append((waiting.popleft(), lane.name, raw))
+        return results
 
     def _died(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:
         if worker.state == "starting":

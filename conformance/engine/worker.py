@@ -46,8 +46,9 @@ adapter and the judge, made here and again in the parent, which trusts no
 worker): what is a faithful list of plain NumPy arrays after a conversion
 that keeps every element's bits is judged, anything else is a
 ``harness_error`` of that job, as is whatever ``execute`` raises that is not
-one of the adapter errors (KeyboardInterrupt included). ``sys.exit`` in an adapter ends the worker at once with its exit status,
-which the parent records as such. An ``info()`` that is not a dict with a
+one of the adapter errors (KeyboardInterrupt included). ``sys.exit`` in an
+adapter ends the worker at once with its exit status, which the parent
+records as such. An ``info()`` that is not a dict with a
 ``name``, or not JSON, fails the start.
 """
 
@@ -192,7 +193,7 @@ def _plain_array(output, limit: int | None) -> tuple[np.ndarray | None, str]:
     if not output.dtype.isnative and output.dtype.kind not in "OV":
         output = output.byteswap().view(output.dtype.newbyteorder("="))
     dtype = output.dtype
-    if dtype == object:
+    if dtype.kind == "O":
         return _strings(output)
     if dtype.kind in "US" or any(dtype == known.numpy for known in dtypes.DTYPES):
         return output, ""

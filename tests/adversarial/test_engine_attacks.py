@@ -10,7 +10,6 @@ run through a real run (worker processes, results.jsonl), once for all.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
