@@ -110,3 +110,25 @@ class UntrustedAdapter(FaultyAdapter):
             code = 0
         form = _FORMS.get(code)
         return [output] if form is None else RETURNS[form](output)
+
+
+# The file whose existence stops StartsOnceAdapter from starting again.
+TAKEN = "UNTRUSTED_LICENCE_TAKEN"
+
+
+class StartsOnceAdapter(FaultyAdapter):
+    """Starts once: once its worker has run a job, no worker of it starts
+    again, as an adapter whose licence server takes one client at a time.
+    A crash (FaultyAdapter's codes) then leaves it no worker."""
+
+    name = "once"
+
+    def __init__(self) -> None:
+        if os.path.exists(os.environ[TAKEN]):
+            raise RuntimeError("the licence is taken")
+        super().__init__()
+
+    def execute(self, session, feeds):
+        with open(os.environ[TAKEN], "w", encoding="ascii"):
+            pass
+        return super().execute(session, feeds)

@@ -5,20 +5,34 @@ judged (when it is a faithful plain array after a conversion that keeps
 every element's bits: ``conformance.engine.worker.plain_outputs``) or
 recorded as a harness error, never lost, and never an internal error. They
 run through a real run (worker processes, results.jsonl), once for all.
+
+Many targets start a bounded number at a time, and a target whose worker
+does not start (or stops restarting) costs its own results only.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from conformance.cases.model import Case
-from conformance.engine.run import Options, Summary, run_cases
+from conformance.engine import pool, targets
+from conformance.engine.pool import WorkerPool
+from conformance.engine.run import Options, Run, Summary, run_cases
+from tests import faulty_adapter as faulty
 from tests import untrusted_adapter as untrusted
+from tests.conftest import conformance
+from tests.test_engine import FAULTY, run_all
+from tests.test_formats import problems, say
 
 UNTRUSTED = "tests.untrusted_adapter:UntrustedAdapter"
+PACKING = "tests.faulty_adapter:PackAwareAdapter"
+HANGING = "tests.hanging_import_adapter:Anything"
+ONCE = "tests.untrusted_adapter:StartsOnceAdapter"
 NAN_BITS = 0x7FC01234  # a quiet NaN with a payload: kept bit for bit or not
 
 
@@ -114,3 +128,108 @@ def test_a_memory_map_a_subclass_or_a_byte_order_is_judged_on_its_bits(returned)
     assert records["big-endian"]["kind"] == "pass"
     assert records["big-endian"]["expected"] == {"dtype": "float32", "shape": [2]}
     assert records["0-d array"]["actual"]["shape"] == []
+
+
+# -- many targets on a small machine; a target whose worker does not start ----------
+
+
+def _targets_file(path: Path, adapters: dict[str, str]) -> Path:
+    path.write_text(
+        "targets:\n" + "".join(f"  {name}:\n    adapter: {a}\n" for name, a in adapters.items())
+    )
+    return path
+
+
+def _gather(code: int, index: int) -> Case:
+    data = np.array([code, 1, 2, 3], dtype=np.int32)
+    indices = np.array([1, 0], dtype=np.int64)
+    return Case("Gather", 13, 0, data, indices, id=f"many-{index}", base_id="many")
+
+
+def test_64_targets_start_a_bounded_number_at_a_time_and_each_is_judged(tmp_path, monkeypatch):
+    """Before: every target's fork server and worker started at once, and on
+    two cores the later ones were timed out by the others' starts ("the t18
+    worker did not start: no answer in 10 s"), losing every result."""
+    started, overlap = [], []
+
+    def counted(original):
+        def spawn(worker):
+            started.append(worker)
+            overlap.append(sum(getattr(w, "state", "starting") == "starting" for w in started))
+            original(worker)
+
+        return spawn
+
+    monkeypatch.setattr(pool.Worker, "_spawn", counted(pool.Worker._spawn))
+    names = {f"t{i}": FAULTY for i in range(64)}
+    chosen = targets.load_file(_targets_file(tmp_path / "targets.yaml", names))
+    out = tmp_path / "run"
+    options = Options(chosen, variants=["static"], timeout=5.0)
+    with Run(out, options) as run:
+        assert len(run.pool.servers) == 1, "one fork server for the 64 targets of one adapter"
+        run.drive([(_gather(0, i), ["static"]) for i in range(2)])
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted((r["runtime"], r["kind"]) for r in records) == sorted(
+        (name, "pass") for name in names for _ in range(2)
+    )
+    assert len(started) == 64 and max(overlap) <= pool.starts_at_once()
+    assert run.summary.error is None and not run.summary.events
+
+
+def test_a_target_whose_worker_never_starts_costs_its_own_results_only(tmp_path):
+    """A hanging adapter import among packing targets: its cases are recorded
+    as not run (harness errors: exit 2, said), every other target's are judged."""
+    adapters = {"good": PACKING, "also-good": PACKING, "stuck": HANGING}
+    path = _targets_file(tmp_path / "targets.yaml", adapters)
+    out = tmp_path / "run"
+    began = time.monotonic()
+    done = conformance(
+        "run", "--targets", str(path), "--pack", "4", "--timeout", "1", "--variants", "static",
+        "-k", "gather-rank3-axis", "--no-progress", "--out", str(out),
+    )  # fmt: skip
+    took = time.monotonic() - began
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert "not run: the stuck worker did not start: no answer in 5 s" in done.stderr
+    assert took < pool.STARTUP_FLOOR + 15, took
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    cases = {r["case_id"] for r in records}
+    assert len(cases) >= 4, "enough cases for a pack of 4"
+    kinds = {(r["runtime"], r["kind"], r.get("harness_error")) for r in records}
+    assert kinds == {
+        ("good", "pass", None),
+        ("also-good", "pass", None),
+        ("stuck", "harness_unsupported", True),
+    }
+    assert all(sum(r["case_id"] == c for r in records) == 3 for c in cases), "one per target"
+    stuck = next(r for r in records if r["runtime"] == "stuck")
+    assert stuck["message"].startswith("not run: the stuck worker did not start: no answer in 5 s")
+    header = json.loads((out / "header.json").read_text())
+    assert "no answer in 5 s" in header["runtimes"]["stuck"]["not_started"]
+    assert header["runtimes"]["good"]["version"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["harness_errors"] == len(cases)
+    assert any(event.startswith("stuck: the worker did not start") for event in summary["events"])
+    # the lost target's entry is a valid one (the test adapters' own report no 'effective')
+    lost = {**header, "runtimes": {"stuck": header["runtimes"]["stuck"]}}
+    found = problems("header", lost, "header.json") + problems("summary", summary, "summary.json")
+    assert not found, say(found)
+
+
+def test_a_target_that_stops_restarting_is_given_up_and_the_others_go_on(monkeypatch, tmp_path):
+    """Before: a target whose worker failed to restart three times in a row
+    ended the whole run (EngineError), every target's remaining cases with it."""
+    monkeypatch.setenv(untrusted.TAKEN, str(tmp_path / "taken"))
+    codes = [0, faulty.SEGV, 0, 0]
+    with WorkerPool([ONCE, FAULTY], batch_size=4, timeout=20) as engine:
+        results = run_all(engine, codes)
+    assert results[(0, "once")].status == "ok"
+    for index in (1, 2, 3):
+        lost = results[(index, "once")]
+        assert (lost.status, lost.lost) == ("harness_error", True)
+        assert lost.message == (
+            "not run: the once worker failed to restart 3 times in a row: "
+            "RuntimeError: the licence is taken"
+        )
+    assert [results[(i, "faulty")].status for i in range(4)] == ["ok", "crash", "ok", "ok"]
+    assert any("its remaining results are recorded as harness errors" in e for e in engine.events)
