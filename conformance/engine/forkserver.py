@@ -58,11 +58,13 @@ statuses are lost: the pool re-queues what they were running, blaming no
 case, and the target's workers start directly from then on. A server that
 hangs or misbehaves (no reply in :data:`REPLY_S`) is killed and treated the
 same way. A server that does not answer at all at start-up (an adapter module
-whose import hangs) costs the start-up bound, and the run fails as a worker
-that does not start does; one that dies at start-up, or cannot be started
-(an interpreter of another environment whose copy of this package has no
-fork server), leaves the target to direct starts, which report the failure
-as before.
+whose import hangs) costs the start-up bound, and its targets are lost as a
+target whose worker does not start is (:mod:`conformance.engine.pool`); one
+that dies at start-up, or cannot be started (an interpreter of another
+environment whose copy of this package has no fork server), leaves the
+target to direct starts, which report the failure as before. A server may
+serve several targets (the same interpreter and adapter module): each fork
+request names its adapter and properties.
 
 **What differs from a direct start**, and does not matter here: the
 adapter's module was imported in the server, with the environment of the

@@ -32,7 +32,8 @@ sentinel when the parent is), so that what a runtime leaves in temporary
 files when it crashes does not pile up.
 
 A worker start costs a fork, not an interpreter and an import: each target
-has a fork server (:mod:`conformance.engine.forkserver`), started with the
+has a fork server (:mod:`conformance.engine.forkserver`; one per interpreter
+and adapter module, shared by the targets that use them), started with the
 target's interpreter, which imports the worker's code and the adapter's
 module once and forks each worker on request; the forked worker then
 instantiates its adapter and runs as one started directly would. Every
@@ -41,12 +42,22 @@ worker's wait status, reaping it only when asked, after the pool has killed
 its group). Where forking is not safe (a thread the imports left running:
 ONNX Runtime's), or the server cannot start or dies, the target's workers
 are started directly, each as a new interpreter; a server that does not
-answer at start-up (an import that hangs) fails the run as a worker that
+answer at start-up (an import that hangs) loses its targets as a worker that
 does not start does, after the same start-up bound.
 
-Nothing a worker sends is trusted: a result that cannot be unpickled or is
-not what the wire format says becomes a ``harness_error`` of its job, and a
-worker whose ``info()`` lacks a name does not start.
+Starts go a bounded number at a time (:func:`starts_at_once`), each bounded
+from its own beginning, so that many targets on few cores do not time each
+other's starts out. A target whose worker does not start, or fails to
+restart :data:`MAX_STARTUP_FAILURES` times in a row, is *lost*: every job it
+still owes is answered at once, without running, as a ``harness_error``
+(``Raw.lost``, message ``not run: ...``), and the other targets go on; only
+when no target starts at all does the pool raise :class:`EngineError`.
+
+Nothing a worker sends is trusted: it is unpickled without loading any class
+but NumPy's; a result that cannot be unpickled, is not what the wire format
+says, or whose outputs :func:`conformance.engine.worker.plain_outputs` does
+not pass becomes a ``harness_error`` of its job, and a worker whose
+``info()`` lacks a name does not start.
 
 :class:`WorkerPool` knows nothing of cases or outcomes: it runs :class:`Job`s and
 yields :class:`Raw` results, which :mod:`conformance.engine.judge` judges.
@@ -614,7 +625,7 @@ class WorkerPool:
         others run; when no target starts, EngineError says why the first did not."""
         plans = [_Plan(target) for target in self.targets]
         servers = self._fork_servers(plans)
-        self._starting = [w for plan in plans for w in plan.workers]  # closed on failure
+        self._starting = []  # every worker started: closed by close() on a failure
         at_once = starts_at_once()
         queued = deque(servers)  # servers not yet started, then their targets' workers
         spawn = deque(plan for plan in plans if plan.server is None)
@@ -885,6 +896,8 @@ class WorkerPool:
             worker.send(batch)
 
     def _receive(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:
+        if worker.state == "closed":  # its target was given up while this was read
+            return []
         try:
             message = _loads(worker.conn.recv_bytes())
         except (EOFError, OSError):
