@@ -94,7 +94,8 @@ def _die_with_parent(parent: int | None = None) -> None:
         os._exit(0)  # the parent is already gone
 
 
-def run_job(adapter, job) -> tuple:
+def run_job(adapter, job, limit: int | None = None) -> tuple:
+    """One job's result in the wire format; ``limit``: bytes one output may hold."""
     key, model, feeds = job
     start = time.perf_counter()
     try:
@@ -110,7 +111,7 @@ def run_job(adapter, job) -> tuple:
     except BaseException:  # KeyboardInterrupt too: SIGINT is ignored, so the adapter raised it
         return ("harness_error", traceback.format_exc(limit=-3))
     try:  # the adapter's objects may raise in any method NumPy or we call
-        outputs, problem = plain_outputs(timed.outputs, _output_limit())
+        outputs, problem = plain_outputs(timed.outputs, limit)
     except BaseException:
         outputs, problem = None, "an object that cannot be read:\n" + traceback.format_exc(limit=-3)
     if problem:
@@ -119,7 +120,8 @@ def run_job(adapter, job) -> tuple:
 
 
 def _output_limit() -> int | None:
-    """Bytes one output may hold (the pool sets it: its --worker-memory); None: no limit."""
+    """Bytes one output may hold (the pool sets it: its --worker-memory); None:
+    no limit. Read before the adapter starts (it may change the environment)."""
     try:
         return int(os.environ[OUTPUT_LIMIT_ENV])
     except (KeyError, ValueError):
@@ -305,6 +307,7 @@ def main(argv: list[str], parent: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     conn = Connection(int(conn_fd))
     progress = mmap.mmap(int(progress_fd), PROGRESS.size)
+    limit = _output_limit()
     try:
         adapter = instantiate(target, properties)
         info = {
@@ -329,7 +332,7 @@ def main(argv: list[str], parent: int | None = None) -> None:
         for index, job in enumerate(batch):
             started += 1
             PROGRESS.pack_into(progress, 0, started)
-            results.append(run_job(adapter, job))
+            results.append(run_job(adapter, job, limit))
             if index + 1 < len(batch) and time.perf_counter() - last_sent > FLUSH_S:
                 _send(conn, "part", first, results)
                 first, results = index + 1, []
