@@ -13,7 +13,9 @@ does not start (or stops restarting) costs its own results only.
 from __future__ import annotations
 
 import json
+import pickle
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -128,6 +130,30 @@ def test_a_memory_map_a_subclass_or_a_byte_order_is_judged_on_its_bits(returned)
     assert records["big-endian"]["kind"] == "pass"
     assert records["big-endian"]["expected"] == {"dtype": "float32", "shape": [2]}
     assert records["0-d array"]["actual"]["shape"] == []
+
+
+def _sent(outputs) -> bytes:
+    """A result as a worker of another copy of this code might send it."""
+    return pickle.dumps(("ok", outputs, 0.001, 0.001, False), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def test_the_parent_checks_what_any_worker_sends_and_loads_no_adapter_class():
+    """A worker of another environment's copy of the package may not convert:
+    the parent checks the same way, and never imports an adapter's module to
+    unpickle (it may hang, as tests.hanging_import_adapter does)."""
+    out = np.array([[3, 4, 5]], dtype=np.int32)
+    masked = np.ma.masked_array(out, mask=[[False, True, False]])
+    checked = pool._raw_from_wire(_sent([masked]))
+    assert checked.status == "harness_error" and "1 of 3 elements masked" in checked.message
+    checked = pool._raw_from_wire(_sent([out.view(untrusted.Tagged)]))
+    assert checked.status == "harness_error"
+    assert "tests.untrusted_adapter.Tagged, which the harness does not load" in checked.message
+    with warnings.catch_warnings():  # NumPy discourages np.matrix: an adapter may use it
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        matrix = np.asmatrix(out.astype(">i4"))
+    checked = pool._raw_from_wire(_sent((matrix,)))
+    assert checked.status == "ok" and type(checked.outputs[0]) is np.ndarray
+    assert checked.outputs[0].dtype == np.int32 and checked.outputs[0].tolist() == out.tolist()
 
 
 # -- many targets on a small machine; a target whose worker does not start ----------
