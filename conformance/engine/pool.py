@@ -971,6 +971,8 @@ class WorkerPool:
         return results
 
     def _died(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:
+        if worker.state == "closed":  # its target was given up: nothing of it is read
+            return []
         if worker.state == "starting":
             returncode = worker.kill(EXIT_GRACE)
             if returncode is None:  # its fork server died, not its adapter: start it again
@@ -1024,9 +1026,13 @@ class WorkerPool:
         """A worker whose process ended, though a grandchild may hold its pipe
         open (no EOF): what it sent before dying counts, then its death."""
         proc, results = worker.proc, []
-        while worker.proc is proc and worker.conn.poll(0):
+
+        def same() -> bool:  # neither restarted nor closed (its target given up) meanwhile
+            return worker.proc is proc and worker.state != "closed"
+
+        while same() and worker.conn.poll(0):
             results += self._receive(lane, worker)  # at EOF, records the death itself
-        if worker.proc is proc:
+        if same():
             results += self._died(lane, worker)
         return results
 
