@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import pickle
-import time
 import warnings
 from pathlib import Path
 
@@ -208,16 +207,13 @@ def test_a_target_whose_worker_never_starts_costs_its_own_results_only(tmp_path)
     adapters = {"good": PACKING, "also-good": PACKING, "stuck": HANGING}
     path = _targets_file(tmp_path / "targets.yaml", adapters)
     out = tmp_path / "run"
-    began = time.monotonic()
     done = conformance(
         "run", "--targets", str(path), "--pack", "4", "--timeout", "1", "--variants", "static",
         "-k", "gather-rank3-axis", "--no-progress", "--out", str(out),
     )  # fmt: skip
-    took = time.monotonic() - began
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert "not run: the stuck worker did not start: no answer in 5 s" in done.stderr
-    assert took < pool.STARTUP_FLOOR + 15, took
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     cases = {r["case_id"] for r in records}
     assert len(cases) >= 4, "enough cases for a pack of 4"
@@ -235,6 +231,7 @@ def test_a_target_whose_worker_never_starts_costs_its_own_results_only(tmp_path)
     assert header["runtimes"]["good"]["version"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["harness_errors"] == len(cases)
+    assert summary["duration_s"] < pool.STARTUP_FLOOR + 10, "the stuck start cost one bound"
     assert any(event.startswith("stuck: the worker did not start") for event in summary["events"])
     # the lost target's entry is a valid one (the test adapters' own report no 'effective')
     lost = {**header, "runtimes": {"stuck": header["runtimes"]["stuck"]}}
