@@ -58,11 +58,13 @@ statuses are lost: the pool re-queues what they were running, blaming no
 case, and the target's workers start directly from then on. A server that
 hangs or misbehaves (no reply in :data:`REPLY_S`) is killed and treated the
 same way. A server that does not answer at all at start-up (an adapter module
-whose import hangs) costs the start-up bound, and the run fails as a worker
-that does not start does; one that dies at start-up, or cannot be started
-(an interpreter of another environment whose copy of this package has no
-fork server), leaves the target to direct starts, which report the failure
-as before.
+whose import hangs) costs the start-up bound, and its targets are lost as a
+target whose worker does not start is (:mod:`conformance.engine.pool`); one
+that dies at start-up, or cannot be started (an interpreter of another
+environment whose copy of this package has no fork server), leaves the
+target to direct starts, which report the failure as before. A server may
+serve several targets (the same interpreter and adapter module): each fork
+request names its adapter and properties.
 
 **What differs from a direct start**, and does not matter here: the
 adapter's module was imported in the server, with the environment of the
@@ -163,7 +165,18 @@ class Forked:
 class ForkServer:
     """The pool's side of one target's fork server."""
 
-    def __init__(self, python: str, modules: list[str], label: str, events: list[str]) -> None:
+    def __init__(
+        self,
+        python: str,
+        modules: list[str],
+        label: str,
+        events: list[str],
+        begin: bool = True,
+    ) -> None:
+        """``begin`` False: the process starts at :meth:`begin` (the pool
+        starts a bounded number of processes at a time)."""
+        self.python = python
+        self.modules = modules
         self.label = label
         self.events = events
         # "starting", then "ready"; "retired": it forks no more, but still reaps
@@ -172,20 +185,31 @@ class ForkServer:
         self.last_words = ""
         self.unsafe = ""  # why the server would not fork, as it said
         self.popen: subprocess.Popen | None = None
+        self.bound = 0.0  # seconds its start may take (the pool's start-up bound)
+        self.started_at = time.monotonic()
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the server
-        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock, self._theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # The server's sentinel reads this pipe; only this process holds its write end.
-        watch_fd, self.watch = os.pipe()
+        self._watch_fd, self.watch = os.pipe()
+        if begin:
+            self.begin()
+
+    def begin(self) -> None:
+        """Start the server process (its start-up time runs from now). Once."""
+        if self._theirs is None:
+            return
+        theirs, watch_fd = self._theirs, self._watch_fd
+        self._theirs = None
         try:
             self.popen = subprocess.Popen(
                 [
-                    python,
+                    self.python,
                     "-m",
                     "conformance.engine.forkserver",
                     str(theirs.fileno()),
                     str(watch_fd),
                     str(os.getpid()),
-                    *modules,
+                    *self.modules,
                 ],
                 pass_fds=(theirs.fileno(), watch_fd),
                 stdin=subprocess.DEVNULL,
@@ -331,6 +355,10 @@ class ForkServer:
     def close(self) -> None:
         """Stop the server for good (whatever workers it forked die with it). Once."""
         self.state = "down"
+        if self._theirs is not None:  # never begun
+            self._theirs.close()
+            os.close(self._watch_fd)
+            self._theirs = None
         if self.watch is None:
             return
         if self.popen is not None:

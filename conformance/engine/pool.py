@@ -32,7 +32,8 @@ sentinel when the parent is), so that what a runtime leaves in temporary
 files when it crashes does not pile up.
 
 A worker start costs a fork, not an interpreter and an import: each target
-has a fork server (:mod:`conformance.engine.forkserver`), started with the
+has a fork server (:mod:`conformance.engine.forkserver`; one per interpreter
+and adapter module, shared by the targets that use them), started with the
 target's interpreter, which imports the worker's code and the adapter's
 module once and forks each worker on request; the forked worker then
 instantiates its adapter and runs as one started directly would. Every
@@ -41,12 +42,22 @@ worker's wait status, reaping it only when asked, after the pool has killed
 its group). Where forking is not safe (a thread the imports left running:
 ONNX Runtime's), or the server cannot start or dies, the target's workers
 are started directly, each as a new interpreter; a server that does not
-answer at start-up (an import that hangs) fails the run as a worker that
+answer at start-up (an import that hangs) loses its targets as a worker that
 does not start does, after the same start-up bound.
 
-Nothing a worker sends is trusted: a result that cannot be unpickled or is
-not what the wire format says becomes a ``harness_error`` of its job, and a
-worker whose ``info()`` lacks a name does not start.
+Starts go a bounded number at a time (:func:`starts_at_once`), each bounded
+from its own beginning, so that many targets on few cores do not time each
+other's starts out. A target whose worker does not start, or fails to
+restart :data:`MAX_STARTUP_FAILURES` times in a row, is *lost*: every job it
+still owes is answered at once, without running, as a ``harness_error``
+(``Raw.lost``, message ``not run: ...``), and the other targets go on; only
+when no target starts at all does the pool raise :class:`EngineError`.
+
+Nothing a worker sends is trusted: it is unpickled without loading any class
+but NumPy's; a result that cannot be unpickled, is not what the wire format
+says, or whose outputs :func:`conformance.engine.worker.plain_outputs` does
+not pass becomes a ``harness_error`` of its job, and a worker whose
+``info()`` lacks a name does not start.
 
 :class:`WorkerPool` knows nothing of cases or outcomes: it runs :class:`Job`s and
 yields :class:`Raw` results, which :mod:`conformance.engine.judge` judges.
@@ -55,10 +66,12 @@ yields :class:`Raw` results, which :mod:`conformance.engine.judge` judges.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import mmap
 import os
 import pickle
+import select
 import shutil
 import signal
 import subprocess
@@ -76,7 +89,7 @@ import numpy as np
 from conformance.engine import forkserver, targets
 from conformance.engine.forkserver import ForkServer, ForkServerDown
 from conformance.engine.targets import Target
-from conformance.engine.worker import PROGRESS
+from conformance.engine.worker import OUTPUT_LIMIT_ENV, PROGRESS, plain_outputs
 from conformance.errors import ConformanceError
 
 # Seconds per job (load + run). The slowest legitimate job of the corpus takes
@@ -120,7 +133,7 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 # less than this floor: six workers of three runtimes start in ~1 s on two
 # cores, and a timeout chosen for fast cases must not fail a slow start.
 STARTUP_FLOOR = 5.0
-MAX_STARTUP_FAILURES = 3  # in a row, per runtime, before the run gives up
+MAX_STARTUP_FAILURES = 3  # in a row, per runtime, before the target is given up
 QUEUE_JOBS = 2048  # jobs read ahead of the slowest runtime
 QUEUE_BYTES = 256 << 20  # and their feeds' bytes
 STDERR_TAIL = 2000  # characters of a dead worker's stderr kept in the message
@@ -166,17 +179,45 @@ class Raw:
     packed: bool = False
     confirmed: bool | None = None
     packed_kind: str | None = None
+    # The target's worker never ran it (it did not start, or stopped restarting):
+    # status "harness_error", message "not run: ..." (WorkerPool._drain_lost).
+    lost: bool = False
 
 
 def _seconds(value) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
+# What a worker's message may hold besides Python's own values: NumPy arrays,
+# dtypes and scalars (ml_dtypes' too). Nothing else is imported or called here:
+# an adapter's own class (a subclass of ndarray, an object in an object array)
+# would make the parent import the adapter's module, which may hang or fail;
+# the worker sends plain arrays (worker.plain_outputs), another copy of it may not.
+_WIRE_MODULES = ("numpy", "ml_dtypes")
+
+
+class _WireUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        if module.partition(".")[0] in _WIRE_MODULES:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(
+            f"it holds a {module}.{name}, which the harness does not load "
+            "(only NumPy arrays and Python values cross from a worker)"
+        )
+
+
+def _loads(data: bytes):
+    """A worker's message, unpickled without loading any class but NumPy's."""
+    return _WireUnpickler(io.BytesIO(data)).load()
+
+
 def _raw_from_wire(packed) -> Raw:
     """One result as the worker sent it (pickled on its own); whatever does not
-    unpickle here or is not of the wire format is a harness error of its job."""
+    unpickle here or is not of the wire format is a harness error of its job,
+    and so are outputs :func:`~conformance.engine.worker.plain_outputs` does
+    not pass (the judge compares only plain arrays of known dtypes)."""
     try:
-        result = pickle.loads(packed)
+        result = _loads(packed)
     except Exception as error:
         return Raw(
             "harness_error",
@@ -186,14 +227,14 @@ def _raw_from_wire(packed) -> Raw:
     status = result[0] if isinstance(result, tuple) and result else None
     if status == "ok" and len(result) == 5:
         _, outputs, load_s, run_s, cached = result
-        if (
-            isinstance(outputs, list)
-            and all(isinstance(output, (np.ndarray, np.generic)) for output in outputs)
-            and _seconds(load_s)
-            and _seconds(run_s)
-            and isinstance(cached, bool)
-        ):
-            return Raw("ok", outputs, load_s=load_s, run_s=run_s, cached=cached)
+        if _seconds(load_s) and _seconds(run_s) and isinstance(cached, bool):
+            try:
+                plain, problem = plain_outputs(outputs)
+            except Exception as error:  # NumPy objects made odd by a hostile pickle
+                plain, problem = None, f"an unreadable object ({type(error).__name__}: {error})"
+            if problem:
+                return Raw("harness_error", message=f"the adapter's execute returned {problem}")
+            return Raw("ok", plain, load_s=load_s, run_s=run_s, cached=cached)
     elif status in ("load_error", "run_error") and len(result) == 4:
         _, message, load_s, run_s = result
         if isinstance(message, str) and _seconds(load_s) and _seconds(run_s):
@@ -279,9 +320,12 @@ class Worker:
     """One worker process and the batch it is running: forked by the
     target's fork server when it has a usable one, else started directly."""
 
-    def __init__(self, target: Target, server: ForkServer | None = None) -> None:
+    def __init__(
+        self, target: Target, server: ForkServer | None = None, output_limit: int | None = None
+    ) -> None:
         self.target = target
         self.server = server
+        self.output_limit = output_limit  # bytes one output may hold (worker.OUTPUT_LIMIT_ENV)
         self.proc: _Spawned | forkserver.Forked | None = None
         self._spawn()
 
@@ -306,6 +350,9 @@ class Worker:
         self.scratch = tempfile.mkdtemp(prefix="conformance-worker-")
         arguments = [self.scratch, *self.target.worker_arguments()]
         env = {**os.environ, "TMPDIR": self.scratch}
+        env.pop(OUTPUT_LIMIT_ENV, None)
+        if self.output_limit is not None:
+            env[OUTPUT_LIMIT_ENV] = str(self.output_limit)
         try:
             if server is not None:
                 self.proc = server.fork(
@@ -464,12 +511,49 @@ class _Lane:
     suspects: deque = field(default_factory=deque)  # jobs that crashed a worker once
     startup_failures: int = 0
     timeout: float = DEFAULT_TIMEOUT  # seconds a job may run on this runtime
+    # Why the target's workers do not run ("": they do): each of its jobs is then
+    # answered at once with a harness error saying so (WorkerPool._drain_lost).
+    lost: str = ""
 
     def has_work(self) -> bool:
         return bool(self.queue or self.retry or self.suspects)
 
     def busy(self) -> bool:
         return any(w.state == "busy" for w in self.workers)
+
+
+@dataclass(eq=False)
+class _Plan:
+    """One target's start: its fork server (None: started directly), its
+    workers as they start, and why it is lost ("" while it is not)."""
+
+    target: Target
+    server: ForkServer | None = None
+    workers: list[Worker] = field(default_factory=list)
+    lost: str = ""
+    tail: str = ""  # what its worker (or server) wrote to stderr, when lost
+
+    @property
+    def label(self) -> str:
+        return self.target.name or self.target.adapter
+
+    @property
+    def usable_server(self) -> ForkServer | None:
+        return self.server if self.server is not None and self.server.ready else None
+
+    def lose(self, why: str, tail: str = "") -> None:
+        if not self.lost:
+            self.lost, self.tail = why, tail
+
+
+def starts_at_once() -> int:
+    """Processes (fork servers, workers) starting at a time: a start is an
+    interpreter importing a runtime, or a fork instantiating an adapter, bound
+    by the CPU. 64 at once on two cores timed the later ones out; twice the
+    cores keeps each start to a fraction of a core (an ONNX Runtime worker's
+    ~0.7 s of CPU: seconds, not the 5 s floor), and starts the built-in
+    runtimes no slower than all at once did."""
+    return 2 * max(1, os.cpu_count() or 1)
 
 
 class WorkerPool:
@@ -505,7 +589,8 @@ class WorkerPool:
         self.lanes: dict[str, _Lane] = {}
         self.info: dict[str, dict] = {}
         self.events: list[str] = []  # crashes, restarts: what the summary should mention
-        self.servers: list[ForkServer] = []  # one per target that has one
+        self.servers: list[ForkServer] = []  # one per interpreter and adapter module
+        self._starting: list[Worker] = []  # workers started before their lanes exist
 
     # -- lifetime -------------------------------------------------------------
     def __enter__(self) -> WorkerPool:
@@ -534,65 +619,164 @@ class WorkerPool:
         return {name: lane.timeout for name, lane in self.lanes.items()}
 
     def start(self) -> None:
-        servers = [self._fork_server(target) for target in self.targets]
-        for target, server in zip(self.targets, servers, strict=True):
-            if server is not None and server.await_ready(self.startup_timeout(target)) is None:
-                tail = server.tail()
-                raise EngineError(
-                    f"the {target.name or target.adapter} worker did not start: "
-                    f"{self._no_answer(target)}" + (f"\n{tail}" if tail else "")
+        """Start every target's workers: at most :func:`starts_at_once` starts
+        (a fork server's or a worker's) at a time, each bounded by
+        :meth:`startup_timeout` from its own beginning, so that many targets on
+        few cores do not time each other's starts out. A target whose worker
+        does not start is *lost*: it keeps a lane, which answers each of its
+        jobs with a harness error saying why (:meth:`_drain_lost`), and the
+        others run; when no target starts, EngineError says why the first did not."""
+        plans = [_Plan(target) for target in self.targets]
+        servers = self._fork_servers(plans)
+        self._starting = []  # every worker started: closed by close() on a failure
+        at_once = starts_at_once()
+        queued = deque(servers)  # servers not yet started, then their targets' workers
+        spawn = deque(plan for plan in plans if plan.server is None)
+        running: list[ForkServer] = []
+        starting: list[tuple[Worker, _Plan]] = []
+        while queued or spawn or running or starting:
+            while len(running) + len(starting) < at_once and (spawn or queued):
+                if spawn:  # a worker first: its target is ready to start
+                    plan = spawn[0]
+                    worker = Worker(plan.target, plan.usable_server, self.worker_memory)
+                    plan.workers.append(worker)
+                    self._starting.append(worker)
+                    starting.append((worker, plan))
+                    if len(plan.workers) == self.workers_per_runtime:
+                        spawn.popleft()
+                    continue
+                server = queued.popleft()
+                server.begin()
+                if server.state == "down":  # it could not be started: direct starts
+                    spawn.extend(plan for plan in plans if plan.server is server)
+                else:
+                    running.append(server)
+            waiting = [server.sock for server in running] + [w.conn for w, _ in starting]
+            wait(waiting, timeout=self._next_deadline(running, starting))
+            now = time.monotonic()
+            for server in list(running):
+                answered = bool(select.select([server.sock], [], [], 0)[0])
+                if not answered and now - server.started_at < server.bound:
+                    continue
+                running.remove(server)
+                ready = server.await_ready(server.bound)
+                for plan in plans:
+                    if plan.server is not server:
+                        continue
+                    if ready is None:  # its import hangs: so would its workers'
+                        plan.lose(self._no_answer(plan.target), server.tail())
+                    else:
+                        spawn.append(plan)
+            for worker, plan in list(starting):
+                timed_out = now - worker.spawned_at > self.startup_timeout(plan.target)
+                if not worker.conn.poll(0) and not timed_out:
+                    continue
+                starting.remove((worker, plan))
+                why = self._hello(worker)
+                if not why:
+                    continue
+                plan.lose(why, worker.stderr_tail())
+                for other in plan.workers:  # a target starts whole or not at all
+                    other.close()
+                starting = [(w, p) for w, p in starting if p is not plan]
+                with contextlib.suppress(ValueError):
+                    spawn.remove(plan)
+        self._starting = []
+        self._lanes_of(plans)
+
+    def _lanes_of(self, plans: list[_Plan]) -> None:
+        """The lanes of the started targets and of the lost ones, in the targets' order."""
+        lanes = {}
+        for index, plan in enumerate(plans):
+            if plan.lost:
+                lane = _Lane(plan.label, [], timeout=self.timeout_of(plan.target))
+                lane.lost = f"not run: the {plan.label} worker did not start: {plan.lost}"
+            else:
+                lane = _Lane(plan.label, plan.workers, timeout=self.timeout_of(plan.target))
+            lanes[str(index)] = lane  # by index until named: all are closed on failure
+        self.lanes = lanes
+        if all(plan.lost for plan in plans):
+            first = plans[0]
+            more = f" (and {len(plans) - 1} other target(s))" if len(plans) > 1 else ""
+            raise EngineError(
+                f"the {first.label} worker did not start: {first.lost}{more}"
+                + (f"\n{first.tail}" if first.tail else "")
+            )
+        named = {}
+        for plan, lane in zip(plans, lanes.values(), strict=True):
+            if plan.lost:
+                name = plan.label
+                about = {
+                    **plan.target.describe(),
+                    "name": name,
+                    "version": "",
+                    "device": "",
+                    "effective": {},
+                    "python": plan.target.python or sys.executable,
+                    "python_version": "",
+                    "not_started": plan.lost,
+                }
+                self.events.append(
+                    f"{name}: the worker did not start ({plan.lost}); its results are "
+                    "recorded as harness errors, not run" + (f"\n{plan.tail}" if plan.tail else "")
                 )
-        started = []
-        for target, server in zip(self.targets, servers, strict=True):
-            usable = server if server is not None and server.ready else None
-            workers = [Worker(target, usable) for _ in range(self.workers_per_runtime)]
-            lane = _Lane(target.name, workers, timeout=self.timeout_of(target))
-            started.append((target, lane))
-            self.lanes[str(len(self.lanes))] = started[-1][1]  # closed on failure below
-        for target, lane in started:
-            for worker in lane.workers:
-                self._await_hello(worker)
-            name = target.name or lane.workers[0].info["name"]
-            if name in self.info:
+            else:
+                about = plan.workers[0].info
+                name = plan.target.name or about["name"]
+                about = {**plan.target.describe(), **about}
+            if name in named:
                 raise EngineError(f"two runtimes are both named {name!r}")
-            self.info[name] = {**target.describe(), **lane.workers[0].info}
+            self.info[name] = about
             lane.name = name
-        self.lanes = {lane.name: lane for _, lane in started}
+            named[name] = lane
+        self.lanes = named
 
-    def _fork_server(self, target: Target) -> ForkServer | None:
-        """The target's fork server, starting (it imports while the others do)."""
+    def _fork_servers(self, plans: list[_Plan]) -> list[ForkServer]:
+        """One fork server per interpreter and adapter module, shared by the
+        targets that use them (a targets file may name one adapter 64 times:
+        one server imports it once and forks every target's workers, each
+        with its own properties); not started yet (:meth:`ForkServer.begin`)."""
         if not forkserver.usable():
-            return None
-        module = target.adapter_class.partition(":")[0]
-        label = target.name or target.adapter
-        server = ForkServer(target.python or sys.executable, [module], label, self.events)
-        self.servers.append(server)
-        return server
+            return []
+        made: dict[tuple[str, str], ForkServer] = {}
+        for plan in plans:
+            python = plan.target.python or sys.executable
+            module = plan.target.adapter_class.partition(":")[0]
+            server = made.get((python, module))
+            if server is None:
+                server = ForkServer(python, [module], plan.label, self.events, begin=False)
+                server.bound = self.startup_timeout(plan.target)
+                made[(python, module)] = server
+                self.servers.append(server)
+            server.bound = max(server.bound, self.startup_timeout(plan.target))
+            plan.server = server
+        return list(made.values())
 
-    def _await_hello(self, worker: Worker) -> None:
-        """Block until the worker is ready; EngineError if it cannot start."""
-        left = self.startup_timeout(worker.target) - (time.monotonic() - worker.spawned_at)
-        if left > 0 and worker.conn.poll(left):
+    def _next_deadline(self, running: list[ForkServer], starting: list) -> float:
+        """Seconds until the first start in flight runs out of time (at least 0)."""
+        now = time.monotonic()
+        ends = [server.started_at + server.bound for server in running]
+        ends += [w.spawned_at + self.startup_timeout(plan.target) for w, plan in starting]
+        return max(0.0, min(ends) - now) if ends else 0.0
+
+    def _hello(self, worker: Worker) -> str:
+        """Read a starting worker's greeting (it has one, or its time is up):
+        "" when it is ready, else why it did not start."""
+        if worker.conn.poll(0):
             try:
-                message = pickle.loads(worker.conn.recv_bytes())
+                message = _loads(worker.conn.recv_bytes())
             except (EOFError, OSError):
                 message = None
             except Exception as error:
                 message = ("failed", f"its greeting cannot be unpickled: {error}")
             if message is None:
-                why = f"it died ({_death(worker.kill(EXIT_GRACE))})"
-            else:
-                info, why = _hello_info(message)
-                if info is not None:
-                    worker.info, worker.state = info, "idle"
-                    return
-        else:
-            why = self._no_answer(worker.target)
-        tail = worker.stderr_tail()
-        raise EngineError(
-            f"the {worker.target.name or worker.target.adapter} worker did not start: {why}"
-            + (f"\n{tail}" if tail else "")
-        )
+                return f"it died ({_death(worker.kill(EXIT_GRACE))})"
+            info, why = _hello_info(message)
+            if info is not None:
+                worker.info, worker.state = info, "idle"
+                return ""
+            return why
+        return self._no_answer(worker.target)
 
     def _no_answer(self, target: Target) -> str:
         return (
@@ -601,6 +785,9 @@ class WorkerPool:
         )
 
     def close(self) -> None:
+        for worker in self._starting:  # a start that failed before its lane was made
+            worker.close()
+        self._starting = []
         for lane in self.lanes.values():
             for worker in lane.workers:
                 worker.close()
@@ -666,9 +853,15 @@ class WorkerPool:
                     exhausted = True
                     break
                 enqueue(job)
+            drained = [self._drain_lost(lane) for lane in lanes if lane.lost]
+            drained = [results for results in drained if results]
             for lane in lanes:
                 self._dispatch(lane)
-            if exhausted and not any(lane.has_work() or lane.busy() for lane in lanes):
+            if (
+                exhausted
+                and not drained
+                and not any(lane.has_work() or lane.busy() for lane in lanes)
+            ):
                 return
             waiting = {
                 worker.conn: (lane, worker)
@@ -676,8 +869,8 @@ class WorkerPool:
                 for worker in lane.workers
                 if worker.state in ("busy", "starting")
             }
-            ready = wait(list(waiting), timeout=self._tick())
-            batches = [self._receive(*waiting[conn]) for conn in ready]
+            ready = wait(list(waiting), timeout=0 if drained else self._tick())
+            batches = drained + [self._receive(*waiting[conn]) for conn in ready]
             batches += [self._watch(lane) for lane in lanes]
             for results in batches:
                 if results:
@@ -706,8 +899,10 @@ class WorkerPool:
             worker.send(batch)
 
     def _receive(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:
+        if worker.state == "closed":  # its target was given up while this was read
+            return []
         try:
-            message = pickle.loads(worker.conn.recv_bytes())
+            message = _loads(worker.conn.recv_bytes())
         except (EOFError, OSError):
             return self._died(lane, worker)
         if worker.state == "starting":
@@ -738,15 +933,46 @@ class WorkerPool:
         lane.startup_failures += 1
         tail = worker.stderr_tail()
         if lane.startup_failures >= MAX_STARTUP_FAILURES:
-            raise EngineError(
+            self._lose(
+                lane,
                 f"the {lane.name} worker failed to restart {lane.startup_failures} times "
-                f"in a row: {why}" + (f"\n{tail}" if tail else "")
+                f"in a row: {why}",
+                tail,
             )
+            return []
         self.events.append(f"{lane.name}: a worker failed to start ({why}); retrying")
         worker.restart()
         return []
 
+    def _lose(self, lane: _Lane, why: str, tail: str) -> None:
+        """Give a target up for the rest of the run: its workers are stopped,
+        and what it had yet to run, or was running, is answered as not run
+        (:meth:`_drain_lost`); the other targets go on."""
+        for worker in lane.workers:
+            if worker.batch:
+                lane.retry.extend(worker.batch[worker.delivered :])
+            worker.close()
+            worker.state = "closed"
+        lane.workers = []
+        lane.lost = f"not run: {why}"
+        self.events.append(
+            f"{lane.name}: {why}; its remaining results are recorded as harness errors, not run"
+            + (f"\n{tail}" if tail else "")
+        )
+
+    def _drain_lost(self, lane: _Lane) -> list[tuple[Job, str, Raw]]:
+        """Each job of a lost target answered at once: a harness error that
+        says why it did not run (``Raw.lost``: nothing ran)."""
+        raw = Raw("harness_error", message=lane.lost, lost=True)
+        results = []
+        for waiting in (lane.suspects, lane.retry, lane.queue):
+            while waiting:
+                results.append((waiting.popleft(), lane.name, raw))
+        return results
+
     def _died(self, lane: _Lane, worker: Worker) -> list[tuple[Job, str, Raw]]:
+        if worker.state == "closed":  # its target was given up: nothing of it is read
+            return []
         if worker.state == "starting":
             returncode = worker.kill(EXIT_GRACE)
             if returncode is None:  # its fork server died, not its adapter: start it again
@@ -800,9 +1026,13 @@ class WorkerPool:
         """A worker whose process ended, though a grandchild may hold its pipe
         open (no EOF): what it sent before dying counts, then its death."""
         proc, results = worker.proc, []
-        while worker.proc is proc and worker.conn.poll(0):
+
+        def same() -> bool:  # neither restarted nor closed (its target given up) meanwhile
+            return worker.proc is proc and worker.state != "closed"
+
+        while same() and worker.conn.poll(0):
             results += self._receive(lane, worker)  # at EOF, records the death itself
-        if worker.proc is proc:
+        if same():
             results += self._died(lane, worker)
         return results
 

@@ -186,6 +186,18 @@ class Schedule:
         """What one job's result on one runtime settles (nothing yet, when it
         calls for follow-ups)."""
         tag = job.tag
+        if raw.lost:  # the target's worker never ran it: each case says so, none is split
+            if isinstance(tag, Pack):
+                members = tag.members
+            elif isinstance(tag, Alone):
+                members = [(tag.index, tag.variant)]
+                self._unconfirmed.pop((tag.index, tag.variant, runtime), None)
+            else:
+                members = [tag]
+            return [
+                self._finish(index, variant, runtime, raw)._replace(ran=False)
+                for index, variant in members
+            ]
         if isinstance(tag, Pack):
             return self._packed(tag, runtime, raw)
         if isinstance(tag, Alone):

@@ -40,11 +40,15 @@ Wire format (pickled):
       ("unsupported", message)
       ("harness_error", message)   # a bug in the adapter, not the runtime
 
-An adapter is third-party code: whatever its ``execute`` returns that is not
-a list of NumPy arrays, and whatever it raises that is not one of the
-adapter errors (KeyboardInterrupt included), is a ``harness_error`` of that
-job. ``sys.exit`` in an adapter ends the worker at once with its exit status,
-which the parent records as such. An ``info()`` that is not a dict with a
+An adapter is third-party code: whatever its ``execute`` returns is
+untrusted, and goes through :func:`plain_outputs` (the one check between an
+adapter and the judge, made here and again in the parent, which trusts no
+worker): what is a faithful list of plain NumPy arrays after a conversion
+that keeps every element's bits is judged, anything else is a
+``harness_error`` of that job, as is whatever ``execute`` raises that is not
+one of the adapter errors (KeyboardInterrupt included). ``sys.exit`` in an
+adapter ends the worker at once with its exit status, which the parent
+records as such. An ``info()`` that is not a dict with a
 ``name``, or not JSON, fails the start.
 """
 
@@ -68,10 +72,16 @@ from multiprocessing.connection import Connection
 import numpy as np
 
 from conformance.adapters import AdapterError, HarnessUnsupported, instantiate
+from conformance.tables import dtypes
 
 PROGRESS = struct.Struct("=Q")  # jobs started by this worker so far
 FLUSH_S = 0.05  # send finished results at least this often within a batch
 _PR_SET_PDEATHSIG = 1
+# The pool tells each worker, in its environment, how many bytes one output
+# may hold (its --worker-memory): a larger one cannot be a result the worker
+# computed (it would have been killed first), only a view that pickling would
+# make whole, here and again in the parent.
+OUTPUT_LIMIT_ENV = "CONFORMANCE_OUTPUT_LIMIT"
 
 
 def _die_with_parent(parent: int | None = None) -> None:
@@ -84,7 +94,8 @@ def _die_with_parent(parent: int | None = None) -> None:
         os._exit(0)  # the parent is already gone
 
 
-def run_job(adapter, job) -> tuple:
+def run_job(adapter, job, limit: int | None = None) -> tuple:
+    """One job's result in the wire format; ``limit``: bytes one output may hold."""
     key, model, feeds = job
     start = time.perf_counter()
     try:
@@ -99,23 +110,121 @@ def run_job(adapter, job) -> tuple:
         _exit(stop.code)
     except BaseException:  # KeyboardInterrupt too: SIGINT is ignored, so the adapter raised it
         return ("harness_error", traceback.format_exc(limit=-3))
-    problem = malformed(timed.outputs)
+    try:  # the adapter's objects may raise in any method NumPy or we call
+        outputs, problem = plain_outputs(timed.outputs, limit)
+    except BaseException:
+        outputs, problem = None, "an object that cannot be read:\n" + traceback.format_exc(limit=-3)
     if problem:
         return ("harness_error", f"the adapter's execute returned {problem}")
-    return ("ok", list(timed.outputs), timed.load_s, timed.run_s, timed.cached)
+    return ("ok", outputs, timed.load_s, timed.run_s, timed.cached)
 
 
-def malformed(outputs) -> str:
-    """What is wrong with outputs that should be a list of NumPy arrays ("" if nothing).
+def _output_limit() -> int | None:
+    """Bytes one output may hold (the pool sets it: its --worker-memory); None:
+    no limit. Read before the adapter starts (it may change the environment)."""
+    try:
+        return int(os.environ[OUTPUT_LIMIT_ENV])
+    except (KeyError, ValueError):
+        return None
 
-    NumPy scalars pass (a Python runtime may return one; the judge makes it an array).
+
+def plain_outputs(outputs, limit: int | None = None) -> tuple[list[np.ndarray] | None, str]:
+    """Outputs as the judge takes them, or why they cannot be judged:
+    ``(list of plain arrays, "")`` or ``(None, what is wrong)``.
+
+    The one check of what an adapter returns, made in the worker (so that no
+    adapter's own class crosses the pipe) and again in the parent (which
+    trusts no worker: it may be another environment's copy of this code).
+    Judged, after a conversion that keeps every element's bits (dtype, shape
+    and bytes as the judge compares them):
+
+    - a list or a tuple of outputs (a tuple: its elements, in order);
+    - a NumPy scalar: the 0-d array of its dtype (a Python runtime returns one);
+    - an ndarray subclass (``np.memmap``, ``np.matrix``, any other): the plain
+      array over the same memory, its dtype and shape (a matrix's are 2-D);
+    - a masked array none of whose elements is masked: its data;
+    - a byte order that is not the machine's: the same elements byte-swapped
+      into the machine's (each element's value and bits kept);
+    - an object array whose elements are all ``str`` (an ONNX string tensor),
+      ``np.str_`` elements made ``str`` (the same characters);
+    - a 0-d or non-contiguous array: as it is (it is a plain array).
+
+    Not judged (a harness error of the job): not a list or tuple (a bare
+    array included: which outputs would it hold?); an element that is not a
+    NumPy array or scalar (a Python list, number, None...); a masked array
+    with a masked element (that element has no value); an object array
+    holding anything but strings; a dtype that is neither the harness's
+    (:data:`conformance.tables.dtypes.DTYPES`) nor NumPy text (``<U``,
+    ``S``, which a runtime may return for a string tensor, and is then
+    judged a ``dtype_mismatch``): a record, a date, a ``longdouble``...;
+    an output of more than ``limit`` bytes (a broadcast view of a huge
+    shape, which the pipe would have to carry whole).
     """
     if not isinstance(outputs, (list, tuple)):
-        return f"{type(outputs).__name__}, not a list of NumPy arrays"
-    for index, output in enumerate(outputs):
-        if not isinstance(output, (np.ndarray, np.generic)):
-            return f"a list whose element {index} is a {type(output).__name__}, not a NumPy array"
-    return ""
+        return None, f"{type(outputs).__name__}, not a list of NumPy arrays"
+    plain = []
+    for index, output in enumerate(list(outputs)):
+        array, problem = _plain_array(output, limit)
+        if problem:
+            return None, f"a list whose element {index} is {problem}"
+        plain.append(array)
+    return plain, ""
+
+
+def _plain_array(output, limit: int | None) -> tuple[np.ndarray | None, str]:
+    if isinstance(output, np.generic):
+        output = np.asarray(output)
+    if not isinstance(output, np.ndarray):
+        return None, f"a {type(output).__name__}, not a NumPy array"
+    masked_arrays = sys.modules.get("numpy.ma")  # none exists unless numpy.ma was imported
+    if masked_arrays is not None and isinstance(output, masked_arrays.MaskedArray):
+        masked = int(np.count_nonzero(masked_arrays.getmaskarray(output)))
+        if masked:
+            return None, (
+                f"a masked array with {masked} of {output.size} elements masked "
+                "(a masked element has no value to judge)"
+            )
+        output = masked_arrays.getdata(output)
+    if type(output) is not np.ndarray:
+        output = output.view(np.ndarray)
+    if limit is not None and output.nbytes > limit:
+        return None, (
+            f"an array of {output.nbytes:,} bytes (shape {list(output.shape)}), over the "
+            f"{limit:,} a worker may hold (--worker-memory)"
+        )
+    if not output.dtype.isnative and output.dtype.kind not in "OV":
+        output = output.byteswap().view(output.dtype.newbyteorder("="))
+    dtype = output.dtype
+    if dtype.kind == "O":
+        return _strings(output)
+    if dtype.kind in "US" or any(dtype == known.numpy for known in dtypes.DTYPES):
+        return output, ""
+    return None, (
+        f"an array of dtype {dtype}, no tensor type the harness knows "
+        f"({', '.join(dtypes.NAMES)}; or NumPy text)"
+    )
+
+
+def _strings(output: np.ndarray) -> tuple[np.ndarray | None, str]:
+    """An object array as a string tensor: every element a str (np.str_ made str)."""
+    flat = output.ravel()
+    converted = False
+    for position, element in enumerate(flat):
+        if type(element) is str:
+            continue
+        if type(element) is np.str_:
+            converted = True
+            continue
+        where = [int(i) for i in np.unravel_index(position, output.shape)]
+        return None, (
+            f"an object array whose element {where} is a {type(element).__name__}, not a str "
+            "(the one object tensor the harness knows is a string tensor)"
+        )
+    if not converted:
+        return output, ""
+    strings = np.empty(output.shape, dtype=object)
+    strings.ravel()[:] = [str(element) for element in flat]
+    return strings, ""
 
 
 def _exit(code) -> None:
@@ -198,6 +307,7 @@ def main(argv: list[str], parent: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     conn = Connection(int(conn_fd))
     progress = mmap.mmap(int(progress_fd), PROGRESS.size)
+    limit = _output_limit()
     try:
         adapter = instantiate(target, properties)
         info = {
@@ -222,7 +332,7 @@ def main(argv: list[str], parent: int | None = None) -> None:
         for index, job in enumerate(batch):
             started += 1
             PROGRESS.pack_into(progress, 0, started)
-            results.append(run_job(adapter, job))
+            results.append(run_job(adapter, job, limit))
             if index + 1 < len(batch) and time.perf_counter() - last_sent > FLUSH_S:
                 _send(conn, "part", first, results)
                 first, results = index + 1, []

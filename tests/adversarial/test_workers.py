@@ -38,8 +38,8 @@ VERDICT = oracle.verdict(
         (faulty.BARE, "ndarray"),
         (faulty.NOT_ARRAYS, "str"),
         (faulty.TWO, "2 outputs"),
-        (faulty.UNPICKLABLE, "pickl"),
-        (faulty.UNLOADABLE, "cannot be rebuilt here"),
+        (faulty.UNPICKLABLE, "is a function, not a str"),  # refused before pickling
+        (faulty.UNLOADABLE, "is a _Unloadable, not a str"),
         (faulty.INTERRUPT, "KeyboardInterrupt"),
     ],
 )
