@@ -220,7 +220,8 @@ class _TestFolder:
         imported = [o.version for o in self.model.opset_import if o.domain in _DEFAULT_DOMAINS]
         if not imported:
             raise _Defect(
-                path, "imports no opset of the default domain (ai.onnx): a truncated or damaged model?"
+                path,
+                "imports no opset of the default domain (ai.onnx): a truncated or damaged model?",
             )
         try:
             opset = onnx.defs.get_schema(op, imported[0]).since_version
@@ -244,7 +245,9 @@ class _TestFolder:
         known = {v.name for v in graph.input} | {t.name for t in graph.initializer}
         for name in node.input:
             if name not in known:
-                raise _Defect(path, f"the node's input {name!r} is neither a graph input nor an initializer")
+                raise _Defect(
+                    path, f"the node's input {name!r} is neither a graph input nor an initializer"
+                )
         unused = [v.name for v in graph.input if v.name not in node.input]
         if unused:
             raise _NotATest(f"graph input(s) {', '.join(unused)} unused by its node")
@@ -348,22 +351,20 @@ class _TestFolder:
                         f"mis-numbered: {stem}_{position}.pb is missing "
                         f"({stem}_<j>.pb count from 0 without a gap)",
                     )
-            items = [
-                (numbered[j], None, _read_file(numbered[j])) for j in range(len(numbered))
-            ]
+            items = [(numbered[j], None, _read_file(numbered[j])) for j in range(len(numbered))]
         required = [n for n in declared if n not in {t.name for t in self.model.graph.initializer}]
         if len(items) < len(required):
             missing = data_set / (stream.name if stream else f"{stem}_{len(items)}.pb")
             raise _Defect(
                 missing,
-                f"missing: the model has {len(required)} {side} ({', '.join(required)}), "
+                f"missing: the model has {len(required)} {stem}(s) ({', '.join(required)}), "
                 f"{data_set.name} gives {len(items)}",
             )
         if len(items) > len(declared):
             path, *_ = items[len(declared)]
             raise _Defect(
                 path,
-                f"extra: the model has {len(declared)} {side} ({', '.join(declared)}), "
+                f"extra: the model has {len(declared)} {stem}(s) ({', '.join(declared)}), "
                 f"{data_set.name} gives {len(items)}",
             )
         found: dict[str, tuple[Path, np.ndarray]] = {}
@@ -376,7 +377,7 @@ class _TestFolder:
             elif name not in declared:
                 raise _Defect(
                     path,
-                    f"{where} names {name!r}, which is not one of the model's {side} "
+                    f"{where} names {name!r}, which is not one of the model's {stem}s "
                     f"({', '.join(declared)})",
                 )
             if name in found:
@@ -403,7 +404,7 @@ class _TestFolder:
             dims = tensor_type.shape.dim
             fixed = [d.dim_value if d.HasField("dim_value") else None for d in dims]
             if len(fixed) != array.ndim or any(
-                f is not None and f != s for f, s in zip(fixed, array.shape)
+                f is not None and f != s for f, s in zip(fixed, array.shape, strict=True)
             ):
                 shown = ["?" if f is None else f for f in fixed]
                 raise _Defect(
@@ -413,7 +414,7 @@ class _TestFolder:
 
     def _variant(self, baked: list[str], fed: list[str]) -> str:
         """Which of :data:`conformance.engine.models.VARIANTS` the test's own model is."""
-        roles = {role for role, name in zip(ROLES, self.node.inputs) if name in baked}
+        roles = {role for role, name in zip(ROLES, self.node.inputs, strict=True) if name in baked}
         if roles == {"data", "indices"}:
             return "both_initializers"
         if roles:
@@ -454,9 +455,7 @@ def _parse_tensor(data: bytes, path: Path, where: str) -> onnx.TensorProto:
     except DecodeError as exc:
         raise _Defect(path, f"{where} is not a TensorProto ({exc})") from None
     if tensor.data_type == onnx.TensorProto.UNDEFINED:
-        raise _Defect(
-            path, f"{where} is not a TensorProto: it has no element type (data_type 0)"
-        )
+        raise _Defect(path, f"{where} is not a TensorProto: it has no element type (data_type 0)")
     return tensor
 
 
@@ -466,9 +465,11 @@ def _array(tensor: onnx.TensorProto, path: Path, where: str) -> np.ndarray:
         raise _NotATest(f"{where} keeps its values in an external file (not read here)")
     row = dtypes.BY_PROTO.get(tensor.data_type)
     if row is None:
-        name = onnx.TensorProto.DataType.Name(tensor.data_type) if (
-            tensor.data_type in onnx.TensorProto.DataType.values()
-        ) else str(tensor.data_type)
+        name = (
+            onnx.TensorProto.DataType.Name(tensor.data_type)
+            if (tensor.data_type in onnx.TensorProto.DataType.values())
+            else str(tensor.data_type)
+        )
         raise _NotATest(f"{where} holds {name.lower()} elements, not a dtype covered here")
     if any(d < 0 for d in tensor.dims):
         raise _Defect(path, f"{where} is not a TensorProto: dims {list(tensor.dims)}")
