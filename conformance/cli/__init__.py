@@ -36,6 +36,7 @@ COMMANDS = (
     "gate",
     "diff",
     "oracle",
+    "export",
 )  # modules of this package, in --help's order
 
 

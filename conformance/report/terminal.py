@@ -347,6 +347,31 @@ def not_checked_lines(records, limit: int = 10) -> list[str]:
     return lines
 
 
+def export_lines(summary, seconds: float) -> list[str]:
+    """What ``conformance export`` says when it has written OUT_DIR."""
+    refused = [r for r in summary.refused if r.clause]
+    unjudged = len(summary.refused) - len(refused)
+    lines = [
+        f"exported {_plural(summary.tests, 'test')} of {_plural(summary.cases, 'case')} "
+        f"({summary.bytes / 1e6:.1f} MB, {seconds:.1f} s): {shown(summary.out / 'node')}",
+        f"not exported: {_plural(len(refused), 'case')} whose verdict is an error "
+        "(listed in manifest.json with their clause)"
+        + (f", {unjudged} over the memory guard" if unjudged else ""),
+    ]
+    for runtime, counts in summary.known.items():
+        lines.append(
+            f"expected failures of {safe(runtime)}: {counts['fails']} failing, "
+            f"{counts['may_fail']} that may fail, in "
+            + ", ".join(safe(name.rsplit("/", 1)[-1]) for name in summary.failure_files[runtime])
+        )
+    lines.append(f"manifest: {shown(summary.out / 'manifest.json')}")
+    return lines
+
+
+def export_interrupted_line(out: Path) -> str:
+    return f"interrupted: nothing was written to {shown(out)}"
+
+
 def validate_summary(cases: int, files: int, kinds, models: bool, unchecked: int) -> str:
     """What ``cases validate`` held against the oracle: ``kinds`` counts the
     cases checked by expectation (output, error, oracle)."""

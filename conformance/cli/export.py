@@ -1,0 +1,73 @@
+"""``conformance export OUT_DIR [PATHS ...]``: the case files as ONNX backend
+test data, with a manifest and each baselined runtime's expected failures in
+its runners' own forms (:mod:`conformance.export`, docs/export.md).
+
+Exit 2 for anything that keeps the export from being whole (an OUT_DIR it may
+not replace, a case file that does not load, fewer tests written than
+selected, nothing to export): nothing is put in OUT_DIR then."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from conformance import export as exporting
+from conformance.cli import exits, inputs, options
+from conformance.engine import models
+from conformance.gate import baseline
+from conformance.report import terminal
+from conformance.report.terminal import say
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "export",
+        help="write the cases as ONNX backend test folders, with each runtime's "
+        "expected failures in its runners' own forms",
+        epilog=exits.epilog(exits.OK, exits.USAGE, exits.INTERRUPTED),
+    )
+    parser.add_argument(
+        "out",
+        type=Path,
+        metavar="OUT_DIR",
+        help="the folder to write (absent or empty; a previous export with --force)",
+    )
+    options.add_case_paths(parser)
+    parser.add_argument(
+        "-k", metavar="PATTERN", help="only ids containing PATTERN (or matching a glob)"
+    )
+    options.add_variants(parser.add_argument)
+    options.add_known(parser.add_argument)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace OUT_DIR when it holds a previous export (only files its manifest lists)",
+    )
+    parser.set_defaults(func=export_cases)
+
+
+def export_cases(args) -> int:
+    err = options.stderr()
+    known = options.known_folder(args, err)
+    if known is None:
+        return exits.USAGE
+    cases = inputs.select(inputs.load_cases(args.paths), args.k)
+    variants = tuple(v for v in models.VARIANTS if v in set(args.variants or models.VARIANTS))
+    started = time.perf_counter()
+    try:
+        summary = exporting.export(
+            args.out,
+            cases,
+            inputs.corpus(args.paths),
+            variants=variants,
+            known=baseline.known(known),
+            force=args.force,
+            pattern=args.k,
+        )
+    except KeyboardInterrupt:
+        say(terminal.export_interrupted_line(args.out), file=sys.stderr)
+        return exits.INTERRUPTED
+    for line in terminal.export_lines(summary, time.perf_counter() - started):
+        say(line)
+    return exits.OK

@@ -1,0 +1,81 @@
+"""What an export holds: the (case, variant) tests whose verdict is an
+output, and the cases whose verdict is an error (the layout has no "must
+fail", so they are listed, not written)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from conformance.cases.check import OverMemory, verdict_of
+from conformance.cases.model import Case
+from conformance.errors import ConformanceError
+from conformance.export import exactness, names
+from conformance.oracle import Verdict
+
+
+class ExportError(ConformanceError, ValueError):
+    """An export that cannot be written as asked: ``error: FILE: REASON``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"error: {message}")
+
+
+@dataclass(frozen=True)
+class Test:
+    """One exported test folder."""
+
+    name: str
+    case: Case
+    variant: str
+    verdict: Verdict
+
+    @property
+    def output(self) -> np.ndarray:
+        return self.verdict.output
+
+    @property
+    def blind(self) -> tuple[str, ...]:
+        return exactness.blind_spots(self.output)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A case the oracle refuses (an error verdict), or one it was not asked
+    about (over the memory guard): listed in the manifest, never written."""
+
+    case: Case
+    clause: str | None  # the decision id it breaks; None: not judged
+    reason: str
+
+
+def select(
+    cases: list[Case], variants: tuple[str, ...], memory: int
+) -> tuple[list[Test], list[Refused]]:
+    """The tests of ``cases`` in ``variants`` (in the cases' order, then the
+    variants'), and the cases not exported. Two tests that would share a
+    folder name are an ExportError (names.py makes it impossible for ids of
+    the corpus form; two case files can still give one id)."""
+    tests, refused, seen = [], [], {}
+    for case in cases:
+        try:
+            verdict = verdict_of(case, memory)
+        except OverMemory as over:
+            refused.append(Refused(case, None, str(over)))
+            continue
+        if not verdict.valid:
+            clause = verdict.violation.clause
+            refused.append(Refused(case, clause, f"the spec's verdict is an error ({clause})"))
+            continue
+        for variant in variants:
+            test = Test(names.test_name(case.id, variant), case, variant, verdict)
+            other = seen.setdefault(test.name, test)
+            if other is not test:
+                raise ExportError(
+                    f"{case.source}: {case.id} [{variant}]: its test name {test.name} is "
+                    f"taken by {other.case.id} [{other.variant}] ({other.case.source}); "
+                    "give the cases distinct ids"
+                )
+            tests.append(test)
+    return tests, refused
