@@ -6,6 +6,7 @@ folder said by name (exit 2) or listed as not taken, with the reason."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -489,6 +490,8 @@ def test_an_output_that_disagrees_with_the_oracle_is_a_case_problem(tmp_path, ca
     assert code == 2
     err = capsys.readouterr().err
     assert "1 case problem(s): a case file's expectation disagrees with the oracle" in err
+    corpus = records.read_folder(tmp_path / "run").header["corpus"]
+    assert corpus["files"] == 4  # the model, input_0.pb, input_1.pb, output_0.pb: in the digest
 
 
 def test_the_pytest_plugin_collects_a_backend_test_below_cases(tmp_path):
@@ -500,3 +503,65 @@ def test_the_pytest_plugin_collects_a_backend_test_below_cases(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "cases/test_g/model.onnx::test_g.op13.float32.int64[reference-static]" in result.stdout
     assert "not taken: cases/test_two: 2 nodes (Gather, Identity)" in result.stdout
+
+
+# -- the round trip: export, then the export's folders as cases -------------------------
+ROUND_TRIP = (  # outcomes of several kinds (a crash costs a worker restart: none here)
+    "gather-every-dtype.op13.string.int64",  # ONNX Runtime: strings emptied
+    "gather-every-dtype.op13.complex64.int64",  # refused by ONNX Runtime and OpenVINO
+    "gather-every-dtype.op13.bfloat16.int64",
+    "gather-float32-special-bits.op13.float32.int64",  # OpenVINO: NaN payloads, baked data
+    "ge-float16-special-bits.op13.float16.int64",  # OpenVINO: float16 NaNs
+)
+# the case files that hold them (the whole corpus takes seconds to load)
+ROUND_TRIP_FILES = ("gather/dtypes.yaml", "gather/values.yaml", "gather_elements/values.yaml")
+# What differs between a case and its exported-then-imported self by design: its
+# id and where it was read; timings and packing, which depend on its neighbours.
+NOT_COMPARED = ("case_id", "base_id", "source", "load_ms", "run_ms", "cached", "packed",
+                "packed_kind", "confirmed", "run_id", "note", "message")  # fmt: skip
+
+
+def test_export_then_import_gives_the_same_outcomes_per_case_variant_and_runtime(tmp_path):
+    """`conformance export`, then its test folders read back as `run --cases
+    OUT_DIR/node` reads them: every imported test, in every variant, on every
+    runtime, has the outcome its case has there (each case is exported once per
+    variant, and each of those five tests is judged in all five). One run holds
+    the case files' cases and the imported ones (one start of the workers, not
+    two); every outcome is decided on its own one-node model either way."""
+    from conformance.cases import load
+    from conformance.cli import inputs
+    from conformance.export import export
+
+    by_id = {c.id: c for c in load([shipped.corpus() / name for name in ROUND_TRIP_FILES])}
+    cases = [by_id[case_id] for case_id in ROUND_TRIP]
+    exported = tmp_path / "export"
+    export(exported, cases, inputs.corpus(None))
+    manifest = json.loads((exported / "manifest.json").read_text())
+    tests = {t["name"]: t for t in manifest["tests"]}
+    assert len(tests) == len(ROUND_TRIP) * len(models.VARIANTS)
+    loaded = load_all([exported / "node"])
+    assert loaded.not_taken == [] and len(loaded.cases) == len(tests)
+    summary = run_cases(
+        [*cases, *loaded.cases],
+        tmp_path / "run",
+        Options(adapters.installed_builtins(), models.VARIANTS, workers=1),
+    )
+    assert summary.case_problems == []  # every exported output_0.pb is the oracle's
+    want, got = {}, []
+    for record in records.read_folder(tmp_path / "run").records:
+        if record["case_id"] in by_id:
+            want[(record["case_id"], record["variant"], record["runtime"])] = record
+        else:
+            got.append(record)
+    assert len(got) == len(want) * len(models.VARIANTS)
+    for record in got:
+        test = tests[record["base_id"]]  # the folder's name is the imported case's id
+        assert record["base_id"].endswith(f"_{test['variant']}")
+        original = want[(test["case_id"], record["variant"], record["runtime"])]
+        assert _compared(record) == _compared(original), (test["name"], record["variant"])
+    kinds = {r["kind"] for r in got}
+    assert {"pass", "value_mismatch", "rejected"} <= kinds  # not a selection of passes only
+
+
+def _compared(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k not in NOT_COMPARED}
