@@ -253,6 +253,14 @@ def test_the_variant_a_tests_model_is_is_said_and_its_initializers_read(
     assert case.data.tolist() == [[0, 1, 2], [3, 4, 5]] and case.indices.tolist() == [1, 0]
 
 
+def test_a_scalar_stays_a_scalar(tmp_path):
+    data, index = np.arange(6, dtype=np.float32).reshape(2, 3), np.array(1, np.int64)
+    write_test(tmp_path, "test_g", _model(indices=index),
+               feeds={"data": data, "indices": index}, output=data[1])  # fmt: skip
+    (case,) = load_all([tmp_path]).cases
+    assert case.indices.shape == () and case.expectation.output.shape == (3,)
+
+
 def test_ids_come_from_the_folder_and_the_data_set(tmp_path):
     folder = write_test(tmp_path, "Test.Gather v2")
     write_test(tmp_path, "Test.Gather v2", data_set="second")

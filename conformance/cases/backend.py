@@ -118,9 +118,11 @@ def test_folders(root: Path) -> list[Path]:
         }
     )
     tests: list[Path] = []
-    for folder in holders:
-        if not any(test in folder.parents for test in tests):
+    taken: set[Path] = set()
+    for folder in holders:  # sorted: a folder comes before the folders below it
+        if taken.isdisjoint(folder.parents):
             tests.append(folder)
+            taken.add(folder)
     return tests
 
 
@@ -484,7 +486,8 @@ def _array(tensor: onnx.TensorProto, path: Path, where: str) -> np.ndarray:
         raise _Defect(path, f"{where} is not a readable TensorProto: {exc}") from None
     if array.dtype != row.numpy or list(array.shape) != list(tensor.dims):
         raise _Defect(path, f"{where} does not read back as {row.name} {list(tensor.dims)}")
-    array = np.ascontiguousarray(array)
+    if not array.flags.c_contiguous:  # (np.ascontiguousarray would make a scalar 1-d)
+        array = array.copy()
     array.flags.writeable = False
     return array
 
