@@ -30,6 +30,9 @@ from tests.conftest import run_pytest
 # #7959) load_model_tests(kind="node") builds them in memory instead.
 ONNX_WITH_FILES = "1.22.0"
 NODE = "onnx/backend/test/data/node/"
+# One wheel whatever the machine (every wheel carries the same test data).
+WHEEL = ("--platform", "manylinux_2_28_x86_64", "--python-version", "3.11",
+         "--implementation", "cp", "--abi", "cp311")  # fmt: skip
 ONNX_TESTS = {  # onnx's Gather and GatherElements node tests: axis, data shape, indices shape
     "test_gather_0": ("Gather", 0, (5, 4, 3, 2), (3,)),
     "test_gather_1": ("Gather", 1, (5, 4, 3, 2), (3,)),
@@ -60,7 +63,7 @@ def onnx_node_tests(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("onnx-wheel")
     result = subprocess.run(
         [*_pip(), "download", f"onnx=={ONNX_WITH_FILES}", "--no-deps", "--only-binary=:all:",
-         "--disable-pip-version-check", "-q", "-d", str(folder)],
+         *WHEEL, "--disable-pip-version-check", "-q", "-d", str(folder)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     if result.returncode != 0:
@@ -203,6 +206,18 @@ def test_the_cli_lists_validates_and_says_what_it_did_not_take(onnx_node_tests, 
     assert main(["cases", "validate", str(onnx_node_tests)]) == 0
     out, _ = capsys.readouterr()
     assert "all cases agree with the oracle" in out
+
+
+def test_export_takes_backend_test_folders_as_its_cases(onnx_node_tests, tmp_path, capsys):
+    assert main(["export", str(tmp_path / "out"), str(onnx_node_tests)]) == 0
+    capsys.readouterr()
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    exported = {(t["case_id"], t["variant"]) for t in manifest["tests"]}
+    assert exported == {
+        (f"{name}.op13.float32.int64", variant)
+        for name in ONNX_TESTS
+        for variant in models.VARIANTS
+    }
 
 
 # -- how a test folder is read --------------------------------------------------------
