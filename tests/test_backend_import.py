@@ -276,6 +276,27 @@ def test_a_scalar_stays_a_scalar(tmp_path):
     assert case.indices.shape == () and case.expectation.output.shape == (3,)
 
 
+def test_strings_keep_every_character(tmp_path):
+    data = np.array(["a\0", "\0", "é\0\0"], dtype=object)  # numpy_helper.to_array drops NULs
+    write_test(tmp_path, "test_s", _model(data=data),
+               feeds={"data": data, "indices": np.array([1, 0])}, output=data[[1, 0]])  # fmt: skip
+    (case,) = load_all([tmp_path]).cases
+    assert case.data.tolist() == ["a\0", "\0", "é\0\0"]
+    assert case.expectation.output.tolist() == ["\0", "a\0"]
+
+
+def test_a_string_that_is_not_utf8_is_not_taken(tmp_path):
+    folder = write_test(tmp_path, "test_s", _model(data=np.array(["a", "b"], dtype=object)),
+                        feeds={"data": np.array(["a", "b"], dtype=object),
+                               "indices": np.array([1, 0])},
+                        output=np.array(["b", "a"], dtype=object))  # fmt: skip
+    tensor = helper.make_tensor("data", onnx.TensorProto.STRING, [2], [b"\xff", b"b"])
+    (folder / "test_data_set_0" / "input_0.pb").write_bytes(tensor.SerializeToString())
+    write_test(tmp_path, "test_ok")
+    (not_taken,) = load_all([tmp_path / "test_s", tmp_path]).not_taken  # read once
+    assert not_taken.reason == "input_0.pb holds a string that is not UTF-8 (strings here are text)"
+
+
 def test_ids_come_from_the_folder_and_the_data_set(tmp_path):
     folder = write_test(tmp_path, "Test.Gather v2")
     write_test(tmp_path, "Test.Gather v2", data_set="second")

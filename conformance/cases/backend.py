@@ -480,16 +480,40 @@ def _array(tensor: onnx.TensorProto, path: Path, where: str) -> np.ndarray:
             f"{where} holds {math.prod(tensor.dims):,} elements, over the case files' "
             f"limit of {MAX_ELEMENTS:,}"
         )
-    try:
-        array = numpy_helper.to_array(tensor)
-    except Exception as exc:  # onnx raises several unrelated types for a bad tensor
-        raise _Defect(path, f"{where} is not a readable TensorProto: {exc}") from None
+    if row.name == "string":
+        array = _strings(tensor, path, where)
+    else:
+        try:
+            array = numpy_helper.to_array(tensor)
+        except Exception as exc:  # onnx raises several unrelated types for a bad tensor
+            raise _Defect(path, f"{where} is not a readable TensorProto: {exc}") from None
     if array.dtype != row.numpy or list(array.shape) != list(tensor.dims):
         raise _Defect(path, f"{where} does not read back as {row.name} {list(tensor.dims)}")
     if not array.flags.c_contiguous:  # (np.ascontiguousarray would make a scalar 1-d)
         array = array.copy()
     array.flags.writeable = False
     return array
+
+
+def _strings(tensor: onnx.TensorProto, path: Path, where: str) -> np.ndarray:
+    """A string tensor as an object array of str, every character kept
+    (onnx.numpy_helper.to_array goes through NumPy's fixed-width strings,
+    which drop trailing NULs: 'a\\0' would come back as 'a')."""
+    try:
+        values = [value.decode("utf-8") for value in tensor.string_data]
+    except UnicodeDecodeError:
+        raise _NotATest(
+            f"{where} holds a string that is not UTF-8 (strings here are text)"
+        ) from None
+    if len(values) != math.prod(tensor.dims):
+        raise _Defect(
+            path,
+            f"{where} is not a readable TensorProto: {len(values)} strings for dims "
+            f"{list(tensor.dims)}",
+        )
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array.reshape(tuple(tensor.dims))
 
 
 def _stream_items(path: Path) -> list[tuple[Path, str, bytes]]:
