@@ -1,7 +1,8 @@
 """ONNX backend test folders as cases (conformance.cases.backend): onnx's own
 Gather and GatherElements node tests, judged on every installed runtime;
-ONNX Runtime's stream form; the variant a test's model is; and every bad
-folder said by name (exit 2) or listed as not taken, with the reason."""
+ONNX Runtime's stream form; the variant a test's model is; every bad folder
+said by name (exit 2) or listed as not taken, with the reason; and the round
+trip with `conformance export`."""
 
 from __future__ import annotations
 
