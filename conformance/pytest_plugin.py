@@ -16,6 +16,10 @@ process (one session-wide set of workers per pytest process, so ``-n``
 gives each xdist worker its own), and the judge. Every result is appended to
 ``results.jsonl`` under ``--conformance-out`` (one folder per xdist worker),
 and the controlling process writes the merged ``report.html`` at the end.
+An ONNX backend test folder below a ``cases`` folder (its ``*.onnx`` model
+with data sets: :mod:`conformance.cases.backend`) is collected from its model,
+a case per data set; a folder that is not a Gather or GatherElements test is
+a skip saying "not taken" and why.
 
 Known discrepancies (``cases/known/<runtime>.yaml``, see
 :mod:`conformance.gate.baseline`) become xfails:
@@ -63,8 +67,9 @@ from pathlib import Path
 import pytest
 
 from conformance import adapters, gate
+from conformance.cases import backend
 from conformance.cases.check import OverMemory, verdict_of
-from conformance.cases.loader import load_file
+from conformance.cases.loader import CaseErrors, load_file
 from conformance.cli import options, progress
 from conformance.engine import models, records, targets
 from conformance.engine.judge import DISCREPANCIES
@@ -261,6 +266,8 @@ def pytest_collect_file(file_path: Path, parent):
             config.stash[_REFUSED] = error
             return None
         return CaseFile.from_parent(parent, path=file_path)
+    if _is_backend_test(file_path, parent.config.rootpath):
+        return BackendTest.from_parent(parent, path=file_path)
     return None
 
 
@@ -271,6 +278,15 @@ def pytest_collection_modifyitems(session, config, items) -> None:
     that one usage error (exit 4)."""
     if _REFUSED in config.stash:
         raise config.stash[_REFUSED]
+
+
+def _is_backend_test(path: Path, root: Path) -> bool:
+    """The model of an ONNX backend test folder (conformance.cases.backend)
+    below a folder named `cases`, as a case file is."""
+    if path.suffix != backend.MODEL_SUFFIX:
+        return False
+    parts = _below(path, root)
+    return "cases" in parts[:-1]
 
 
 class _Session:
@@ -511,11 +527,14 @@ class CaseFile(pytest.File):
             return excinfo.value.message  # file:line: field: message, no traceback
         return super().repr_failure(excinfo)
 
+    def _cases(self, path: Path):
+        return load_file(path)  # CaseErrors: a collection error, every problem of the file
+
     def collect(self):
         path = self.path
         if path.is_relative_to(Path.cwd()):  # messages and records name cases/x.yaml:12
             path = path.relative_to(Path.cwd())
-        cases = load_file(path)  # CaseErrors: a collection error, every problem of the file
+        cases = self._cases(path)
         state = _session(self.config)
         for case in cases:
             try:
@@ -539,6 +558,20 @@ class CaseFile(pytest.File):
                         variant=variant,
                         entries=entries,
                     )
+
+
+class BackendTest(CaseFile):
+    """An ONNX backend test folder, collected from its model: a case per data
+    set; one that is not a Gather or GatherElements test is a skip saying
+    "not taken" and why; a broken one a collection error naming its file."""
+
+    def _cases(self, path: Path):
+        found = backend.read_test(path.parent)
+        if found.errors:
+            raise CaseErrors(found.errors)
+        for not_taken in found.not_taken:
+            pytest.skip(terminal.not_taken_lines([not_taken])[0])
+        return found.cases
 
 
 class CaseItem(pytest.Item):
@@ -631,6 +664,6 @@ class CaseItem(pytest.Item):
     def reportinfo(self):
         return (
             self.path,
-            self.case.source.line - 1,
+            self.case.source.line - 1 if self.case.source.line else None,  # a folder: no line
             f"{self.case.id} [{self.runtime}-{self.variant}]",
         )

@@ -415,15 +415,40 @@ def load_file(path: Path) -> list[Case]:
 
 def load(paths: Iterable[Path]) -> list[Case]:
     """All cases of all files, or CaseErrors listing every problem found."""
-    files = discover(paths)
+    return load_all(paths).cases
+
+
+@dataclass
+class Loaded:
+    """What ``--cases`` paths gave: the cases (case files first, then the
+    backend test folders'), the test folders not taken (each with its reason:
+    :class:`conformance.cases.backend.NotTaken`), and every file a case was
+    read from (the case files, the tests' models and ``.pb`` files)."""
+
+    cases: list[Case]
+    not_taken: list
+    files: list[Path]
+
+
+def load_all(paths: Iterable[Path]) -> Loaded:
+    """The cases of case files and of ONNX backend test folders
+    (:mod:`conformance.cases.backend`) below the given paths, or CaseErrors
+    listing every problem found."""
+    from conformance.cases import backend  # it imports this module's CaseFileError
+
+    paths = [Path(p) for p in paths]
+    # a model named on its own stands for its test folder
+    models = [p for p in paths if p.suffix == backend.MODEL_SUFFIX and p.is_file()]
+    files = discover([p for p in paths if p not in models])
+    tests = backend.read([*(p for p in paths if p.is_dir()), *(m.parent for m in models)])
     errors: list[CaseFileError] = []
-    if not files:
+    if not files and not (tests.cases or tests.not_taken or tests.errors):
         errors.append(
             CaseFileError(
                 Path(", ".join(map(str, paths)) or "."),
                 None,
                 "",
-                "no case files (*.yaml, *.yml) found",
+                "no case files (*.yaml, *.yml) and no backend test folders (*/model.onnx) found",
             )
         )
     cases: list[Case] = []
@@ -444,9 +469,29 @@ def load(paths: Iterable[Path]) -> list[Case]:
                 reported.add(case.source)
                 message = f"duplicate id {case.base_id!r} (first at {first})"
                 errors.append(CaseFileError(path, case.source.line, "id", message))
+    errors.extend(tests.errors)
+    for case in tests.cases:
+        first = first_seen.setdefault(case.base_id, case.source)
+        if first == case.source:
+            cases.append(case)
+        else:
+            message = f"duplicate id {case.base_id!r} (first at {first})"
+            errors.append(CaseFileError(case.source.path, None, "id", message))
+    if not cases and not errors and tests.not_taken:  # nothing to judge: said, not passed
+        errors += [
+            CaseFileError(n.folder, None, "", f"not taken: {n.reason}") for n in tests.not_taken
+        ]
+        errors.append(
+            CaseFileError(
+                Path(", ".join(map(str, paths))),
+                None,
+                "",
+                "no case: no case file, and no test folder is a Gather or GatherElements test",
+            )
+        )
     if errors:
         raise CaseErrors(errors)
-    return cases
+    return Loaded(cases, tests.not_taken, [*files, *tests.files])
 
 
 def default_case_paths() -> list[Path]:

@@ -12,10 +12,15 @@ from conformance.tables import dtypes
 
 @dataclass(frozen=True)
 class Source:
+    """Where a case was read: a case file and the line of its entry, or a
+    folder (an ONNX backend test's data set: line 0, shown as the folder)."""
+
     path: Path
     line: int
 
     def __str__(self) -> str:
+        if self.line == 0 and str(self.path) != GENERATED:
+            return str(self.path)
         return f"{self.path}:{self.line}"
 
 

@@ -9,13 +9,14 @@ returns None has said why already (a ``--known`` folder that does not exist).
 from __future__ import annotations
 
 import fnmatch
+import sys
 from pathlib import Path
 
 from rich.console import Console
 
 from conformance import shipped
-from conformance.cases import CaseErrors, discover, load
-from conformance.cases.loader import case_paths
+from conformance.cases import CaseErrors, backend, discover
+from conformance.cases.loader import case_paths, load_all
 from conformance.cli import options
 from conformance.engine import records
 from conformance.engine.targets import Target
@@ -25,20 +26,24 @@ from conformance.report import terminal
 
 def load_cases(paths: list[Path] | None):
     """Cases of the given paths (none: the shipped corpus; the word ``shipped``
-    stands for it among them); CaseErrors, every problem of every file,
-    noting that nothing was run."""
+    stands for it among them; folders of ONNX backend tests too, each test
+    folder that is not a case said on stderr with its reason); CaseErrors,
+    every problem of every file, noting that nothing was run."""
     try:
-        return load(case_paths(paths))
+        loaded = load_all(case_paths(paths))
     except CaseErrors as errors:
         errors.add_note(terminal.case_errors_note(errors.errors))
         raise
+    for line in terminal.not_taken_lines(loaded.not_taken):
+        print(line, file=sys.stderr)
+    return loaded.cases
 
 
 def corpus(paths: list[Path] | None) -> dict:
     """What the run header records of the case files judged (``corpus``:
     shipped or not, the paths, the files and their digest; docs/formats.md)."""
     given = case_paths(paths)
-    return shipped.describe(given, discover(given))
+    return shipped.describe(given, [*discover(given), *backend.files(given)])
 
 
 def select(cases, pattern: str | None):

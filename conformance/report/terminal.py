@@ -852,6 +852,13 @@ def error_lines(error) -> list[str]:
     return [safe(credentials.mask_text(line)) for line in error.message.splitlines()]
 
 
+def not_taken_lines(not_taken: list) -> list[str]:
+    """A line per folder met among ``--cases`` that is not an ONNX backend test
+    of Gather or GatherElements (:class:`conformance.cases.backend.NotTaken`),
+    with its reason: never a silent skip."""
+    return [safe(f"not taken: {n.folder}: {n.reason}") for n in not_taken]
+
+
 def case_errors_note(errors: list) -> str:
     """What follows the problems of case files a command was given."""
     return f"{len(errors)} problem(s) in case files; nothing was run"
