@@ -45,8 +45,8 @@ only; after that the record keeps what the pack showed (``confirmed: false``,
 its note saying the verdict rests on the pack): the hundredth example of a
 confirmed bug costs no compile of its own.
 
-The engine's options are derived from the campaign's in one place,
-:meth:`CampaignOptions.engine`; the folder is written only under the run's
+The engine's options are defined once, in :class:`conformance.engine.run.Options`,
+from which :class:`CampaignOptions` derives; the folder is written only under the run's
 lock (a campaign refused by it leaves the folder alone). What the campaign
 counts is its own examples, never the store's replay: a campaign with none
 (the budget ran out in the replay, in the first draw, or before any job
@@ -64,21 +64,22 @@ import signal
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
 from conformance import adapters, oracle
-from conformance.cases.check import DEFAULT_CASE_MEMORY, OverMemory, verdict_of
+from conformance.cases.check import OverMemory, verdict_of
 from conformance.cases.model import Case
 from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, Outcome
-from conformance.engine.pool import DEFAULT_WORKER_MEMORY, RUN_TIMEOUTS, EngineError, Timeouts
+from conformance.engine.pool import RUN_TIMEOUTS, EngineError, Timeouts
 from conformance.engine.run import Options, Run
+from conformance.engine.targets import Target
 from conformance.errors import ConformanceError
 from conformance.fuzz import artifacts, coverage, replay, strategies
 from conformance.fuzz.bugs import Cause, cause_of
@@ -90,31 +91,65 @@ EXPENSIVE = frozenset({"crash", "timeout"})  # kinds that cost a worker restart
 HOPELESS_SHARE = 0.75  # of a kind's results expensive: the runtime is spared it (_hopeless)
 
 
-@dataclass
-class CampaignOptions:
-    runtimes: list[str]
+# Seconds per job when --timeout is not given: 2 s, where a healthy runtime
+# takes milliseconds and a hang costs a whole timeout. The compilers compile
+# each job: a full pack of 32 examples takes TVM ~4 s and IREE ~2.7 s alone,
+# past 2 s (campaigns' packs are mostly smaller: 40 s campaigns at 2 s timed
+# nothing out), and a false timeout would be a false bug; they get run's 30 s.
+FUZZ_TIMEOUTS = Timeouts(2.0, {name: RUN_TIMEOUTS.of(name) for name in sorted(adapters.OPT_IN)})
+
+# Engine options the campaign sets itself, whatever it is given.
+CAMPAIGN_SETS = {
+    "variants": models.VARIANTS,  # each example runs in its own drawn variant (of these)
+    "default_timeouts": FUZZ_TIMEOUTS,
+}
+
+
+@dataclass(init=False)
+class CampaignOptions(Options):
+    """The engine's options (:class:`conformance.engine.run.Options`, defined
+    there only: ``workers``, ``timeout``, ``pack``, ``worker_memory``...) and the
+    campaign's own. Built as ``CampaignOptions(runtimes, time_budget, seed,
+    out_dir, **options)``; the engine's options the campaign sets itself
+    (:data:`CAMPAIGN_SETS`) are not given."""
+
     time_budget: float  # seconds, shrinking included
     seed: int
     out_dir: Path
     max_elements: int = strategies.DEFAULT_MAX_ELEMENTS
-    workers: int = 1
-    workers_chosen: str = "given"  # or "auto" (conformance.engine.targets.auto_workers)
-    timeout: float | None = None  # seconds per job; None: each runtime's (FUZZ_TIMEOUTS)
     round_size: int = 64  # examples per round (also the Hypothesis batch)
     shrink_seconds: float = 10.0  # per class
     shrink_calls: int = 1000  # runtime calls per class (the 10 s usually binds first)
     shrink_share: float = 0.5  # of the elapsed time, at most
     shard: tuple[int, int] = (1, 1)  # (I, N): shards draw different examples
-    pack: int | None = None  # cases per model (engine.packs); None: each runtime's measured size
-    batch_size: int = 16  # jobs per message to a worker (fewer than run's: rounds are short)
-    worker_memory: int = DEFAULT_WORKER_MEMORY  # resident bytes a worker may reach
-    case_memory: int = DEFAULT_CASE_MEMORY  # the memory guard, in rounds and in shrinking
     store: Store | None = None  # the regression store (None: none)
     confirm_alone: int = 2  # discrepancies per bug re-run alone before packs are trusted
     # fuzz --model: a strategy of Examples every round draws from (None: coverage-guided
     # keys), and what the header says of it
     strategy: object = None
     extra_header: dict | None = None
+    batch_size: int = 16  # the engine's, smaller: rounds are short
+
+    def __init__(
+        self, runtimes: Sequence[str | Target], time_budget: float, seed: int, out_dir: Path,
+        **given: object,
+    ) -> None:  # fmt: skip
+        self.runtimes, self.time_budget, self.seed, self.out_dir = (
+            runtimes, time_budget, seed, out_dir,
+        )  # fmt: skip
+        settable = {f.name: f for f in fields(self)}
+        for name in (given.keys() - settable.keys()) | (given.keys() & CAMPAIGN_SETS.keys()):
+            raise TypeError(f"CampaignOptions() got an unexpected keyword argument {name!r}")
+        for name, option in settable.items():
+            if name in CAMPAIGN_SETS:
+                setattr(self, name, CAMPAIGN_SETS[name])
+            elif name in given:
+                setattr(self, name, given[name])
+            elif option.default is not MISSING:
+                setattr(self, name, option.default)
+            elif option.default_factory is not MISSING:
+                setattr(self, name, option.default_factory())
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         # Every duration the campaign computes and writes (findings.json,
@@ -131,33 +166,17 @@ class CampaignOptions:
             raise BadCampaign(f"campaign option shrink_share={self.shrink_share!r}: from 0 to 1")
 
     def engine(self) -> Options:
-        """The engine's options (:class:`conformance.engine.run.Options`): each
-        the campaign option of the same name, but those the campaign sets itself
-        (:data:`CAMPAIGN_SETS`). An engine option that is neither is an error
-        here, at the first campaign, not a default silently kept."""
-        engine = {f.name for f in fields(Options)}
-        given = engine & {f.name for f in fields(self)}
-        missing = engine - given - CAMPAIGN_SETS.keys()
+        """The engine's options alone, as the engine's own class (the run's
+        header records those). An engine option this class does not hold is an
+        error here, at the first campaign, not a default silently kept."""
+        names = [f.name for f in fields(Options)]
+        missing = [name for name in names if not hasattr(self, name)]
         if missing:
             raise TypeError(
-                f"engine option(s) {', '.join(sorted(missing))} not derived: give "
-                "CampaignOptions a field of the same name, or set it in CAMPAIGN_SETS"
+                f"engine option(s) {', '.join(sorted(missing))} not derived: "
+                "CampaignOptions must derive from conformance.engine.run.Options"
             )
-        return Options(**{name: getattr(self, name) for name in given}, **CAMPAIGN_SETS)
-
-
-# Seconds per job when --timeout is not given: 2 s, where a healthy runtime
-# takes milliseconds and a hang costs a whole timeout. The compilers compile
-# each job: a full pack of 32 examples takes TVM ~4 s and IREE ~2.7 s alone,
-# past 2 s (campaigns' packs are mostly smaller: 40 s campaigns at 2 s timed
-# nothing out), and a false timeout would be a false bug; they get run's 30 s.
-FUZZ_TIMEOUTS = Timeouts(2.0, {name: RUN_TIMEOUTS.of(name) for name in sorted(adapters.OPT_IN)})
-
-# Engine options the campaign sets itself, whatever it is given.
-CAMPAIGN_SETS = {
-    "variants": models.VARIANTS,  # each example runs in its own drawn variant (of these)
-    "default_timeouts": FUZZ_TIMEOUTS,
-}
+        return Options(**{name: getattr(self, name) for name in names})
 
 
 class NothingRan(EngineError):
