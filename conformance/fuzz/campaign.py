@@ -111,6 +111,9 @@ class CampaignOptions(Options):
     strategy: object = None
     extra_header: dict | None = None
     batch_size: int = 16  # the engine's, smaller: rounds are short
+    # the engine's, set by the campaign whatever it is given (CAMPAIGN_SETS)
+    variants: Sequence[str] = field(default=CAMPAIGN_SETS["variants"], init=False)
+    default_timeouts: Timeouts = field(default=CAMPAIGN_SETS["default_timeouts"], init=False)
 
     def __init__(
         self, runtimes: Sequence[str | Target], time_budget: float, seed: int, out_dir: Path,
@@ -119,13 +122,11 @@ class CampaignOptions(Options):
         self.runtimes, self.time_budget, self.seed, self.out_dir = (
             runtimes, time_budget, seed, out_dir,
         )  # fmt: skip
-        settable = {f.name: f for f in fields(self)}
-        for name in (given.keys() - settable.keys()) | (given.keys() & CAMPAIGN_SETS.keys()):
+        settable = {f.name: f for f in fields(self) if f.init}
+        for name in given.keys() - settable.keys():
             raise TypeError(f"CampaignOptions() got an unexpected keyword argument {name!r}")
-        for name, option in settable.items():
-            if name in CAMPAIGN_SETS:
-                setattr(self, name, CAMPAIGN_SETS[name])
-            elif name in given:
+        for name, option in {f.name: f for f in fields(self)}.items():
+            if name in given:
                 setattr(self, name, given[name])
             elif option.default is not MISSING:
                 setattr(self, name, option.default)
