@@ -6,8 +6,8 @@ The campaign runs in rounds through the same engine as ``conformance run``
 seed (:mod:`conformance.fuzz.seeds`), toward the coverage cells still cold
 (:mod:`conformance.fuzz.coverage`), runs each in its drawn variant on every
 runtime the skip rule does not spare it (:mod:`conformance.fuzz.skips`), judges
-it against the oracle and appends the records to ``results.jsonl``. What the
-results show is recorded in :class:`~conformance.fuzz.findings.Findings`
+it against the oracle and appends the records to ``results.jsonl``
+(:mod:`conformance.fuzz.rounds`). What the results show is recorded in :class:`~conformance.fuzz.findings.Findings`
 (classes, bugs, their claims in the store, the counts); a new class is saved at
 once with the example that found it (:mod:`conformance.fuzz.artifacts`), then
 shrunk between rounds (:mod:`conformance.fuzz.shrinker`) and saved again. A
@@ -55,7 +55,6 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from conformance import adapters
 from conformance.cases.model import Case
 from conformance.engine import models
-from conformance.engine.judge import Outcome
 from conformance.engine.pool import RUN_TIMEOUTS, EngineError, Timeouts
 from conformance.engine.run import Options, Run
 from conformance.engine.targets import Target
@@ -63,6 +62,7 @@ from conformance.errors import ConformanceError
 from conformance.fuzz import artifacts, coverage, replay, skips, strategies
 from conformance.fuzz.budget import Budget, OutOfBudget
 from conformance.fuzz.findings import Bug, Findings, FoundClass
+from conformance.fuzz.rounds import Round
 from conformance.fuzz.seeds import derive, stream
 from conformance.fuzz.shrinker import Shrinker
 from conformance.fuzz.store import Store
@@ -208,17 +208,6 @@ class Status:
     @property
     def left_s(self) -> float:
         return max(0.0, self.budget_s - self.elapsed_s)
-
-
-@dataclass
-class _Round:
-    """The examples of the round in flight, by case id: held by the round,
-    handed to the engine's callbacks, never kept on the campaign."""
-
-    examples: dict[str, Example] = field(default_factory=dict)
-    keys: dict[str, list[tuple]] = field(default_factory=dict)  # skips.cost_keys, once each
-    outcomes: dict[str, dict[str, Outcome]] = field(default_factory=dict)  # runtime -> outcome
-    uncounted: dict[str, int] = field(default_factory=dict)  # runs skipped, until a result
 
 
 class Campaign:
@@ -402,66 +391,34 @@ class Campaign:
 
     # -- run and record -----------------------------------------------------------
     def _one_round(self, run: Run, batch: list[Example]) -> None:
-        findings, runtimes = self.findings, self.findings.runtimes
+        findings = self.findings
         # Near the end, rounds shrink to what the rate says still fits.
         rate = findings.examples / findings.fuzz_s if findings.fuzz_s else 0.0
         size = self.options.round_size
         if rate:
             size = max(4, min(size, int(rate * self.budget.left())))
-        this = _Round()
+        this = Round(findings, self.skips, self.options.out_dir)
         cases: list[Case] = []
         for example in batch[:size]:
             if self.budget.left() <= 0:
                 break
             self.drawn += 1
             case = example.as_case(f"fuzz-{self.drawn}")
-            this.examples[case.id] = example
-            this.keys[case.id] = skips.cost_keys(example)  # once: index classes cost a scan
+            this.add(example, case)
             cases.append(case)
-        for part in self.skips.probes_first(cases, lambda case: this.keys[case.id], runtimes):
-            if part and not self.budget.stopping:
-                self._drive(run, this, [self._item(this, case) for case in part])
-
-    def _item(self, this: _Round, case: Case) -> tuple:
-        """The example's run on every runtime the skip rule does not spare it."""
-        every = self.findings.runtimes
-        runtimes = self.skips.runtimes_for(this.keys[case.id], every)
-        example = this.examples[case.id]
-        if runtimes:
-            this.uncounted[case.id] = len(every) - len(runtimes)  # counted at its first result
-        else:  # skipped everywhere: no result to wait for
-            self.findings.count(example, len(every))
-        return (case, [example.variant], runtimes)
-
-    def _drive(self, run: Run, this: _Round, items: list[tuple]) -> None:
-        # The budget holds inside a round too: past it, no job starts (a
-        # runtime that hangs on everything costs one timeout, not a round's).
-        # What it stopped before anything of it ran is not counted.
-        try:
-            run.drive(
-                items,
-                progress=lambda *_: self._status(),
-                recorded=lambda *result: self._recorded(this, *result),
-                deadline=self.budget.deadline(),
-                confirm=lambda case, variant, *asked: self.findings.confirm(
-                    this.examples.get(case.id), *asked
-                ),
-            )
-        finally:
-            this.uncounted.clear()
-
-    def _recorded(
-        self, this: _Round, case, variant, runtime, verdict, outcome, raw, record
-    ) -> None:
-        findings, example = self.findings, this.examples[case.id]
-        if case.id in this.uncounted:  # its first result
-            findings.count(example, this.uncounted.pop(case.id))
-        findings.result(runtime, verdict, outcome)
-        if verdict is None:  # nothing ran (the memory guard, or the budget ran out first)
-            return
-        outcomes = this.outcomes.setdefault(case.id, {})
-        outcomes[runtime] = outcome  # a new class's: the other runtimes' fill in
-        self.skips.learn(this.keys[case.id], runtime, outcome.kind)
-        found = findings.record(example, runtime, verdict, outcome, outcomes)
-        if found is not None:  # saved at once; findings.json at the round's end
-            artifacts.write_class(found, self.options.out_dir)
+        for part in this.parts(cases):
+            if not part or self.budget.stopping:
+                continue
+            items = [this.item(case) for case in part]
+            # The budget holds inside a round too: past it, no job starts (a
+            # runtime that hangs on everything costs one timeout, not a round's).
+            try:
+                run.drive(
+                    items,
+                    progress=lambda *_: self._status(),
+                    recorded=this.recorded,
+                    deadline=self.budget.deadline(),
+                    confirm=this.confirm,
+                )
+            finally:
+                this.settled()
