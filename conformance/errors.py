@@ -36,7 +36,7 @@ input") when they are a verdict, or a bug, and hide them:
   of their own, so one that escaped would be a bug of the loader;
 * the pytest plugin's ``Discrepancy``, ``KnownDiscrepancy`` and
   ``CaseProblem``: ``AssertionError`` s, pytest's failures and xfails;
-* private control flow (``fuzz.campaign``'s ``_Found``, ``_OutOfBudget``).
+* private control flow (``fuzz.shrinker``'s ``_Found``, ``fuzz.budget``'s ``OutOfBudget``).
 
 Where it sits: at the bottom of the layering (CONTRIBUTING.md), below
 ``conformance.tables``. It imports nothing, of ours or anyone's, so every

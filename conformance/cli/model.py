@@ -11,7 +11,7 @@ from pathlib import Path
 from conformance.cli import exits, finish, options
 from conformance.cli import run as run_command
 from conformance.engine import files
-from conformance.engine.pool import DEFAULT_TIMEOUT
+from conformance.engine.pool import DEFAULT_BATCH, DEFAULT_TIMEOUT, DEFAULT_WORKER_MEMORY
 from conformance.errors import ConformanceError
 from conformance.graphs import capture, drawing, nodes, reading, saving
 from conformance.report import node_verdicts
@@ -82,7 +82,7 @@ def add_parser(commands) -> None:
     )
     options.add_gate(model)
     finish.add_output(model)
-    model.set_defaults(func=command, batch_size=32, worker_memory=4 << 30)
+    model.set_defaults(func=command, batch_size=DEFAULT_BATCH, worker_memory=DEFAULT_WORKER_MEMORY)
 
 
 def dim(text: str) -> tuple[str, int]:

@@ -13,7 +13,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from conformance.cli import exits, finish, inputs, options, progress
 from conformance.engine import models, records
-from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS
+from conformance.engine.pool import (
+    DEFAULT_BATCH,
+    DEFAULT_TIMEOUT,
+    DEFAULT_WORKER_MEMORY,
+    RUNTIME_TIMEOUTS,
+)
 from conformance.engine.run import Options, run_cases
 from conformance.report import terminal
 
@@ -54,7 +59,7 @@ def _add_arguments(parser) -> None:
     parser.add_argument(
         "--batch-size",
         type=options.positive_int,
-        default=32,
+        default=DEFAULT_BATCH,
         metavar="N",
         help="cases per worker message",
     )
@@ -62,10 +67,10 @@ def _add_arguments(parser) -> None:
     parser.add_argument(
         "--worker-memory",
         type=options.positive_size,
-        default="4GiB",
+        default=DEFAULT_WORKER_MEMORY,
         metavar="SIZE",
         help="resident memory a worker may reach before it is killed and its case "
-        "recorded as a crash (default 4GiB)",
+        f"recorded as a crash (default {DEFAULT_WORKER_MEMORY >> 30}GiB)",
     )
     options.add_shard(parser, "every N-th case, in the order the case files give")
     parser.add_argument(

@@ -45,6 +45,7 @@ import re
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import yaml
@@ -52,6 +53,9 @@ import yaml
 from conformance.engine import files, models, records, tensors
 from conformance.tables import decisions, dtypes
 from conformance.tables.features import FEATURES
+
+if TYPE_CHECKING:
+    from conformance.fuzz.findings import Bug, Findings
 
 FORMAT = 2  # 2: bugs, coverage, replay and store; classes gained number and bug
 FINDINGS = records.FINDINGS
@@ -269,7 +273,7 @@ def _describe(found) -> dict:
     return content
 
 
-def bug_json(campaign, bug) -> dict:
+def bug_json(bug: Bug) -> dict:
     """A bug's findings.json entry (and its description in the store)."""
     cause = bug.cause
     return {
@@ -290,31 +294,30 @@ def bug_json(campaign, bug) -> dict:
     }
 
 
-def write_findings(campaign) -> None:
-    options = campaign.options
-    elapsed = campaign.elapsed() if campaign._started else 0.0
+def write_findings(findings: Findings) -> None:
+    """``findings.json``: what a campaign found (:class:`conformance.fuzz.findings.Findings`)."""
+    options = findings.options
     store = options.store
-    coverage = getattr(campaign, "coverage", None)
     content = {
         "format": FORMAT,
         "seed": options.seed,
         "time_budget_s": options.time_budget,
-        "elapsed_s": round(elapsed, 3),
-        "examples": campaign.examples,
-        "examples_per_s": round(campaign.examples / campaign.fuzz_s, 1) if campaign.fuzz_s else 0,
-        "skipped": campaign.skipped,
+        "elapsed_s": round(findings.elapsed(), 3),
+        "examples": findings.examples,
+        "examples_per_s": round(findings.examples / findings.fuzz_s, 1) if findings.fuzz_s else 0,
+        "skipped": findings.skipped,
         "max_elements": options.max_elements,
-        "runtimes": campaign.runtimes,
-        "judged": {rt: campaign.judged[rt] for rt in campaign.runtimes},
+        "runtimes": findings.runtimes,
+        "judged": {rt: findings.judged[rt] for rt in findings.runtimes},
         "features": FEATURES,
         "shard": list(options.shard),
         "store": None if store is None else {
-            "location": store.location, "warnings": list(campaign.store_warnings),
+            "location": store.location, "warnings": list(findings.store_warnings),
         },
-        "replay": [replayed.to_json() for replayed in campaign.replayed],
-        "bugs": [bug_json(campaign, bug) for bug in campaign.bugs.values()],
-        "coverage": coverage.to_json() if coverage is not None else None,
-        "classes": [class_json(found) for found in campaign.classes.values()],
+        "replay": [replayed.to_json() for replayed in findings.replayed],
+        "bugs": [bug_json(bug) for bug in findings.bugs.values()],
+        "coverage": findings.coverage.to_json(),
+        "classes": [class_json(found) for found in findings.classes.values()],
     }  # fmt: skip
     _write_json(options.out_dir / FINDINGS, content)
 
