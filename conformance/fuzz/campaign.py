@@ -7,7 +7,8 @@ seed (:mod:`conformance.fuzz.seeds`), toward the coverage cells still cold
 (:mod:`conformance.fuzz.coverage`), runs each in its drawn variant on every
 runtime the skip rule does not spare it (:mod:`conformance.fuzz.skips`), judges
 it against the oracle and appends the records to ``results.jsonl``
-(:mod:`conformance.fuzz.rounds`). What the results show is recorded in :class:`~conformance.fuzz.findings.Findings`
+(:mod:`conformance.fuzz.rounds`). What the results show is recorded in
+:class:`~conformance.fuzz.findings.Findings`
 (classes, bugs, their claims in the store, the counts); a new class is saved at
 once with the example that found it (:mod:`conformance.fuzz.artifacts`), then
 shrunk between rounds (:mod:`conformance.fuzz.shrinker`) and saved again. A
