@@ -481,14 +481,10 @@ def load_all(paths: Iterable[Path]) -> Loaded:
         errors += [
             CaseFileError(n.folder, None, "", f"not taken: {n.reason}") for n in tests.not_taken
         ]
-        errors.append(
-            CaseFileError(
-                Path(", ".join(map(str, paths))),
-                None,
-                "",
-                "no case: no case file, and no test folder is a Gather or GatherElements test",
-            )
-        )
+        message = "no case: no case file, and no test folder is a Gather or GatherElements test"
+        if any(Path(p).suffix.lower() == ".onnx" for p in paths):  # a user's model, most likely
+            message += "; an ONNX model: judge its nodes with `conformance model FILE.onnx`"
+        errors.append(CaseFileError(Path(", ".join(map(str, paths))), None, "", message))
     if errors:
         raise CaseErrors(errors)
     return Loaded(cases, tests.not_taken, [*files, *tests.files])
