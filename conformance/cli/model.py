@@ -8,6 +8,7 @@ import argparse
 import time
 from pathlib import Path
 
+from conformance.cases import writing
 from conformance.cli import exits, finish, options
 from conformance.cli import run as run_command
 from conformance.engine import files
@@ -170,19 +171,8 @@ def _baselines(args, runtimes, err):
 
 def save_cases(path: Path, groups, case_memory: int) -> None:
     """The node cases as a case file, large tensors in .npy files beside it."""
-    import yaml
-
-    from conformance.fuzz.artifacts import _yaml_literal  # the case files' exact literal
-
-    content, arrays = saving.document(path, groups, _yaml_literal, case_memory)
+    content, arrays = saving.document(path, groups, writing.literal, case_memory)
     for name, data in arrays.items():
         files.write_bytes(path.parent / name, data)
-    text = yaml.dump(
-        content,
-        Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
-        sort_keys=False,
-        allow_unicode=True,
-        width=100,
-        default_flow_style=None,
-    )
+    text = writing.dump(content)
     files.write_text(path, text)

@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import yaml
 
+from conformance.cases import writing
 from conformance.engine import files, models, records, tensors
 from conformance.tables import decisions, dtypes
 from conformance.tables.features import FEATURES
@@ -70,22 +70,6 @@ _CORE_CLAUSE = {
 
 
 # -- values -------------------------------------------------------------------
-def _yaml_literal(array: np.ndarray):
-    """The case-file literal for an array: bit patterns for floats and complex
-    (exact, NaN payloads included), plain values otherwise."""
-    dtype = dtypes.of_array(array)
-    if array.size == 0:  # a nested empty list cannot say its shape (nor a complex pair)
-        zero = {"bool": False, "string": ""}.get(dtype.kind, 0)
-        return {"full": {"shape": list(array.shape), "value": zero}}
-    if dtype.kind in ("float", "complex"):
-        width = dtype.numpy.itemsize * 8 // (2 if dtype.kind == "complex" else 1)
-        # Flat first: a 0-d array cannot be viewed as a pair of halves.
-        bits = np.require(array.reshape(-1), requirements="C").view(f"uint{width}")
-        pair = (2,) if dtype.kind == "complex" else ()
-        return {"bits": bits.reshape(array.shape + pair).tolist()}
-    return array.tolist()
-
-
 # -- one class ----------------------------------------------------------------
 def class_dir(found, out_dir: Path) -> Path:
     return out_dir / CLASSES / f"{found.number:03d}-{found.signature.slug}"
@@ -191,8 +175,8 @@ def case_yaml(found) -> str:
     }
     if example.axis is not None:
         entry["attributes"] = {"axis": int(example.axis)}
-    entry["data"] = _yaml_literal(example.data)
-    entry["indices"] = _yaml_literal(example.indices)
+    entry["data"] = writing.literal(example.data)
+    entry["indices"] = writing.literal(example.indices)
     if verdict.valid:
         entry["expected"] = "oracle"
     else:
@@ -209,17 +193,7 @@ def case_yaml(found) -> str:
         "# Copy into cases/regressions/ and check with `conformance cases validate`.\n"
     )
     document = {"description": "regression found by conformance fuzz", "cases": [entry]}
-    # libyaml's dumper where PyYAML has it (2.5x faster), tensors' innermost
-    # lists in flow style ([1, 2, 3] on a line, not an element a line): a
-    # class found at a large size cap holds a million-element literal.
-    text = yaml.dump(
-        document,
-        Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
-        sort_keys=False,
-        allow_unicode=True,
-        width=100,
-        default_flow_style=None,
-    )
+    text = writing.dump(document)
     return header + text
 
 
