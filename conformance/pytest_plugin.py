@@ -70,7 +70,8 @@ from conformance.engine import models, records, targets
 from conformance.engine.judge import DISCREPANCIES
 from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS
 from conformance.errors import ConformanceError
-from conformance.gate import baseline
+from conformance.gate import baseline, verdict
+from conformance.messages import relative
 from conformance.report import terminal
 
 DEFAULT_OUT = Path("reports") / "pytest"
@@ -296,10 +297,10 @@ class _Session:
         if said:
             raise pytest.UsageError(said)
         self.known = folder
-        try:
-            self.baselines = baseline.load(folder, self.runtimes)
+        try:  # the one reading of baselines, as `conformance run --known` has it
+            self.baselines = verdict.load_baselines(folder, self.runtimes)
         except ConformanceError as error:
-            raise pytest.UsageError(f"bad baseline file:\n{error.message}") from None
+            raise pytest.UsageError(error.message) from None
         worker = _worker(config)
         self.out = option.conformance_out / worker if worker else option.conformance_out
         _check_out(option.conformance_out)
@@ -512,9 +513,7 @@ class CaseFile(pytest.File):
         return super().repr_failure(excinfo)
 
     def collect(self):
-        path = self.path
-        if path.is_relative_to(Path.cwd()):  # messages and records name cases/x.yaml:12
-            path = path.relative_to(Path.cwd())
+        path = relative(self.path)  # messages and records name cases/x.yaml:12
         cases = load_file(path)  # CaseErrors: a collection error, every problem of the file
         state = _session(self.config)
         for case in cases:

@@ -16,6 +16,7 @@ import onnx
 from conformance.cases.check import OverMemory, problems, verdict_of
 from conformance.cli import exits, inputs, options
 from conformance.engine import models
+from conformance.messages import first_line
 from conformance.report import terminal
 from conformance.report.terminal import say
 
@@ -66,7 +67,8 @@ def _check_models(case) -> list[str]:
         try:
             onnx.checker.check_model(model, full_check=True)
         except Exception as error:  # onnx raises several unrelated types here
-            found.append(f"{variant} model fails onnx.checker: {str(error).splitlines()[0]}")
+            why = first_line(error) or type(error).__name__
+            found.append(f"{variant} model fails onnx.checker: {why}")
     return found
 
 

@@ -237,7 +237,7 @@ def command(args) -> int:
         return exits.USAGE
     around = model_strategy(args.model, max_elements) if args.model else (None, None)
     runtimes = options.chosen_runtimes(args)
-    baselines = inputs.load_baselines(args, runtimes, err)
+    baselines = inputs.baselines(args, runtimes, err)
     if baselines is None:
         return exits.USAGE
     out = args.out or options.default_out("fuzz")
@@ -302,7 +302,7 @@ def replay_command(args) -> int:
     finish.check_outputs(args)
     err = options.stderr()
     runtimes = options.chosen_runtimes(args)
-    baselines = inputs.load_baselines(args, runtimes, err)
+    baselines = inputs.baselines(args, runtimes, err)
     if baselines is None:
         return exits.USAGE
     out = args.out or options.default_out("replay")

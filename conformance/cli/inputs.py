@@ -60,13 +60,15 @@ def finished_runs(args, err: Console) -> list[records.RunFolder] | None:
     return records.read_folders(args.results)
 
 
-def load_baselines(args, runtimes: list[Target], err: Console, deciding: bool = True):
+def baselines(args, runtimes: list[Target], err: Console, deciding: bool = True):
     """The baselines of these targets (their baseline names' files in each
     folder; a ``module:Class`` given on ``--runtime`` has its name only once
     its workers report it: the gate reads its file after the run), or None
     when a ``--known`` folder does not exist (said). A bad baseline file is a
     GateError, every problem listed; unless the gate is ``deciding`` the
-    exit code, when its problems are printed and the run goes on ungated (None)."""
+    exit code, when its problems are printed and the run goes on ungated (None).
+    The reading itself is :func:`conformance.gate.verdict.load_baselines`'s,
+    as the pytest plugin's."""
     folder = options.known_folder(args, err)
     if folder is None:
         return None

@@ -91,7 +91,7 @@ def command(args) -> int:
         return exits.USAGE
     # Without --gate the verdict is still written (gate.json: the report marks
     # each group known or new from it), but it does not decide the exit code.
-    baselines = inputs.load_baselines(args, runtimes, err, deciding=args.gate)
+    baselines = inputs.baselines(args, runtimes, err, deciding=args.gate)
     if baselines is None and args.gate:
         return exits.USAGE
     cases = inputs.select(inputs.load_cases(args.cases), args.k)

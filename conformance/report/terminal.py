@@ -25,6 +25,7 @@ from conformance.engine import credentials, files
 from conformance.engine.groups import GroupKey, Signature, grouped
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.gate.check import FIXED_EVIDENCE, Gate
+from conformance.messages import cut, first_line, relative
 from conformance.report.diff import Diff, comparable
 
 if TYPE_CHECKING:  # the fuzz package (and Hypothesis) only when fuzzing
@@ -221,13 +222,13 @@ def verdict_line(
 SHOWN_PLACES = 8  # entries named on a condensed bookkeeping line
 
 
-def _short(where: str) -> str:
+def _file_name(where: str) -> str:
     return where.rsplit("/", 1)[-1]
 
 
 def _named(wheres: list[str]) -> str:
     """Entries' places (file:line), each once, the first :data:`SHOWN_PLACES`."""
-    unique = list(dict.fromkeys(_short(w) for w in wheres))
+    unique = list(dict.fromkeys(_file_name(w) for w in wheres))
     more = f", … ({len(unique) - SHOWN_PLACES} more)" if len(unique) > SHOWN_PLACES else ""
     return ", ".join(unique[:SHOWN_PLACES]) + more
 
@@ -312,14 +313,6 @@ def bookkeeping_lines(gate: Gate, unobserved: list[str], verbose: bool = False) 
     return lines
 
 
-def shown(path: Path) -> str:
-    """A path as typed at this terminal: relative to the working folder when below it."""
-    path = Path(path)
-    if path.is_absolute() and path.is_relative_to(Path.cwd()):
-        return str(path.relative_to(Path.cwd()))
-    return str(path)
-
-
 def fuzz_class_places(runs) -> dict[GroupKey, str]:
     """Where the fuzz class of each discrepancy group of these runs (run
     folders) lives: its ``repro.py`` in ``<run folder>/classes/NNN-<slug>/``,
@@ -334,7 +327,7 @@ def fuzz_class_places(runs) -> dict[GroupKey, str]:
             except (KeyError, TypeError):  # not a class as this version writes them
                 continue
             if repro:
-                places.setdefault(key, shown(run.folder / repro))
+                places.setdefault(key, str(relative(run.folder / repro)))
     return places
 
 
@@ -370,7 +363,7 @@ def not_checked_lines(records, limit: int = 10) -> list[str]:
     for record in records:
         if record.get("kind") == "harness_unsupported" and record.get("expected") is None:
             where = (str(record.get("source", "")), str(record.get("case_id", "")))
-            cases.setdefault(where, _first(record.get("message") or ""))
+            cases.setdefault(where, first_line(record.get("message")))
     lines = [not_checked(why, f"{source}: {case_id}") for (source, case_id), why in cases.items()]
     if len(lines) > limit:
         lines[limit:] = [f"  ... {len(lines) - limit} more cases not checked (harness_unsupported)"]
@@ -403,10 +396,6 @@ def validate_failed_line(failed: int, unchecked: int) -> str:
     """The last line of a ``cases validate`` that found problems (exit 2)."""
     also = f"; {unchecked} not checked (over the memory guard)" if unchecked else ""
     return f"FAILED: {failed} case(s) with problems{also}"
-
-
-def _first(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else ""
 
 
 DIFF_WIDTH = 150  # characters of a detail line under a group of changes
@@ -499,8 +488,7 @@ def _diff_group_lines(diff: Diff, group: tuple, members: list, said: bool) -> li
 
 
 def _cut(line: str, width: int = DIFF_WIDTH) -> str:
-    line = safe(line)  # escaped first: the width is what the terminal shows
-    return line if len(line) <= width else line[: width - 1] + "…"
+    return cut(safe(line), width)  # escaped first: the width is what the terminal shows
 
 
 def _parting(a: str, b: str, context: int = 30) -> tuple[str, str]:
@@ -685,7 +673,7 @@ def bug_lines(
             + f"; {' '.join(bug.get('dtypes') or [])}{store})"
         )
         # The cause gives way first: the counts and dtypes stay on the line.
-        cause = _cut(_first_line(bug.get("cause")), max(30, BUG_WIDTH - len(head) - len(tail)))
+        cause = _cut(first_line(bug.get("cause")), max(30, BUG_WIDTH - len(head) - len(tail)))
         lines.append(head + cause + tail)
         if not reproducers:
             continue
@@ -693,7 +681,7 @@ def bug_lines(
         repro = ((smallest or {}).get("files") or {}).get("repro")
         if repro:
             where = Path(repro).parent
-            shown_at = shown(folder / where) if folder is not None else str(where)
+            shown_at = relative(folder / where) if folder is not None else str(where)
             state = "shrunk" if smallest.get("shrunk") else "not shrunk yet"
             lines.append(safe(f"      {shown_at}/ (case.yaml, repro.py; {state})"))
         else:
@@ -713,12 +701,12 @@ def replay_lines(replayed: dict, limit: int = BUGS_SHOWN) -> list[str]:
         if len(lines) >= limit:
             lines.append(f"  ... {len(bugs) - limit} more in replay.json")
             break
-        cause = _first_line(bug.get("cause") or "")[:70]
+        cause = first_line(bug.get("cause"), 70)
         line = f"  {bug['status']:11} {bug.get('runtime') or '?':12} {bug.get('kind') or '?':16} "
         line += f"{bug.get('op') or '?':14} {cause}"
         now = bug.get("now")
         if bug["status"] == "changed" and now:
-            line += f" -> now {now['kind']}: {_first_line(now.get('cause') or now['message'])[:60]}"
+            line += f" -> now {now['kind']}: {first_line(now.get('cause') or now['message'], 60)}"
         lines.append(safe(line))
     counts = Counter(bug["status"] for bug in bugs)
     said = ", ".join(f"{counts[s]} {s}" for s in order if counts[s])
@@ -740,11 +728,6 @@ def no_bug_line(location: str, skipped: int) -> str:
     """What `conformance fuzz replay` says of a store with nothing to replay."""
     but = f" ({skipped} entries skipped, above)" if skipped else ""
     return safe(f"the store {location} holds no bug to replay{but}")
-
-
-def _first_line(text) -> str:
-    """A cause on one line (a runtime's message may hold several)."""
-    return " ".join(str(text or "").split())
 
 
 def coverage_line(coverage: dict | None) -> str | None:
@@ -795,7 +778,7 @@ def fuzz_families(findings: dict, folder: Path | None = None) -> list[str]:
             )
             + "\n"
             + safe(
-                f"      smallest: {shown(folder / where) if folder is not None else where}/ "
+                f"      smallest: {relative(folder / where) if folder is not None else where}/ "
                 "(case.yaml, repro.py)"
             )
         )
@@ -918,10 +901,7 @@ def md(text, width: int | None = None) -> str:
     """Untrusted text as Markdown shows it literally: control characters
     escaped (:func:`safe`), on one line, cut to ``width``, and every character
     Markdown or HTML reads (``| < > * _ [ ] ` \\ # ~ ! &``) backslash-escaped."""
-    line = " ".join(safe(text).split())
-    if width is not None and len(line) > width:
-        line = line[: width - 1] + "…"
-    return _MD_SPECIAL.sub(r"\\\1", line)
+    return _MD_SPECIAL.sub(r"\\\1", cut(" ".join(safe(text).split()), width))
 
 
 def summary_markdown(
