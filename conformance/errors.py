@@ -7,7 +7,7 @@ be compared) or says the harness cannot go on (a worker that does not start,
 an output folder another run holds). It carries its :attr:`exit_code` (2:
 :data:`conformance.cli.exits.USAGE`) and its :attr:`message`, written for
 the user: ``conformance.cli.main`` catches the root once and prints the
-message (escaped, by :func:`conformance.report.terminal.error_lines`), so no
+message (escaped, by :func:`conformance.report.terminal.escape.error_lines`), so no
 command maps these errors to an exit code by hand. A caller that knows
 more adds a note (``error.add_note(...)``, PEP 678); the message ends with it.
 

@@ -72,7 +72,8 @@ from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS
 from conformance.errors import ConformanceError
 from conformance.gate import baseline, verdict
 from conformance.messages import relative
-from conformance.report import terminal
+from conformance.report.terminal import cases as cases_text
+from conformance.report.terminal import run as run_text
 
 DEFAULT_OUT = Path("reports") / "pytest"
 
@@ -395,7 +396,7 @@ class _Session:
 
         def update(done: int, summary) -> None:
             if done < total and ticker.due():
-                line = terminal.progress_line(done, total, summary.discrepancies, ticker.elapsed())
+                line = run_text.progress_line(done, total, summary.discrepancies, ticker.elapsed())
                 with around():
                     reporter.write_line(f"conformance {line}")
 
@@ -566,7 +567,7 @@ class CaseItem(pytest.Item):
         kind = self.record["kind"]
         self.user_properties.append(("outcome", kind))
         if self.record["expected"] is None:  # over the memory guard: no oracle verdict either
-            pytest.skip(terminal.not_checked(self.record["message"]))
+            pytest.skip(cases_text.not_checked(self.record["message"]))
         problems = run.case_problems(self.case)  # checked once, when the case first ran
         if problems:
             case = self.case
@@ -576,7 +577,7 @@ class CaseItem(pytest.Item):
                 f"against the oracle, is {kind}"
             )
         if kind == "harness_unsupported":  # says nothing of the runtime, either way
-            pytest.skip(terminal.not_checked(f"harness_unsupported: {self.record['message']}"))
+            pytest.skip(cases_text.not_checked(f"harness_unsupported: {self.record['message']}"))
         if kind not in DISCREPANCIES:
             return
         where = _session(self.config).where(self.runtime)

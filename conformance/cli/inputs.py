@@ -20,7 +20,8 @@ from conformance.cli import options
 from conformance.engine import records
 from conformance.engine.targets import Target
 from conformance.gate import verdict
-from conformance.report import terminal
+from conformance.report.terminal import cases as cases_text
+from conformance.report.terminal import gate as gate_text
 
 
 def load_cases(paths: list[Path] | None):
@@ -30,7 +31,7 @@ def load_cases(paths: list[Path] | None):
     try:
         return load(case_paths(paths))
     except CaseErrors as errors:
-        errors.add_note(terminal.case_errors_note(errors.errors))
+        errors.add_note(cases_text.case_errors_note(errors.errors))
         raise
 
 
@@ -77,6 +78,6 @@ def baselines(args, runtimes: list[Target], err: Console, deciding: bool = True)
     except verdict.GateError as error:
         if deciding:
             raise
-        for line in terminal.ungated_lines(error.problems):
+        for line in gate_text.ungated_lines(error.problems):
             err.print(line, markup=False)
         return None
