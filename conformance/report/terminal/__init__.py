@@ -18,7 +18,8 @@ machine-readable forms are :mod:`conformance.report.render` and
                 bugs and coverage, ``fuzz replay``
 ``diff``        ``conformance diff``
 ``cases``       ``conformance cases validate``, cases not checked, case
-                problems
+                problems, folders among ``--cases`` not taken
+``export``      ``conformance export``
 ==============  ==========================================================
 
 The harness imports each from its module; the names below are also here,
@@ -33,12 +34,14 @@ from conformance.report.terminal.cases import (
     case_problems_line,
     not_checked,
     not_checked_lines,
+    not_taken_lines,
     validate_failed_line,
     validate_summary,
     validated_line,
 )
 from conformance.report.terminal.diff import DIFF_WIDTH, NOISE_SHOWN, diff_lines
 from conformance.report.terminal.escape import error_lines, plural, safe, safe_cut, say
+from conformance.report.terminal.export import export_interrupted_line, export_lines
 from conformance.report.terminal.finish import (
     cpu_note,
     harness_error_lines,
@@ -101,6 +104,8 @@ __all__ = [
     "diff_lines",
     "discrepancy_groups",
     "error_lines",
+    "export_interrupted_line",
+    "export_lines",
     "fuzz_class_places",
     "fuzz_families",
     "fuzz_header",
@@ -114,6 +119,7 @@ __all__ = [
     "no_bug_line",
     "not_checked",
     "not_checked_lines",
+    "not_taken_lines",
     "path_line",
     "plural",
     "progress_line",

@@ -75,6 +75,13 @@ def validate_failed_line(failed: int, unchecked: int) -> str:
     return f"FAILED: {failed} case(s) with problems{also}"
 
 
+def not_taken_lines(not_taken: list) -> list[str]:
+    """A line per folder met among ``--cases`` that is not an ONNX backend test
+    of Gather or GatherElements (``conformance.cases.backend.NotTaken``), with
+    its reason: never a silent skip."""
+    return [safe(f"not taken: {n.folder}: {n.reason}") for n in not_taken]
+
+
 def case_errors_note(errors: list) -> str:
     """What follows the problems of case files a command was given."""
     return f"{len(errors)} problem(s) in case files; nothing was run"
