@@ -21,8 +21,8 @@ These derive from it, each keeping the base its callers may catch
 ``engine.files.FolderBusy``, ``engine.files.NotJson``,
 ``fuzz.store.StoreError`` (and ``fuzz.store.BadEntry``, one entry a store
 skips with a warning line), ``fuzz.campaign.BadCampaign``,
-``report.diff.DiffError``, ``adapters.UnknownRuntime`` (and
-``adapters.UnknownProfile``).
+``report.diff.DiffError``, ``export.selection.ExportError`` (``conformance
+export``), ``adapters.UnknownRuntime`` (and ``adapters.UnknownProfile``).
 (``tests/test_errors_taxonomy.py`` holds this list to the code.)
 
 These are signals, not errors, and must not derive from it, since a
