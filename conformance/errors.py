@@ -7,17 +7,23 @@ be compared) or says the harness cannot go on (a worker that does not start,
 an output folder another run holds). It carries its :attr:`exit_code` (2:
 :data:`conformance.cli.exits.USAGE`) and its :attr:`message`, written for
 the user: ``conformance.cli.main`` catches the root once and prints the
-message (escaped, by :func:`conformance.report.terminal.error_lines`), so no
+message (escaped, by :func:`conformance.report.terminal.escape.error_lines`), so no
 command maps these errors to an exit code by hand. A caller that knows
 more adds a note (``error.add_note(...)``, PEP 678); the message ends with it.
 
 These derive from it, each keeping the base its callers may catch
 (``ValueError``, ``RuntimeError``, ``LookupError``):
 ``tables.spec.UnknownOpset``, ``cases.check.OverMemory``,
-``cases.loader.CaseErrors``, ``gate.verdict.GateError``,
-``engine.pool.EngineError``, ``engine.records.RecordsError``,
-``engine.targets.TargetError``, ``engine.files.FolderBusy``,
-``report.diff.DiffError``, ``adapters.UnknownRuntime``.
+``cases.loader.CaseErrors``, ``graphs.reading.GraphFileError``,
+``gate.verdict.GateError``, ``engine.pool.EngineError`` (and
+``fuzz.campaign.NothingRan``), ``engine.records.RecordsError`` (and
+``report.scoreboard.ScoreboardError``), ``engine.targets.TargetError``,
+``engine.files.FolderBusy``, ``engine.files.NotJson``,
+``fuzz.store.StoreError`` (and ``fuzz.store.BadEntry``, one entry a store
+skips with a warning line), ``fuzz.campaign.BadCampaign``,
+``report.diff.DiffError``, ``export.selection.ExportError`` (``conformance
+export``), ``adapters.UnknownRuntime`` (and ``adapters.UnknownProfile``).
+(``tests/test_errors_taxonomy.py`` holds this list to the code.)
 
 These are signals, not errors, and must not derive from it, since a
 handler of user errors would report them as such (exit 2, "fix your
@@ -36,6 +42,13 @@ input") when they are a verdict, or a bug, and hide them:
   of their own, so one that escaped would be a bug of the loader;
 * the pytest plugin's ``Discrepancy``, ``KnownDiscrepancy`` and
   ``CaseProblem``: ``AssertionError`` s, pytest's failures and xfails;
+* ``shipped.NotShipped`` (a ``LookupError``): an installation without the
+  corpus, specs or schemas it must carry, a packaging bug of ours (the
+  packaging tests guard it), not an input the user can fix: ``cli.main``
+  reports it as an internal error, to be reported;
+* ``engine.forkserver.ForkServerDown``: a fork server that cannot fork a
+  worker; the pool catches it and starts the worker directly, so it never
+  reaches the user;
 * private control flow (``fuzz.shrinker``'s ``_Found``, ``fuzz.budget``'s ``OutOfBudget``).
 
 Where it sits: at the bottom of the layering (CONTRIBUTING.md), below

@@ -75,8 +75,10 @@ from conformance.engine import models, records, targets
 from conformance.engine.judge import DISCREPANCIES
 from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS
 from conformance.errors import ConformanceError
-from conformance.gate import baseline
-from conformance.report import terminal
+from conformance.gate import baseline, verdict
+from conformance.messages import relative
+from conformance.report.terminal import cases as cases_text
+from conformance.report.terminal import run as run_text
 
 DEFAULT_OUT = Path("reports") / "pytest"
 
@@ -312,10 +314,10 @@ class _Session:
         if said:
             raise pytest.UsageError(said)
         self.known = folder
-        try:
-            self.baselines = baseline.load(folder, self.runtimes)
+        try:  # the one reading of baselines, as `conformance run --known` has it
+            self.baselines = verdict.load_baselines(folder, self.runtimes)
         except ConformanceError as error:
-            raise pytest.UsageError(f"bad baseline file:\n{error.message}") from None
+            raise pytest.UsageError(error.message) from None
         worker = _worker(config)
         self.out = option.conformance_out / worker if worker else option.conformance_out
         _check_out(option.conformance_out)
@@ -410,7 +412,7 @@ class _Session:
 
         def update(done: int, summary) -> None:
             if done < total and ticker.due():
-                line = terminal.progress_line(done, total, summary.discrepancies, ticker.elapsed())
+                line = run_text.progress_line(done, total, summary.discrepancies, ticker.elapsed())
                 with around():
                     reporter.write_line(f"conformance {line}")
 
@@ -531,9 +533,7 @@ class CaseFile(pytest.File):
         return load_file(path)  # CaseErrors: a collection error, every problem of the file
 
     def collect(self):
-        path = self.path
-        if path.is_relative_to(Path.cwd()):  # messages and records name cases/x.yaml:12
-            path = path.relative_to(Path.cwd())
+        path = relative(self.path)  # messages and records name cases/x.yaml:12
         cases = self._cases(path)
         state = _session(self.config)
         for case in cases:
@@ -570,7 +570,7 @@ class BackendTest(CaseFile):
         if found.errors:
             raise CaseErrors(found.errors)
         for not_taken in found.not_taken:
-            pytest.skip(terminal.not_taken_lines([not_taken])[0])
+            pytest.skip(cases_text.not_taken_lines([not_taken])[0])
         return found.cases
 
 
@@ -600,7 +600,7 @@ class CaseItem(pytest.Item):
         kind = self.record["kind"]
         self.user_properties.append(("outcome", kind))
         if self.record["expected"] is None:  # over the memory guard: no oracle verdict either
-            pytest.skip(terminal.not_checked(self.record["message"]))
+            pytest.skip(cases_text.not_checked(self.record["message"]))
         problems = run.case_problems(self.case)  # checked once, when the case first ran
         if problems:
             case = self.case
@@ -610,7 +610,7 @@ class CaseItem(pytest.Item):
                 f"against the oracle, is {kind}"
             )
         if kind == "harness_unsupported":  # says nothing of the runtime, either way
-            pytest.skip(terminal.not_checked(f"harness_unsupported: {self.record['message']}"))
+            pytest.skip(cases_text.not_checked(f"harness_unsupported: {self.record['message']}"))
         if kind not in DISCREPANCIES:
             return
         where = _session(self.config).where(self.runtime)

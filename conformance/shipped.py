@@ -17,6 +17,8 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from conformance.messages import relative
+
 _PACKAGE = Path(__file__).resolve().parent
 # The word that stands for the shipped set in --cases and --known lists
 # (``--cases shipped my/cases``): a folder of that name is ./shipped. Only
@@ -33,21 +35,11 @@ class NotShipped(LookupError):
 def _folder(name: str) -> Path:
     for candidate in (_PACKAGE / name, _PACKAGE.parent / _EDITED[name]):
         if candidate.is_dir():
-            return _shown(candidate)
+            return relative(candidate)
     raise NotShipped(
         f"this installation of onnx-gather-conformance has no {name} "
         f"(looked in {_PACKAGE / name} and {_PACKAGE.parent / _EDITED[name]}): reinstall it"
     )
-
-
-def _shown(path: Path) -> Path:
-    """``path`` relative to the working directory when it is below it (run from
-    a clone: ``cases/known/openvino.yaml:43``, as people and records say it),
-    else absolute (an installed wheel's site-packages)."""
-    try:
-        return path.relative_to(Path.cwd())
-    except (ValueError, OSError):
-        return path
 
 
 def corpus() -> Path:

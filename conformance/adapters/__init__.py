@@ -88,7 +88,8 @@ BUILTIN: dict[str, tuple[str, str]] = {
     "iree": ("conformance.adapters.iree:IreeAdapter", "iree.compiler,iree.runtime"),
 }
 # Built in, but never run unless named (``--runtime tvm``, a targets file, the
-# scoreboard): the compilers, whose compile cost per model (0.2-2 s) would slow
+# scoreboard): the compilers, whose compile cost per model (docs/compilers.md,
+# "Cost": a fraction of a second to seconds) would slow
 # the main job and every fuzz campaign that runs the default runtimes.
 OPT_IN = frozenset({"tvm", "iree"})
 

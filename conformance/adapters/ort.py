@@ -115,9 +115,10 @@ class OnnxRuntimeAdapter(Adapter):
         self._options = ort.SessionOptions()
         # Idle intra-op threads do not spin-wait for work. A worker keeps hundreds
         # of sessions (the cache), each with its own thread pool; spinning pools
-        # starve whatever runs next: destroying one session with 256 others alive
-        # took 317 ms (0.08 ms without spinning), which made every uncached model
-        # (initializer variants, packs, refusals) cost up to a third of a second.
+        # starve whatever runs next: destroying one session with hundreds of others
+        # alive took thousands of times longer than without spinning, which made
+        # every uncached model (initializer variants, packs, refusals) dear
+        # (the figures: docs/development.md, "Run throughput").
         # Spinning decides how an idle thread waits, not what any thread computes:
         # the outputs are the same bytes. info() reads it back (effective).
         self._options.add_session_config_entry(SPINNING, "0")

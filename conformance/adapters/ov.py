@@ -106,8 +106,9 @@ def _text(value) -> str:
 class OpenVinoAdapter(Adapter):
     name = "openvino"
     device = "CPU"
-    # Compiling costs ~30 ms, so a cache miss is expensive; a compiled model
-    # costs ~0.2 MB resident (plus two idle threads), so 512 of them are cheap.
+    # A compile costs far more than a run, so a cache miss is expensive; a
+    # compiled one-node model is small in memory, so 512 of them are cheap (the
+    # compile's figures: docs/development.md, "Pack sizes").
     cache_size = 512
 
     # Read back from a compiled model: what decides verdicts (precision, threads, mode).

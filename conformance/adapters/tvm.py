@@ -114,8 +114,8 @@ def _from_tensor(tensor) -> np.ndarray:
 class TvmAdapter(Adapter):
     name = "tvm"
     device = "CPU"
-    # A compiled one-node model is a few shared-library pages; compiling one
-    # costs ~0.2 s, so cache many.
+    # A compiled one-node model is a few shared-library pages, and compiling one
+    # is the dear part (docs/compilers.md, "Cost"), so cache many.
     cache_size = 512
 
     def __init__(self, properties: dict | None = None) -> None:

@@ -27,7 +27,7 @@ def literal(array: np.ndarray):
 
 
 def dump(document: dict) -> str:
-    """A case file's text. libyaml's dumper where PyYAML has it (2.5x faster),
+    """A case file's text. libyaml's dumper where PyYAML has it (faster),
     tensors' innermost lists in flow style ([1, 2, 3] on a line, not an element
     a line): a class found at a large size cap holds a million-element literal."""
     return yaml.dump(

@@ -34,6 +34,8 @@ from typing import ClassVar
 
 import yaml
 
+from conformance.messages import shortened
+
 
 class LineDict(dict):
     """A mapping whose ``line`` is where it starts and ``key_lines[k]`` where key k is."""
@@ -65,13 +67,6 @@ class Refused(yaml.MarkedYAMLError):
 def is_int(value) -> bool:
     """An integer, as every format here means one: ``true`` is not 1."""
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def shown(text: str, limit: int = 40) -> str:
-    """A scalar's text for a message: a 5000-digit number is not shown whole."""
-    if len(text) > limit:
-        return f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
-    return text
 
 
 _SPECIAL_FLOATS = {".inf", "+.inf", "-.inf", ".nan"}
@@ -130,11 +125,11 @@ class LineLoader(yaml.SafeLoader):
         if value is None or (limit and abs(value) >= 10**limit):
             if value is not None or sum(ch.isdigit() for ch in text) > limit > 0:
                 message = (
-                    f"{shown(text)}: an integer of more than {limit} digits, over the "
+                    f"{shortened(text)}: an integer of more than {limit} digits, over the "
                     "limit of Python's int conversion (no field takes one)"
                 )
             else:
-                message = f"{shown(text)!r} is not an integer"
+                message = f"{shortened(text)!r} is not an integer"
             raise Refused(node, tuple(self._path), message)
         return value
 
@@ -145,7 +140,7 @@ class LineLoader(yaml.SafeLoader):
             raise Refused(
                 node,
                 tuple(self._path),
-                f"{shown(str(node.value))} is out of range for a float (it would become "
+                f"{shortened(str(node.value))} is out of range for a float (it would become "
                 f"{value}; write .inf or -.inf for an infinity)",
             )
         return value

@@ -25,7 +25,7 @@ from conformance import __version__
 from conformance.cli import exits
 from conformance.engine import credentials
 from conformance.errors import ConformanceError
-from conformance.report import terminal
+from conformance.report.terminal import escape as escape_text
 
 COMMANDS = (
     "cases",
@@ -76,12 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return exits.OK
     except ConformanceError as error:  # the user's to fix, or the harness cannot go on
-        for line in terminal.error_lines(error):
+        for line in escape_text.error_lines(error):
             print(line, file=sys.stderr)
         return error.exit_code
     except OSError as error:  # an unreadable input or unwritable output: the user's to fix
         where = f"{error.filename}: " if error.filename else ""
-        print(terminal.safe(f"error: {where}{error.strerror or error}"), file=sys.stderr)
+        print(escape_text.safe(f"error: {where}{error.strerror or error}"), file=sys.stderr)
         return exits.USAGE
     except Exception as error:
         # A bug of ours, or an input no check caught: one line, exit 2 (never 1,
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get(DEBUG):
             raise
         print(
-            terminal.safe(  # a message may repeat a store URL: its password masked
+            escape_text.safe(  # a message may repeat a store URL: its password masked
                 f"internal error: {type(error).__name__}: {credentials.mask_text(str(error))} "
                 f"(set {DEBUG}=1 for the traceback, and please report it)"
             ),

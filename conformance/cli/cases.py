@@ -16,8 +16,9 @@ import onnx
 from conformance.cases.check import OverMemory, problems, verdict_of
 from conformance.cli import exits, inputs, options
 from conformance.engine import models
-from conformance.report import terminal
-from conformance.report.terminal import say
+from conformance.messages import first_line
+from conformance.report.terminal import cases as cases_text
+from conformance.report.terminal.escape import say
 
 
 def add_parser(commands) -> None:
@@ -66,7 +67,8 @@ def _check_models(case) -> list[str]:
         try:
             onnx.checker.check_model(model, full_check=True)
         except Exception as error:  # onnx raises several unrelated types here
-            found.append(f"{variant} model fails onnx.checker: {str(error).splitlines()[0]}")
+            why = first_line(error) or type(error).__name__
+            found.append(f"{variant} model fails onnx.checker: {why}")
     return found
 
 
@@ -79,7 +81,7 @@ def validate_cases(args) -> int:
         try:
             verdict = verdict_of(case, args.case_memory)
         except OverMemory as refused:  # nothing to hold it against: not checked, not failed
-            say(terminal.not_checked(str(refused), f"{case.source}: {case.id}"))
+            say(cases_text.not_checked(str(refused), f"{case.source}: {case.id}"))
             unchecked += 1
             continue
         kinds[case.expectation.kind] += 1
@@ -91,14 +93,14 @@ def validate_cases(args) -> int:
             say(f"{case.source}: {case.id}: {problem}", file=sys.stderr)
         failed += bool(found)
     files = len({c.source.path for c in cases})
-    say(terminal.validate_summary(len(cases), files, kinds, args.check_models, unchecked))
+    say(cases_text.validate_summary(len(cases), files, kinds, args.check_models, unchecked))
     if disputed:
         say(
             "under disputed decisions: "
             + ", ".join(f"{d} ({n})" for d, n in sorted(disputed.items()))
         )
     if failed:
-        say(terminal.validate_failed_line(failed, unchecked), file=sys.stderr)
+        say(cases_text.validate_failed_line(failed, unchecked), file=sys.stderr)
         return exits.USAGE
-    say(terminal.validated_line(unchecked))
+    say(cases_text.validated_line(unchecked))
     return exits.OK

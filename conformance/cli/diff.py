@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.cli import exits, options
-from conformance.report import diff, terminal
+from conformance.report import diff
+from conformance.report.terminal import diff as diff_text
+from conformance.report.terminal import escape as escape_text
 
 
 def add_parser(commands) -> None:
@@ -50,6 +52,6 @@ def command(args) -> int:
     found = diff.compare([args.run_a], [args.run_b], cross_runtime=cross)
     out = args.output or (args.run_b if args.run_b.is_dir() else args.run_b.parent) / "diff.html"
     render.write_diff(found, out)  # first: a page that cannot be written stops the command (2)
-    print("\n".join(terminal.diff_lines(found)))
-    print(terminal.safe(f"diff page: {out}"))
+    print("\n".join(diff_text.diff_lines(found)))
+    print(escape_text.safe(f"diff page: {out}"))
     return exits.FAILED if found.differs else exits.OK

@@ -16,8 +16,8 @@ from conformance import export as exporting
 from conformance.cli import exits, inputs, options
 from conformance.engine import models
 from conformance.gate import baseline
-from conformance.report import terminal
-from conformance.report.terminal import say
+from conformance.report.terminal import export as export_text
+from conformance.report.terminal.escape import say
 
 
 def add_parser(commands) -> None:
@@ -66,8 +66,8 @@ def export_cases(args) -> int:
             pattern=args.k,
         )
     except KeyboardInterrupt:
-        say(terminal.export_interrupted_line(args.out), file=sys.stderr)
+        say(export_text.export_interrupted_line(args.out), file=sys.stderr)
         return exits.INTERRUPTED
-    for line in terminal.export_lines(summary, time.perf_counter() - started):
+    for line in export_text.export_lines(summary, time.perf_counter() - started):
         say(line)
     return exits.OK

@@ -1,6 +1,7 @@
 """The end of ``run`` and ``fuzz``, once the results are written: the folder
 read back once, the gate (gate.json), the report (HTML, JUnit, report.json)
-and the exit code. What it prints is made in :mod:`conformance.report.terminal`."""
+and the exit code. What it prints is made in :mod:`conformance.report.terminal.finish` (and the
+gate's, fuzz's and Markdown's modules beside it)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from rich.console import Console
 from conformance.cli import exits, options
 from conformance.engine import files, records
 from conformance.gate import verdict
-from conformance.report import terminal
+from conformance.report.terminal import cases as cases_text
+from conformance.report.terminal import escape as escape_text
+from conformance.report.terminal import finish as finish_text
+from conformance.report.terminal import fuzz as fuzz_text
+from conformance.report.terminal import gate as gate_text
+from conformance.report.terminal import markdown as markdown_text
 
 REPORT, JUNIT, REPORT_JSON = "report.html", "junit.xml", "report.json"
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # GitHub Actions: a file a job's summary is appended to
@@ -61,22 +67,22 @@ def finish(
         if decided is not None:
             found = not decided.passed if decides else found
             code = exit_code(summary, found)
-            lines = terminal.gate_lines(
+            lines = gate_text.gate_lines(
                 decided.gate,
                 args.allow_fixed,
                 str(decided.folder),
-                places=terminal.fuzz_class_places([written]),
+                places=gate_text.fuzz_class_places([written]),
                 unobserved=decided.unobserved,
                 verbose=args.verbose,
                 decides=decides,
-                troubles=terminal.run_troubles(summary),
+                troubles=finish_text.run_troubles(summary),
                 code=code,
             )
             print("\n".join(lines))
             markdown = summary_of(f"conformance {args.command}", decided, lines, [written])
             write_summaries(args, err, markdown)
     finally:  # a gate that cannot decide still leaves the report of what ran
-        print(terminal.path_line("report:", write_report(written), label_width))
+        print(finish_text.path_line("report:", write_report(written), label_width))
     return exit_status(summary, err, found, kept)
 
 
@@ -96,12 +102,12 @@ def gate_run(
 def summary_of(title: str, decided: verdict.Decision, lines: list[str], runs) -> str:
     """The Markdown summary of a verdict: its first line (as printed), the
     new groups, and the bookkeeping condensed."""
-    return terminal.summary_markdown(
+    return markdown_text.summary_markdown(
         title,
         decided.gate,
         lines[0],
-        terminal.bookkeeping_lines(decided.gate, decided.unobserved, verbose=False),
-        places=terminal.fuzz_class_places(runs),
+        gate_text.bookkeeping_lines(decided.gate, decided.unobserved, verbose=False),
+        places=gate_text.fuzz_class_places(runs),
     )
 
 
@@ -129,7 +135,7 @@ def write_summaries(args, err: Console, markdown: str) -> None:
                 out.write(markdown + "\n")
         except OSError as error:  # the verdict stands: a summary the job cannot show is a note
             note = f"note: cannot append to ${STEP_SUMMARY}: {error}"
-            err.print(terminal.safe(note), markup=False)
+            err.print(escape_text.safe(note), markup=False)
 
 
 def write_report(run: records.RunFolder) -> Path:
@@ -161,13 +167,13 @@ def exit_status(summary, err: Console, found: bool, kept: str) -> int:
     (1 when something was ``found``). A case not checked counts for none."""
     code = exit_code(summary, found)
     if code == exits.INTERRUPTED:
-        err.print(terminal.interrupted_line(kept), markup=False)
+        err.print(finish_text.interrupted_line(kept), markup=False)
     elif summary.harness_errors:
-        for line in terminal.harness_error_lines(summary):
+        for line in finish_text.harness_error_lines(summary):
             err.print(line, markup=False)
     elif summary.case_problems:
-        err.print(terminal.case_problems_line(summary.case_problems), markup=False)
+        err.print(cases_text.case_problems_line(summary.case_problems), markup=False)
     elif summary.unjudged:
-        for line in terminal.unjudged_lines(summary.unjudged):
+        for line in fuzz_text.unjudged_lines(summary.unjudged):
             err.print(line, markup=False)
     return code

@@ -21,7 +21,8 @@ from conformance.engine.run import Options, Run
 from conformance.fuzz import replay, strategies
 from conformance.fuzz.campaign import FUZZ_TIMEOUTS, Campaign, CampaignOptions, Status
 from conformance.fuzz.store import Store, StoreError, open_store
-from conformance.report import terminal
+from conformance.report.terminal import finish as finish_text
+from conformance.report.terminal import fuzz as fuzz_text
 
 
 def add_parser(commands) -> None:
@@ -237,7 +238,7 @@ def command(args) -> int:
         return exits.USAGE
     around = model_strategy(args.model, max_elements) if args.model else (None, None)
     runtimes = options.chosen_runtimes(args)
-    baselines = inputs.load_baselines(args, runtimes, err)
+    baselines = inputs.baselines(args, runtimes, err)
     if baselines is None:
         return exits.USAGE
     out = args.out or options.default_out("fuzz")
@@ -262,12 +263,12 @@ def command(args) -> int:
 
     def on_status(status: Status) -> None:
         if live:
-            display.update(Text(terminal.status_line(status)))
+            display.update(Text(fuzz_text.status_line(status)))
         elif not args.no_progress and ticker.due():
-            err.print(terminal.status_line(status), markup=False)
+            err.print(fuzz_text.status_line(status), markup=False)
 
     names = [t.name or t.adapter for t in runtimes]
-    header = terminal.fuzz_header(names, args.time_budget, args.seed, max_elements, out)
+    header = fuzz_text.fuzz_header(names, args.time_budget, args.seed, max_elements, out)
     err.print(header, markup=False)
     if store is not None:
         err.print(f"store: {store.location}", markup=False)
@@ -279,16 +280,16 @@ def command(args) -> int:
         if store is not None:
             store.close()
     if store is not None:
-        for line in terminal.skipped_entry_lines(store.skipped):
+        for line in fuzz_text.skipped_entry_lines(store.skipped):
             err.print(line, markup=False)
     summary = run.summary
     findings = json.loads((out / FINDINGS).read_text(encoding="utf-8"))
     written = records.read_folder(out)  # once, for the gate and the report
 
     def found(decided) -> list[str]:  # the bugs, the new ones apart once the gate has spoken
-        new = terminal.new_bugs(findings, decided.gate) if decided is not None else None
-        lines = terminal.campaign_lines(findings, summary.records, out, new, verbose=args.verbose)
-        return [*lines, terminal.path_line("findings:", out / FINDINGS, 9)]
+        new = fuzz_text.new_bugs(findings, decided.gate) if decided is not None else None
+        lines = fuzz_text.campaign_lines(findings, summary.records, out, new, verbose=args.verbose)
+        return [*lines, finish_text.path_line("findings:", out / FINDINGS, 9)]
 
     return finish.finish(
         summary, written, baselines, args, err,
@@ -302,17 +303,17 @@ def replay_command(args) -> int:
     finish.check_outputs(args)
     err = options.stderr()
     runtimes = options.chosen_runtimes(args)
-    baselines = inputs.load_baselines(args, runtimes, err)
+    baselines = inputs.baselines(args, runtimes, err)
     if baselines is None:
         return exits.USAGE
     out = args.out or options.default_out("replay")
     store = _replayed_store(args.store)
     with store:
         entries = store.entries()
-    for line in terminal.skipped_entry_lines(store.skipped):
+    for line in fuzz_text.skipped_entry_lines(store.skipped):
         err.print(line, markup=False)
     if not entries:
-        err.print(terminal.no_bug_line(store.location, len(store.skipped)), markup=False)
+        err.print(fuzz_text.no_bug_line(store.location, len(store.skipped)), markup=False)
         return exits.USAGE
     engine = Options(
         runtimes=runtimes,
@@ -330,7 +331,7 @@ def replay_command(args) -> int:
                    "bugs": [item.to_json() for item in replayed],
                    "skipped": list(store.skipped)}  # fmt: skip
         files.write_json(out / replay.REPLAY_JSON, content)
-    print("\n".join(terminal.replay_lines(content)))
+    print("\n".join(fuzz_text.replay_lines(content)))
     written = records.read_folder(out)
     return finish.finish(
         run.summary, written, baselines, args, err,

@@ -7,7 +7,7 @@ from pathlib import Path
 from conformance.cli import exits, finish, options
 from conformance.engine import records
 from conformance.gate import verdict
-from conformance.report.terminal import fuzz_class_places, gate_lines
+from conformance.report.terminal.gate import fuzz_class_places, gate_lines
 
 
 def add_parser(commands) -> None:

@@ -21,7 +21,8 @@ from conformance.cli import options
 from conformance.engine import records
 from conformance.engine.targets import Target
 from conformance.gate import verdict
-from conformance.report import terminal
+from conformance.report.terminal import cases as cases_text
+from conformance.report.terminal import gate as gate_text
 
 
 def load_cases(paths: list[Path] | None):
@@ -32,9 +33,9 @@ def load_cases(paths: list[Path] | None):
     try:
         loaded = load_all(case_paths(paths))
     except CaseErrors as errors:
-        errors.add_note(terminal.case_errors_note(errors.errors))
+        errors.add_note(cases_text.case_errors_note(errors.errors))
         raise
-    for line in terminal.not_taken_lines(loaded.not_taken):
+    for line in cases_text.not_taken_lines(loaded.not_taken):
         print(line, file=sys.stderr)
     return loaded.cases
 
@@ -65,13 +66,15 @@ def finished_runs(args, err: Console) -> list[records.RunFolder] | None:
     return records.read_folders(args.results)
 
 
-def load_baselines(args, runtimes: list[Target], err: Console, deciding: bool = True):
+def baselines(args, runtimes: list[Target], err: Console, deciding: bool = True):
     """The baselines of these targets (their baseline names' files in each
     folder; a ``module:Class`` given on ``--runtime`` has its name only once
     its workers report it: the gate reads its file after the run), or None
     when a ``--known`` folder does not exist (said). A bad baseline file is a
     GateError, every problem listed; unless the gate is ``deciding`` the
-    exit code, when its problems are printed and the run goes on ungated (None)."""
+    exit code, when its problems are printed and the run goes on ungated (None).
+    The reading itself is :func:`conformance.gate.verdict.load_baselines`'s,
+    as the pytest plugin's."""
     folder = options.known_folder(args, err)
     if folder is None:
         return None
@@ -80,6 +83,6 @@ def load_baselines(args, runtimes: list[Target], err: Console, deciding: bool = 
     except verdict.GateError as error:
         if deciding:
             raise
-        for line in terminal.ungated_lines(error.problems):
+        for line in gate_text.ungated_lines(error.problems):
             err.print(line, markup=False)
         return None

@@ -166,7 +166,7 @@ def command(args) -> int:
 def _baselines(args, runtimes, err):
     from conformance.cli import inputs
 
-    return inputs.load_baselines(args, runtimes, err, deciding=args.gate)
+    return inputs.baselines(args, runtimes, err, deciding=args.gate)
 
 
 def save_cases(path: Path, groups, case_memory: int) -> None:

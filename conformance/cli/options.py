@@ -26,14 +26,14 @@ from conformance.cases.values import MAX_ELEMENTS
 from conformance.engine import models, targets
 from conformance.engine.targets import Target
 from conformance.gate import baseline
-from conformance.report.terminal import safe
+from conformance.report.terminal.escape import safe
 from conformance.tables.profiles import PROFILES
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
 class _Screen(Console):
-    """A console whose printed strings go through :func:`conformance.report.terminal.safe`
+    """A console whose printed strings go through :func:`conformance.report.terminal.escape.safe`
     (newlines kept): file names, runtime names and messages in them reach the
     terminal escaped, whichever command prints them."""
 

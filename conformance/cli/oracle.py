@@ -8,7 +8,7 @@ import numpy as np
 
 from conformance.cases.check import OverMemory, verdict_of
 from conformance.cli import exits, inputs, options
-from conformance.report.terminal import say
+from conformance.report.terminal.escape import say
 from conformance.tables import decisions
 
 SHOWN_ELEMENTS = 200  # a tensor above this is summarised (first and last elements)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.cli import exits, inputs, options
-from conformance.report.terminal import safe
+from conformance.report.terminal.escape import safe
 
 
 def add_parser(commands) -> None:

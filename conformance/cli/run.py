@@ -20,7 +20,9 @@ from conformance.engine.pool import (
     RUNTIME_TIMEOUTS,
 )
 from conformance.engine.run import Options, run_cases
-from conformance.report import terminal
+from conformance.report.terminal import cases as cases_text
+from conformance.report.terminal import finish as finish_text
+from conformance.report.terminal import run as run_text
 
 
 def add_parser(commands) -> None:
@@ -96,7 +98,7 @@ def command(args) -> int:
         return exits.USAGE
     # Without --gate the verdict is still written (gate.json: the report marks
     # each group known or new from it), but it does not decide the exit code.
-    baselines = inputs.load_baselines(args, runtimes, err, deciding=args.gate)
+    baselines = inputs.baselines(args, runtimes, err, deciding=args.gate)
     if baselines is None and args.gate:
         return exits.USAGE
     cases = inputs.select(inputs.load_cases(args.cases), args.k)
@@ -149,11 +151,11 @@ def execute(cases, args, runtimes, baselines, out: Path, extra_header: dict, aft
         found = f"[red]{summary.discrepancies} discrepancies" if summary.discrepancies else ""
         bar.update(task, completed=done, found=found)
         if ticker is not None and done < total and ticker.due():
-            line = terminal.progress_line(done, total, summary.discrepancies, ticker.elapsed())
+            line = run_text.progress_line(done, total, summary.discrepancies, ticker.elapsed())
             err.print(line, markup=False)
 
     names = [t.name or t.adapter for t in runtimes]
-    err.print(terminal.run_header(len(cases), len(variants), names, out), markup=False)
+    err.print(run_text.run_header(len(cases), len(variants), names, out), markup=False)
     with bar:
         summary = run_cases(
             cases,
@@ -163,14 +165,14 @@ def execute(cases, args, runtimes, baselines, out: Path, extra_header: dict, aft
             command=["conformance", *sys.argv[1:]],
             extra_header=extra_header,
         )
-    for line in terminal.case_problem_lines(summary.case_problems):
+    for line in cases_text.case_problem_lines(summary.case_problems):
         err.print(line, markup=False)
-    Console().print(terminal.summary_table(summary, list(summary.counts)))
+    Console().print(run_text.summary_table(summary, list(summary.counts)))
     written = records.read_folder(out)  # once, for the gate and the report
-    for line in terminal.not_checked_lines(written.records):
+    for line in cases_text.not_checked_lines(written.records):
         print(line)
-    print("\n".join(terminal.run_result_lines(summary, out / records.RESULTS)))
-    note = terminal.cpu_note(written.header.get("cpu_budget"))
+    print("\n".join(run_text.run_result_lines(summary, out / records.RESULTS)))
+    note = finish_text.cpu_note(written.header.get("cpu_budget"))
     if note:
         err.print(note, markup=False)
     code = finish.finish(

@@ -7,7 +7,7 @@ from pathlib import Path
 from conformance.cli import exits, inputs, options
 from conformance.engine import files
 from conformance.report import scoreboard
-from conformance.report.terminal import safe
+from conformance.report.terminal.escape import safe
 
 
 def add_parser(commands) -> None:

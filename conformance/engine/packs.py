@@ -1,10 +1,11 @@
 """Packed execution: many cases in one model, so a run stops paying one compile per case.
 
-Runs are compile-bound: OpenVINO compiles a one-node model in 27-147 ms and
-runs it in ~0.08 ms, but compiles a model of 32 independent nodes in ~2 ms per
-node. A **pack** (:func:`conformance.engine.models.build_pack`) holds cases of
-one opset, one variant and one data dtype, each with its own node, inputs,
-initializers and output; one dtype per pack because runtimes refuse whole
+Runs are compile-bound: OpenVINO takes far longer to compile a one-node model
+than to run it, and a model of many independent nodes costs a fraction of
+that per node (docs/development.md, "Pack sizes"). A **pack**
+(:func:`conformance.engine.models.build_pack`) holds cases of one opset, one
+variant and one data dtype, each with its own node, inputs, initializers and
+output; one dtype per pack because runtimes refuse whole
 dtypes (OpenVINO: complex, string), so a refused dtype fails its own packs, not
 every pack it would share.
 
@@ -19,7 +20,8 @@ What never goes into a pack (:func:`packable`) runs alone, in its one-node model
   :func:`conformance.engine.models.model_key`: shapes, or ranks): that model
   is compiled once per worker and cached, which beats any pack (a pack never
   repeats). Generated and fuzzed inputs repeat shapes all the time: packing
-  them all made a run of 2 000 generated cases 3-7x slower than --pack 1.
+  them all made generated runs several times slower than --pack 1 (the
+  figures: docs/development.md, "Pack sizes").
 
 Isolation stays exact (:class:`conformance.engine.schedule.Schedule` keeps
 the books of a run's packs, by these rules):
@@ -43,26 +45,17 @@ from conformance.cases.model import Case
 from conformance.engine.pool import Raw
 from conformance.oracle import Verdict
 
-# Cases per pack by adapter, measured on 2 cores (benchmarks/run_throughput.py):
-# OpenVINO compiles 31.6 ms per case alone, 5.4 in packs of 8, 2.1 in packs of
-# 32, 1.7 in packs of 128; ONNX Runtime 3.8 -> 0.36 ms per case at 128. Past 32
-# the gain is small and a failing pack costs more to split. onnx.reference
-# evaluates node by node in Python (nothing to save) and hangs on some inputs,
-# where a pack would make every case of it wait: it runs alone. An adapter not
-# measured here runs alone too, until --pack says otherwise. A profile takes its
-# adapter's size: ONNX Runtime's OpenVINO EP (onnxruntime:openvino-ep) runs the
-# corpus in 18.2 s packed, 52.4 s alone, and only in packs does the EP take
-# GatherElements at all (docs/cli.md, "ONNX Runtime's OpenVINO execution provider").
-# tract: the corpus took 90.2 s packed in 32s and 89.5 s alone, every kind the
-# same (its time goes to restarting workers after its panics): it runs alone.
-# The compilers (docs/compilers.md; 2 cores, -j 2): TVM compiles a one-node
-# model in ~0.15 s and a pack of 32 float32 cases in ~4 s (a node of a new
-# shape costs about as much as a model; identical nodes are compiled once); the
-# corpus took 301 s alone and 145 s, 188 s in packs of 32, every kind the same (a
-# third of it: 81 s alone, 62 s in 8s, 59 s in 16s, 58 s in 32s and 64s). IREE
-# compiles a one-node model in ~0.6 s (0.2 s of it starting iree-compile) and a
-# pack of 32 in ~2.7 s (85 ms per case): the corpus took 386 s and 494 s in
-# packs of 32; a third of it took 231 s alone, 168 s in 8s, 156 s in 32s.
+# Cases per pack by adapter, each chosen by measurement (the figures, dated, and
+# the benchmark commands that reproduce them: docs/development.md, "Pack
+# sizes"). Why these sizes: a compile-bound runtime gains little past 32 cases
+# a pack, and a failing pack costs more to split the larger it is.
+# onnx.reference evaluates node by node in Python (nothing to save) and hangs
+# on some inputs, where a pack would make every case of it wait: it runs alone.
+# tract's time goes to restarting workers after its panics, packed or not: it
+# runs alone. An adapter not measured runs alone too, until --pack says
+# otherwise. A profile takes its adapter's size (ONNX Runtime's OpenVINO EP
+# takes GatherElements only in packs: docs/cli.md, "ONNX Runtime's OpenVINO
+# execution provider").
 PACK_SIZES = {
     "onnxruntime": 32,
     "openvino": 32,

@@ -33,6 +33,7 @@ from conformance.engine import models, packs
 from conformance.engine.judge import DISCREPANCIES, Outcome, judge
 from conformance.engine.packs import Alone, Pack
 from conformance.engine.pool import Job, Raw
+from conformance.messages import first_line
 from conformance.oracle import Verdict
 
 # (case, variant, tag, runtimes or None for all, model key or None) -> a one-node job
@@ -65,11 +66,6 @@ class _Pending:
     done: int = 0  # results settled
     # (variant, runtime) -> (pack size, its result): the last pack that failed as a whole
     failed: dict[tuple[str, str], tuple[int, Raw]] = field(default_factory=dict)
-
-
-def first_line(text: str) -> str:
-    lines = [line for line in (text or "").splitlines() if line.strip()]
-    return lines[0].strip() if lines else ""
 
 
 class Schedule:

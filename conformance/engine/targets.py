@@ -45,6 +45,7 @@ from conformance import adapters
 from conformance.cases import yaml_lines
 from conformance.cases.loader import CaseErrors, YamlFileReader
 from conformance.errors import ConformanceError
+from conformance.messages import shortened
 from conformance.tables.profiles import DEFAULT, PROFILES, property_problem
 
 MAX_NAME = 64  # characters of a targets file's target name
@@ -187,7 +188,7 @@ class _TargetsReader(YamlFileReader):
             return "a target's name is empty (its results would carry another's name)"
         if len(name) > MAX_NAME:
             return (
-                f"{yaml_lines.shown(name)!r}: a name of {len(name)} characters; at most "
+                f"{shortened(name)!r}: a name of {len(name)} characters; at most "
                 f"{MAX_NAME} (it becomes part of file names)"
             )
         if not NAME.fullmatch(name):

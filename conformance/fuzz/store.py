@@ -103,6 +103,7 @@ from urllib.parse import parse_qsl, urlsplit
 from conformance.engine.credentials import mask_url
 from conformance.engine.files import write_json, write_text
 from conformance.errors import ConformanceError
+from conformance.messages import shown
 
 FORMAT = 1  # of store.json and of each entry
 KIND = "conformance fuzz store"
@@ -184,7 +185,7 @@ class Entry:
         if problem:
             raise bad(problem)
         if type(content.get("format")) is not int or content["format"] != FORMAT:
-            raise bad(f"entry format {_shown(content.get('format'))}, this version reads {FORMAT}")
+            raise bad(f"entry format {shown(content.get('format'))}, this version reads {FORMAT}")
         types = {"bug_id": str, "bug": dict, "case_yaml": str, "variant": str,
                  "shrunk_by": str, "found": dict}  # fmt: skip
         for name, kind in types.items():
@@ -192,22 +193,22 @@ class Entry:
                 raise bad(f"entry field {name!r} missing or not a {kind.__name__}")
         bug_id = content["bug_id"]
         if _BUG_ID.fullmatch(bug_id) is None:
-            raise bad(f"bad bug id {_shown(bug_id)}: 1 to 64 characters of a-z, 0-9 and '-'")
+            raise bad(f"bad bug id {shown(bug_id)}: 1 to 64 characters of a-z, 0-9 and '-'")
         if content["variant"] not in variants:
-            raise bad(f"variant {_shown(content['variant'])} is not one of {', '.join(variants)}")
+            raise bad(f"variant {shown(content['variant'])} is not one of {', '.join(variants)}")
         shrunk_by = content["shrunk_by"]
         if not 0 < len(shrunk_by) <= 200 or not shrunk_by.isprintable():
-            raise bad(f"shrunk_by {_shown(shrunk_by)}: 1 to 200 printable characters")
+            raise bad(f"shrunk_by {shown(shrunk_by)}: 1 to 200 printable characters")
         bug = content["bug"]
         runtime, kind, op = bug.get("runtime"), bug.get("kind"), bug.get("op")
         if not isinstance(runtime, str) or _RUNTIME.fullmatch(runtime) is None:
-            raise bad(f"bug.runtime {_shown(runtime)} is not a target's name")
+            raise bad(f"bug.runtime {shown(runtime)} is not a target's name")
         if not isinstance(kind, str) or kind not in discrepancies:
-            raise bad(f"bug.kind {_shown(kind)} is not a discrepancy kind")
+            raise bad(f"bug.kind {shown(kind)} is not a discrepancy kind")
         if not isinstance(op, str) or op not in ops:
-            raise bad(f"bug.op {_shown(op)} is not one of {', '.join(ops)}")
+            raise bad(f"bug.op {shown(op)} is not one of {', '.join(ops)}")
         if not isinstance(bug.get("cause", ""), str):
-            raise bad(f"bug.cause {_shown(bug.get('cause'))} is not text")
+            raise bad(f"bug.cause {shown(bug.get('cause'))} is not text")
         case = _case_of(content["case_yaml"])
         if isinstance(case, str):
             raise bad(case)
@@ -223,12 +224,6 @@ def _known() -> tuple[frozenset, tuple, tuple]:
     from conformance.tables.spec import OPS
 
     return DISCREPANCIES, VARIANTS, OPS
-
-
-def _shown(value: object) -> str:
-    """A value from an entry in a message: its repr, cut short."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _plain_problem(value: object, path: str, depth: int) -> str | None:
@@ -957,7 +952,7 @@ class RedisStore(Store):
                     continue
                 bug_id = key[start:]
                 if _BUG_ID.fullmatch(bug_id) is None:
-                    raise BadEntry(f"{where}: not an entry's key: bad bug id {_shown(bug_id)}")
+                    raise BadEntry(f"{where}: not an entry's key: bad bug id {shown(bug_id)}")
                 entries.append(_parsed(value, where, bug_id))
             except BadEntry as error:
                 self._skip(error)

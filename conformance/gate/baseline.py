@@ -95,6 +95,7 @@ from conformance.engine import models
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.records import CPU_FLAGS
 from conformance.engine.targets import adapter_of
+from conformance.messages import shown
 from conformance.tables import bug_models, decisions, dtypes, spec
 from conformance.tables.features import FEATURES
 from conformance.tables.profiles import INT64_MAX, INT64_MIN, PROFILES
@@ -260,11 +261,6 @@ class Entry:
 
 
 KNOWN_PROFILES = frozenset(p for profiles in PROFILES.values() for p in profiles)
-
-
-def _shown(value) -> str:
-    """A value for a message, a long one cut (a 4000-digit axis is not shown whole)."""
-    return yaml_lines.shown(repr(value))
 
 
 def _glob_narrows(glob: str) -> bool:
@@ -463,13 +459,13 @@ class _FileReader(YamlFileReader):
                 quote = " (quote a version: '2026.4')" if isinstance(version, (int, float)) else ""
                 self.error(
                     (*at, "version"),
-                    f"{_shown(version)}: the runtime's version as the run header has it, "
+                    f"{shown(version)}: the runtime's version as the run header has it, "
                     f"a string{quote}",
                 )
             if not isinstance(profile, str) or profile not in profiles:
                 self.error(
                     (*at, "profile"),
-                    f"{_shown(profile)} is not a profile ({', '.join(sorted(profiles))})",
+                    f"{shown(profile)} is not a profile ({', '.join(sorted(profiles))})",
                 )
             if not isinstance(flags, list) or any(
                 not isinstance(f, str) or f not in CPU_FLAGS for f in flags
@@ -507,12 +503,12 @@ class _FileReader(YamlFileReader):
                 bad = [v for v in values if not isinstance(v, str) or v not in allowed]
             if bad or not values:
                 what = "an integer" if allowed is None else f"one of {', '.join(map(str, allowed))}"
-                shown = [f"{v} (a boolean)" if isinstance(v, bool) else _shown(v) for v in bad]
-                self.error((*at, name), f"{', '.join(shown) or '[]'}: not {what}")
+                said = [f"{v} (a boolean)" if isinstance(v, bool) else shown(v) for v in bad]
+                self.error((*at, name), f"{', '.join(said) or '[]'}: not {what}")
                 continue
             if allowed is None and not all(INT64_MIN <= v <= INT64_MAX for v in values):
                 wide = next(v for v in values if not INT64_MIN <= v <= INT64_MAX)
-                self.error((*at, name), f"{_shown(wide)}: outside int64 (an ONNX attribute int)")
+                self.error((*at, name), f"{shown(wide)}: outside int64 (an ONNX attribute int)")
                 continue
             signature[name] = values
         return signature

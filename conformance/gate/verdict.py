@@ -43,7 +43,9 @@ class GateError(ConformanceError):
 def load_baselines(folder: Path, runtimes) -> dict:
     """The baselines of these runtimes in ``folder`` (a missing file, or
     folder, is an empty baseline); ``runtimes`` are names, or a mapping of
-    target names to their adapters."""
+    target names to their adapters. The one reading of baselines for a verdict:
+    ``conformance run/fuzz/model`` (``cli.inputs.baselines``), ``gate`` and the
+    pytest plugin go through it; a bad file is a GateError listing every problem."""
     try:
         return baseline.load(folder, runtimes)
     except CaseErrors as errors:

@@ -22,6 +22,7 @@ import onnx
 
 from conformance.graphs import drawing, reading
 from conformance.graphs.reading import DEFAULT_DOMAINS, OURS, GraphFile, GraphFileError, tensor_type
+from conformance.messages import first_line
 from conformance.tables import dtypes
 
 KEPT = 3  # distinct inputs kept per node (a Loop body's node runs once per iteration)
@@ -186,9 +187,7 @@ def capture(files: list[GraphFile], arrays: dict[str, np.ndarray]) -> Captured:
         try:
             ReferenceEvaluator(proto, new_ops=_capturing_ops(kept)).run(None, feeds)
         except Exception as error:
-            text = (
-                str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            )
+            text = first_line(error) or type(error).__name__
             result.failed[model] = f"{type(error).__name__}: {text}"[:300]
         for mark, where in marks.items():
             if kept.get(mark):

@@ -23,6 +23,7 @@ from conformance.engine import credentials, models, records
 from conformance.engine.groups import GroupKey, Signature, group_key
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.gate import verdict
+from conformance.messages import first_line
 from conformance.tables import decisions
 
 # Worst first: the colour of a matrix cell is its worst outcome.
@@ -41,6 +42,7 @@ SEVERITY: tuple[str, ...] = (
 assert set(SEVERITY) == set(KINDS)
 SHOWN_ELEMENTS = 64  # tensors above this are summarised, not dumped
 SHOWN_STRING = 200  # characters of one string element shown
+MESSAGE_WIDTH = 160  # characters of a group's example message or an entry's reason
 
 
 @dataclass
@@ -471,7 +473,7 @@ def fuzz_bugs(per_run: list[tuple[dict, list[dict]]]) -> tuple[list[FuzzBug], li
                     runtime=str(entry.get("runtime")),
                     kind=str(entry.get("kind")),
                     op=str(entry.get("op")),
-                    cause=_first_line(str(entry.get("cause") or ""), 300),
+                    cause=first_line(entry.get("cause"), 300),
                     mechanism=mechanism_text(entry.get("mechanism")),
                     hits=0,
                     first_found_s=entry.get("first_found_s"),
@@ -655,7 +657,7 @@ def _families(report: Report) -> list[Family]:
         members.append(group)
 
     for group in report.groups:
-        message = _first_line(group.example.get("message", ""))
+        message = first_line(group.example.get("message"), MESSAGE_WIDTH)
         if not report.baseline:
             add(group, None, message, group.count, group.records)
             continue
@@ -672,10 +674,11 @@ def _families(report: Report) -> list[Family]:
         if known and sum(map(len, by_entry.values())) != known:
             # gate.json marks that do not say which result is whose (merged runs)
             first = next(iter(group.known))
-            add(group, first, _first_line(group.known[first].get("reason") or ""), known, [])
+            reason = first_line(group.known[first].get("reason"), MESSAGE_WIDTH)
+            add(group, first, reason, known, [])
         elif known:
             for where, mine in sorted(by_entry.items(), key=lambda item: (-len(item[1]), item[0])):
-                reason = _first_line(group.known[where].get("reason") or "")
+                reason = first_line(group.known[where].get("reason"), MESSAGE_WIDTH)
                 add(group, where, reason, len(mine), mine)
     # New first, then by runtime and size: what a reader must act on leads.
     ordered = sorted(found.values(), key=lambda f: (not f[0].new, f[0].runtime, -f[0].count))
@@ -684,11 +687,6 @@ def _families(report: Report) -> list[Family]:
         for group in members:
             group.families.append(family.id)
     return [family for family, _ in ordered]
-
-
-def _first_line(text: str, limit: int = 160) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _mark(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from conformance.engine.judge import DISCREPANCIES, Outcome
 from conformance.fuzz.bugs import cause_of
-from conformance.report.terminal import safe
+from conformance.report.terminal.escape import safe
 
 NAMES_SHOWN = 8  # node names listed per discrepancy
 NODES = "nodes.json"  # beside the results of a conformance model run

@@ -26,6 +26,7 @@ from conformance.engine import records
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
 from conformance.engine.targets import adapter_of
 from conformance.gate import baseline
+from conformance.messages import relative
 from conformance.report.model import Family, Report, Tensor, differing, from_runs
 
 FORMAT = 1
@@ -91,11 +92,7 @@ def _relative_source(source: str) -> str:
     path, colon, line = source.rpartition(":")
     if not colon or not path.startswith("/"):
         return source
-    try:
-        relative = Path(path).resolve().relative_to(Path.cwd().resolve())
-    except (OSError, ValueError):
-        return source
-    return f"{relative.as_posix()}:{line}"
+    return f"{relative(path).as_posix()}:{line}"
 
 
 def _reason(message: str) -> str:

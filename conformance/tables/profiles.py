@@ -18,6 +18,8 @@ OpenVINO EP ran: conformance/adapters/ort.py says how it tells).
 
 from __future__ import annotations
 
+from conformance.messages import shown
+
 DEFAULT = "default"
 
 PROFILES: dict[str, dict[str, dict[str, object]]] = {
@@ -75,18 +77,18 @@ def property_problem(name: str, value, path: tuple = ()) -> tuple[tuple, str] | 
     word for (header.json and scoreboard.json would not be JSON)."""
     counts = name in THREAD_COUNTS and not path
     if counts and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-        return path, f"{_short(value)}: a thread count is a whole number >= 0 (0: the default)"
+        return path, f"{shown(value)}: a thread count is a whole number >= 0 (0: the default)"
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            return path, f"{_short(value)} is not UTF-8 text"
+            return path, f"{shown(value)} is not UTF-8 text"
         return None
     if isinstance(value, int):
         if not INT64_MIN <= value <= INT64_MAX:
-            return path, f"{_short(value)} is outside int64"
+            return path, f"{shown(value)} is outside int64"
         return None
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
@@ -101,16 +103,11 @@ def property_problem(name: str, value, path: tuple = ()) -> tuple[tuple, str] | 
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str) or not key:
-                return path, f"{_short(key)}: a key is a non-empty string"
+                return path, f"{shown(key)}: a key is a non-empty string"
             found = property_problem(name, item, (*path, key))
             if found:
                 return found
         return None
     if value is None:
         return path, "no value (null): give one, or leave the property out"
-    return path, f"{_short(value)} is not a property value (a {type(value).__name__})"
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
+    return path, f"{shown(value)} is not a property value (a {type(value).__name__})"

@@ -1,0 +1,82 @@
+"""How a message shows a thing: the first line of a text, a value cut short,
+a path as typed at this terminal. One way each, for every package.
+
+* :func:`first_line`: the first line of a message that is not blank,
+  stripped, cut to ``limit`` with ``…``. A runtime's message, an exception's
+  text or a bug's cause may hold several lines; a one-line display (a
+  record's detail, a table cell, a terminal line) shows the first, since
+  that is where each of them says what happened (``fuzz.bugs.normalised``
+  makes a cause one line; a multi-line cause only comes from a hand-written
+  or foreign store entry, and the rest of it is detail).
+* :func:`shown`: a value from an input file in an error message, its
+  ``repr`` cut to :data:`SHOWN_CHARS` as ``head...tail (N characters)``: a
+  5000-digit number or a 300-character name is not printed whole, and the
+  count says how long it was.
+* :func:`relative`: a path relative to the working folder when below it,
+  else as given (``cases/known/openvino.yaml:43``, as people and records say
+  it; an installed wheel's site-packages stays absolute).
+
+Where it sits: at the bottom of the layering with :mod:`conformance.errors`
+(CONTRIBUTING.md). It imports nothing but the standard library, so every
+package may use it, the adapters included (they also run in worker
+processes of other environments).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SHOWN_CHARS = 40  # of a value's repr in an error message; longer ones keep head and tail
+_HEAD, _TAIL = 12, 6
+
+
+def first_line(text: object, limit: int | None = None) -> str:
+    """The first line of ``text`` that is not blank, stripped ("" for none),
+    cut to ``limit`` characters with ``…`` when given."""
+    for line in str(text or "").splitlines():
+        if line.strip():
+            return cut(line.strip(), limit)
+    return ""
+
+
+def cut(line: str, limit: int | None) -> str:
+    """``line`` cut to ``limit`` characters, its last one ``…`` when cut
+    (None: whole). For text laid out to a width; a value in an error message
+    is :func:`shown`."""
+    if limit is None or len(line) <= limit:
+        return line
+    return line[: max(0, limit - 1)] + "…"
+
+
+def shortened(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` whole when it fits in ``limit``, else its head and tail with
+    its length: ``999999999999...999999 (5000 characters)``."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:_HEAD]}...{text[-_TAIL:]} ({len(text)} characters)"
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """A value for an error message: its ``repr``, :func:`shortened` (an
+    integer Python will not convert to text, over 4300 digits, by its size)."""
+    try:
+        text = repr(value)
+    except ValueError:  # sys.get_int_max_str_digits()
+        if isinstance(value, int):
+            return f"an integer of {value.bit_length()} bits"
+        raise
+    return shortened(text, limit)
+
+
+def relative(path: os.PathLike | str) -> Path:
+    """``path`` relative to the working folder when it is absolute and below
+    it (compared as written: a path is not resolved, so a symbolic link the
+    user typed stays as typed), else as given."""
+    path = Path(path)
+    try:
+        if path.is_absolute() and path.is_relative_to(Path.cwd()):
+            return path.relative_to(Path.cwd())
+    except OSError:  # the working folder is gone
+        pass
+    return path
