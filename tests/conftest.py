@@ -21,6 +21,11 @@ REPO = Path(__file__).resolve().parents[1]
 os.environ["CONFORMANCE_FUZZ_STORE"] = "off"
 CASES = REPO / "cases"
 SPECS = REPO / "specs"
+# A campaign seed whose first round is drawn at a complex dtype (a round's key
+# depends on the seed alone; tests/test_fuzz.py holds this to it), which ONNX
+# Runtime and OpenVINO both refuse: a discrepancy in the first round, however
+# few rounds a slow or loaded machine gets through in a test's budget.
+FIRST_ROUND_COMPLEX_SEED = "2"
 
 
 def conformance(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
