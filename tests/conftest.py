@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import socket
@@ -37,6 +39,27 @@ def conformance(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
         text=True,
         timeout=600,
     )
+
+
+def conformance_here(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    """The CLI in this process, for a command whose process is not what a test
+    checks (gate and diff of finished runs): its exit code and output as
+    :func:`conformance` gives them (stdout strict UTF-8, stderr backslashreplace,
+    not a terminal), without a Python start-up per call (a second of CPU:
+    numpy, onnx, Hypothesis). An exception cli.main does not map escapes."""
+    from conformance import cli
+
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace")
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(list(args))
+        except SystemExit as exit:  # argparse: usage errors (2), --help and --version (0)
+            code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+        out.flush()
+        err.flush()
+    text = [stream.buffer.getvalue().decode("utf-8") for stream in (out, err)]
+    return subprocess.CompletedProcess(["conformance", *args], code, *text)
 
 
 def run_pytest(folder: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
