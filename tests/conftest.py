@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import io
 import os
@@ -28,6 +29,16 @@ SPECS = REPO / "specs"
 # Runtime and OpenVINO both refuse: a discrepancy in the first round, however
 # few rounds a slow or loaded machine gets through in a test's budget.
 FIRST_ROUND_COMPLEX_SEED = "2"
+
+
+def pytest_sessionstart(session) -> None:
+    """The package's bytecode, compiled once for every process the tests start.
+    Where PYTHONDONTWRITEBYTECODE is set (as on this project's machines) no
+    process caches it, and each `conformance` process and worker would compile
+    conformance/ (and a worker tests/'s adapters) again; they read .pyc files
+    that exist. Nothing else changes: the sources are the same."""
+    for folder in ("conformance", "tests"):
+        compileall.compile_dir(REPO / folder, quiet=1)
 
 
 def conformance(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
