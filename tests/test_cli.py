@@ -23,11 +23,11 @@ from conformance.engine import files, pool, records, targets
 from conformance.gate import verdict
 from conformance.report import diff
 from conformance.tables import spec
-from tests.conftest import CASES, REPO, conformance
+from tests.conftest import CASES, REPO, conformance, conformance_here
 
 
 def test_validate_the_shipped_cases():
-    result = conformance("cases", "validate", "--check-models")
+    result = conformance_here("cases", "validate", "--check-models")
     assert result.returncode == 0, result.stderr
     assert "all cases agree with the oracle" in result.stdout
 
@@ -43,7 +43,7 @@ def _case_file(path, dtype: str, data: str, expected: str):
 
 def test_validate_a_malformed_file_exits_2_with_file_line_field(tmp_path):
     bad = _case_file(tmp_path / "bad.yaml", "float33", "[1]", "oracle")
-    result = conformance("cases", "validate", str(bad))
+    result = conformance_here("cases", "validate", str(bad))
     assert result.returncode == 2
     assert f"{bad}:5: cases[0].dtype" in result.stderr and "float33" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
@@ -51,7 +51,7 @@ def test_validate_a_malformed_file_exits_2_with_file_line_field(tmp_path):
 
 def test_validate_a_wrong_expectation_exits_2_saying_which_side_is_which(tmp_path):
     wrong = _case_file(tmp_path / "wrong.yaml", "int32", "[5, 6]", "[6]")
-    result = conformance("cases", "validate", str(wrong))
+    result = conformance_here("cases", "validate", str(wrong))
     assert result.returncode == 2
     assert f"{wrong}:2: x.op13.int32.int64: expected output differs from the oracle's: " in (
         result.stderr
@@ -60,7 +60,7 @@ def test_validate_a_wrong_expectation_exits_2_saying_which_side_is_which(tmp_pat
         result.stderr
     )
     wrong = _case_file(tmp_path / "shape.yaml", "int32", "[5, 6]", "[[5]]")
-    result = conformance("cases", "validate", str(wrong))
+    result = conformance_here("cases", "validate", str(wrong))
     assert result.returncode == 2
     assert "the file says shape [1, 1], the oracle computes [1]" in result.stderr
     assert "FAILED: 1 case(s) with problems" in result.stderr
@@ -70,7 +70,7 @@ def test_a_case_that_disagrees_with_the_oracle_exits_2_in_validate_and_run_alike
     """One rule: the file or the oracle is wrong, no verdict rests on it (before:
     `cases validate` said 1, `run` 2)."""
     wrong = _case_file(tmp_path / "wrong.yaml", "int32", "[5, 6]", "[6]")
-    validated = conformance("cases", "validate", str(wrong))
+    validated = conformance_here("cases", "validate", str(wrong))
     ran = conformance("run", "--runtime", "reference", "--variants", "static",
                       "--cases", str(wrong), "--out", str(tmp_path / "run"))  # fmt: skip
     assert (validated.returncode, ran.returncode) == (exits.USAGE, exits.USAGE)
@@ -109,7 +109,7 @@ def huge(tmp_path):
 
 
 def test_validate_says_a_case_over_the_memory_guard_is_not_checked_and_exits_0(huge):
-    result = conformance("cases", "validate", str(huge))
+    result = conformance_here("cases", "validate", str(huge))
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"not checked: {huge}:2: huge.op13.float32.int64: {GUARD}" in result.stdout
     assert "computed by it, 1 not checked" in result.stdout
@@ -122,7 +122,7 @@ def test_validate_says_a_case_over_the_memory_guard_is_not_checked_and_exits_0(h
 
 def test_validate_with_a_case_not_checked_and_a_wrong_one_exits_2_saying_both(huge):
     _case_file(huge.parent / "wrong.yaml", "int32", "[5, 6]", "[6]")
-    result = conformance("cases", "validate", str(huge.parent))
+    result = conformance_here("cases", "validate", str(huge.parent))
     assert result.returncode == 2
     assert "not checked: " in result.stdout and "the oracle computes 5" in result.stderr
     assert "FAILED: 1 case(s) with problems; 1 not checked (over the memory guard)" in (
@@ -162,7 +162,7 @@ def test_pytest_skips_a_case_over_the_memory_guard_as_not_checked(huge, tmp_path
 
 
 def test_oracle_refuses_a_case_over_the_memory_guard_naming_it(huge):
-    result = conformance("oracle", "huge", "--cases", str(huge))
+    result = conformance_here("oracle", "huge", "--cases", str(huge))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith(f"{huge}:2: huge.op13.float32.int64: {GUARD}")
 
@@ -260,27 +260,27 @@ def test_a_bad_default_baseline_stops_a_gated_run_only(tmp_path):
 
 
 def test_missing_path_exits_2(tmp_path):
-    result = conformance("cases", "validate", str(tmp_path / "nope.yaml"))
+    result = conformance_here("cases", "validate", str(tmp_path / "nope.yaml"))
     assert result.returncode == 2 and "no such file" in result.stderr
 
 
 def test_list_and_filter():
-    result = conformance("cases", "list", "-k", "ge-onnx-example-1.op13")
+    result = conformance_here("cases", "list", "-k", "ge-onnx-example-1.op13")
     assert result.returncode == 0
     lines = result.stdout.splitlines()
     assert lines and all(line.startswith("ge-onnx-example-1.op13.") for line in lines)
 
 
 def test_oracle_prints_output_or_violation():
-    result = conformance("oracle", "ge-onnx-example-1.op13.float32.int64")
+    result = conformance_here("oracle", "ge-onnx-example-1.op13.float32.int64")
     assert result.returncode == 0 and "[[1., 1.]," in result.stdout
-    result = conformance("oracle", "gather-index-beyond-int32")
+    result = conformance_here("oracle", "gather-index-beyond-int32")
     assert result.returncode == 0
     assert result.stdout.count("SpecViolation index-out-of-range") == 3  # one per opset
-    result = conformance("oracle", "no-such-case")
+    result = conformance_here("oracle", "no-such-case")
     assert result.returncode == 2 and "no case with id" in result.stderr
 
 
 def test_runs_from_another_folder_with_explicit_cases(tmp_path):
-    result = conformance("cases", "validate", str(CASES / "gather"), cwd=tmp_path)
+    result = conformance_here("cases", "validate", str(CASES / "gather"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.engine.records import counted
 from conformance.report.diff import NOISE, comparable, normalised
-from tests.conftest import REPO, conformance
+from tests.conftest import REPO, conformance, conformance_here
 
 # -- the normalisation, on real messages ------------------------------------------------
 # Each pair is what two builds of a runtime said about the same input (A, B);
@@ -275,7 +275,7 @@ def test_new_source_lines_in_the_runtimes_messages_are_not_a_change(ov_run, tmp_
     rejected = [r for r in records(ov_run) if "core.cpp:105" in r["message"]]
     assert rejected  # complex64 and complex128, every variant and indices dtype
     b = rewrite(ov_run, tmp_path / "b", rebuilt)
-    result = conformance("diff", str(ov_run), str(b))
+    result = conformance_here("diff", str(ov_run), str(b))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 new, 0 fixed, 0 changed discrepancies" in result.stdout
     noise = f"({len(rejected)} of them differ only in noise: source lines, addresses, ids"
@@ -294,7 +294,7 @@ def test_another_wrong_value_is_a_change_with_the_inputs_and_what_each_run_said(
         return r
 
     b = rewrite(ov_run, tmp_path / "b", other_value)
-    result = conformance("diff", str(ov_run), str(b))
+    result = conformance_here("diff", str(ov_run), str(b))
     assert result.returncode == 1, result.stdout + result.stderr
     out = result.stdout
     assert "0 new, 0 fixed, 1 changed discrepancies" in out
@@ -312,7 +312,7 @@ def test_a_changed_group_shows_the_values_a_run_kept_of_one_of_its_cases(ov_run,
     kept = json.loads((ov_run / "groups.json").read_text())["groups"]
     example = next(g for g in kept if g["kind"] == "rejected")
     b = rewrite(ov_run, tmp_path / "b", crashes)
-    result = conformance("diff", str(ov_run), str(b))
+    result = conformance_here("diff", str(ov_run), str(b))
     assert result.returncode == 1, result.stdout + result.stderr
     out = result.stdout
     assert "openvino     rejected -> crash" in out
@@ -341,7 +341,7 @@ def test_results_between_conforming_and_harness_unsupported_are_counted_and_list
     assert all(passing)
     a = rewrite(ov_run, tmp_path / "a", unsupported_bool)
     b = rewrite(ov_run, tmp_path / "b", lost)
-    result = conformance("diff", str(a), str(b))
+    result = conformance_here("diff", str(a), str(b))
     assert result.returncode == 1, result.stdout + result.stderr
     out = result.stdout
     total = sum(passing)
@@ -360,7 +360,7 @@ def passing_of(entries, dtype):
 
 
 def test_runs_that_share_no_runtime_are_refused(ort_run, ov_run):
-    result = conformance("diff", str(ort_run), str(ov_run))
+    result = conformance_here("diff", str(ort_run), str(ov_run))
     assert result.returncode == 2, result.stdout
     assert "the runs share no runtime (A has onnxruntime; B has openvino" in result.stderr
     assert "--cross-runtime" in result.stderr and "Traceback" not in result.stderr
@@ -372,16 +372,16 @@ def test_a_profile_is_another_runtime(ov_run, tmp_path):
         return r
 
     b = rewrite(ov_run, tmp_path / "b", profiled)
-    refused = conformance("diff", str(ov_run), str(b))
+    refused = conformance_here("diff", str(ov_run), str(b))
     assert refused.returncode == 2 and "share no runtime" in refused.stderr
-    result = conformance("diff", str(ov_run), str(b), "--cross-runtime")
+    result = conformance_here("diff", str(ov_run), str(b), "--cross-runtime")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "cross-runtime: openvino (A) held against openvino:1thread (B)" in result.stdout
     assert "0 only in A, 0 only in B): 0 new, 0 fixed, 0 changed" in result.stdout
 
 
 def test_cross_runtime_pairs_results_by_case_and_variant(ort_run, ov_run, tmp_path):
-    result = conformance("diff", str(ort_run), str(ov_run), "--cross-runtime",
+    result = conformance_here("diff", str(ort_run), str(ov_run), "--cross-runtime",
                          "-o", str(tmp_path / "d.html"))  # fmt: skip
     assert result.returncode == 1, result.stdout + result.stderr
     out = result.stdout
@@ -400,7 +400,7 @@ def test_cross_runtime_holds_one_runtime_against_one(ort_run, ov_run, tmp_path):
     both.mkdir()
     merged = (ov_run / "results.jsonl").read_text() + (ort_run / "results.jsonl").read_text()
     (both / "results.jsonl").write_text(merged)
-    result = conformance("diff", str(both), str(ov_run), "--cross-runtime")
+    result = conformance_here("diff", str(both), str(ov_run), "--cross-runtime")
     assert result.returncode == 2
     assert (
         "--cross-runtime holds one runtime against one other: A has onnxruntime, openvino; "
@@ -417,14 +417,14 @@ def test_two_targets_of_one_run_are_diffed_by_name(tmp_path):
         "--variants", "static", "--out", str(out), "--no-progress",
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    same = conformance(
+    same = conformance_here(
         "diff", str(out), str(out), "--cross-runtime", "onnxruntime", "onnxruntime:no-opt",
         "-o", str(tmp_path / "d.html"),
     )  # fmt: skip
     assert same.returncode == 0, same.stdout + same.stderr
     assert "cross-runtime: onnxruntime (A) held against onnxruntime:no-opt (B)" in same.stdout
     assert "6 results in both runs (0 only in A, 0 only in B): 0 new" in same.stdout
-    missing = conformance(
+    missing = conformance_here(
         "diff", str(out), str(out), "--cross-runtime", "onnxruntime", "openvino",
         "-o", str(tmp_path / "d.html"),
     )  # fmt: skip
@@ -432,13 +432,13 @@ def test_two_targets_of_one_run_are_diffed_by_name(tmp_path):
     assert "run B has no results of 'openvino' (it has: onnxruntime, onnxruntime:no-opt)" in (
         missing.stderr
     )
-    one = conformance("diff", str(out), str(out), "--cross-runtime", "onnxruntime")
+    one = conformance_here("diff", str(out), str(out), "--cross-runtime", "onnxruntime")
     assert one.returncode == 2 and "takes no name, or two" in one.stderr
 
 
 # -- whole runs compared, as a user does ------------------------------------------
 def test_diff_of_ort_run_with_itself_shows_nothing(ort_run, tmp_path):
-    result = conformance("diff", str(ort_run), str(ort_run), "-o", str(tmp_path / "d.html"))
+    result = conformance_here("diff", str(ort_run), str(ort_run), "-o", str(tmp_path / "d.html"))
     assert result.returncode == 0, result.stderr
     assert "0 new, 0 fixed, 0 changed" in result.stdout
     assert (tmp_path / "d.html").exists()
@@ -455,7 +455,7 @@ def test_diff_names_new_fixed_and_changed_discrepancies(ort_run, tmp_path):
         return r
 
     b = rewrite(ort_run, tmp_path / "b", change)
-    result = conformance("diff", str(ort_run), str(b))
+    result = conformance_here("diff", str(ort_run), str(b))
     assert result.returncode == 1, result.stderr
     out = result.stdout
     assert "2 new, 2 fixed, 2 changed discrepancies" in out  # int32 and int64 indices each
@@ -474,7 +474,7 @@ def test_a_discrepancy_the_harness_cannot_carry_any_more_is_changed_not_lost(ort
         return r
 
     b = rewrite(ort_run, tmp_path / "b", change)
-    result = conformance("diff", str(ort_run), str(b))
+    result = conformance_here("diff", str(ort_run), str(b))
     assert result.returncode == 1, result.stdout
     assert "0 new, 0 fixed, 4 changed" in result.stdout  # complex64/128 x int32/int64
     assert "rejected -> harness_unsupported" in result.stdout
@@ -487,11 +487,11 @@ def test_diff_of_fuzz_campaigns_compares_signatures(tmp_path):
         conformance("fuzz", "--runtime", "onnxruntime", "--time-budget", "4", "--seed",
                     str(seed), "--out", str(out), "--no-progress")  # fmt: skip
         runs.append(str(out))
-    result = conformance("diff", *runs)
+    result = conformance_here("diff", *runs)
     assert result.returncode in (0, 1), result.stderr
     assert "fuzz campaigns: compared by discrepancy signature" in result.stdout
 
 
 def test_diff_of_a_missing_run_is_a_usage_error(tmp_path):
-    result = conformance("diff", str(tmp_path / "a"), str(tmp_path / "b"))
+    result = conformance_here("diff", str(tmp_path / "a"), str(tmp_path / "b"))
     assert result.returncode == 2 and "no such file or folder" in result.stderr

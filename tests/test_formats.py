@@ -16,7 +16,7 @@ from conformance.engine import models, records
 from conformance.engine.judge import KINDS
 from conformance.tables import dtypes, spec
 from conformance.tables.features import FEATURES
-from tests.conftest import REPO, conformance
+from tests.conftest import FIRST_ROUND_COMPLEX_SEED, REPO, conformance
 
 SCHEMAS = REPO / "docs" / "schemas"
 NAMES = (
@@ -250,9 +250,12 @@ def test_the_schemas_are_valid_draft_2020_12():
 
 def test_a_fuzz_campaign_matches_the_schemas(tmp_path):
     out = tmp_path / "fuzz"
+    # A class in the first round (the seed's), and time for both workers to start
+    # and judge something on a loaded machine: the files are what is checked here.
     done = conformance(
-        "fuzz", "--time-budget", "3", "--seed", "1", "--runtime", "onnxruntime", "openvino",
-        "--max-elements", "8", "--out", str(out), "--no-progress",
+        "fuzz", "--time-budget", "6", "--seed", FIRST_ROUND_COMPLEX_SEED, "--timeout", "30",
+        "--runtime", "onnxruntime", "openvino", "--max-elements", "8", "--out", str(out),
+        "--no-progress",
     )  # fmt: skip
     assert done.returncode in (0, 1), done.stdout + done.stderr
     found = folder_problems(out, [*FILES, "findings.json"])

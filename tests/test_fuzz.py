@@ -26,7 +26,7 @@ from conformance.fuzz.campaign import Campaign, CampaignOptions, FoundClass
 from conformance.fuzz.signature import signature_of
 from conformance.strategies import Example
 from conformance.tables.features import FEATURES, features
-from tests.conftest import REPO, conformance
+from tests.conftest import FIRST_ROUND_COMPLEX_SEED, REPO, conformance
 
 CONFORMING = "tests.faulty_adapter:FaultyAdapter"  # the oracle's answers unless provoked
 
@@ -401,6 +401,19 @@ def test_shards_draw_different_examples_from_one_seed():
 
     assert stream((1, 2)) != stream((2, 2))
     assert stream((1, 1)) == [row[-2] for row in _stream(5, 16)]  # 1/1 is the plain stream
+
+
+@pytest.mark.parametrize("cap", [8, 256])
+def test_the_seed_tests_rely_on_draws_its_first_round_at_a_complex_dtype(cap):
+    """FIRST_ROUND_COMPLEX_SEED (tests/conftest.py): campaigns that must find a
+    discrepancy within a short budget on any machine start with a round whose key
+    is a complex dtype, which ONNX Runtime and OpenVINO refuse."""
+    options = CampaignOptions(
+        ["onnxruntime"], 1, int(FIRST_ROUND_COMPLEX_SEED), Path("unused"), max_elements=cap
+    )
+    draw, *arguments = Campaign(options)._next_batch(0)
+    dtypes = [made.data.dtype for made in draw(*arguments)]
+    assert sum(np.issubdtype(d, np.complexfloating) for d in dtypes) > len(dtypes) / 2, dtypes
 
 
 # -- the engine's options, derived in one place ---------------------------------------

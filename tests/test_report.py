@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import conformance
+from tests.conftest import conformance, conformance_here
 
 LONG = "y" * 500
 # Gather on strings along a non-last axis: ONNX Runtime 1.31 gets it wrong, so
@@ -130,7 +130,7 @@ def test_a_value_mismatch_shows_its_smallest_reproducer(hostile_run):
 
 def test_report_merges_runs_and_says_what_it_cannot_read(hostile_run, tmp_path):
     out = tmp_path / "merged.html"
-    done = conformance(
+    done = conformance_here(
         "report", str(hostile_run), str(hostile_run / "results.jsonl"), "-o", str(out)
     )
     assert done.returncode == 0, done.stderr
@@ -141,10 +141,10 @@ def test_report_merges_runs_and_says_what_it_cannot_read(hostile_run, tmp_path):
     broken.mkdir()
     lines = (hostile_run / "results.jsonl").read_text().splitlines()
     (broken / "results.jsonl").write_text(lines[0] + "\n" + lines[1][:30] + "\n")
-    done = conformance("report", str(broken), "-o", str(tmp_path / "x.html"))
+    done = conformance_here("report", str(broken), "-o", str(tmp_path / "x.html"))
     assert done.returncode == 2
     assert f"{broken / 'results.jsonl'}:2: not a JSON record" in done.stderr
-    done = conformance("report", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.html"))
+    done = conformance_here("report", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.html"))
     assert done.returncode == 2 and "no such file or folder" in done.stderr
 
 
@@ -255,7 +255,7 @@ def test_run_writes_junit_with_a_test_case_per_result(hostile_run, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     junit = tmp_path / "junit.xml"
-    done = conformance("report", str(hostile_run), "-o", str(tmp_path / "r.html"),
+    done = conformance_here("report", str(hostile_run), "-o", str(tmp_path / "r.html"),
                        "--junit", str(junit), "--known", str(empty))  # fmt: skip
     assert done.returncode == 0, done.stderr
     root = ElementTree.parse(junit).getroot()

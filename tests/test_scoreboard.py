@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from tests.conftest import REPO, conformance
+from tests.conftest import REPO, conformance, conformance_here
 from tests.faulty_adapter import SEGV
 
 SCHEMA = json.loads((REPO / "docs/schemas/scoreboard.schema.json").read_text())
@@ -53,7 +53,7 @@ def board(tmp_path_factory) -> tuple[dict, Path, list[dict]]:
     )  # fmt: skip
     assert done.returncode == 1, done.stderr  # the crash is outside every baseline
     page, data = folder / "board.html", folder / "board.json"
-    done = conformance(
+    done = conformance_here(
         "scoreboard", str(run), "-o", str(page), "--json", str(data), "--known", "cases/known"
     )
     assert done.returncode == 0, done.stderr
@@ -143,10 +143,10 @@ def test_a_family_of_a_scoped_entry_shows_its_scope_versions_and_match(board, tm
     if gated_by == "--known":
         extra = ["--known", str(known)]
     else:
-        gated = conformance("gate", str(run), "--known", str(known), "--out", str(run))
+        gated = conformance_here("gate", str(run), "--known", str(known), "--out", str(run))
         assert gated.returncode == 1, gated.stderr  # the fake adapter's crash is new
         extra = []
-    done = conformance("scoreboard", str(run), "-o", str(out), "--json", str(data), *extra)
+    done = conformance_here("scoreboard", str(run), "-o", str(out), "--json", str(data), *extra)
     assert done.returncode == 0, done.stderr
     content = json.loads(data.read_text())
     assert not list(Draft202012Validator(SCHEMA).iter_errors(content))
@@ -184,8 +184,9 @@ def test_a_group_two_entries_cover_is_in_each_family_with_the_results_each_cover
     known.mkdir()
     (known / "reference.yaml").write_text(TWO_ENTRIES)
     data = tmp_path / "board.json"
-    done = conformance("scoreboard", str(page.parent / "run"), "-o", str(tmp_path / "board.html"),
-                       "--json", str(data), "--known", str(known))  # fmt: skip
+    done = conformance_here("scoreboard", str(page.parent / "run"),
+                            "-o", str(tmp_path / "board.html"),
+                            "--json", str(data), "--known", str(known))  # fmt: skip
     assert done.returncode == 0, done.stderr
     families = {
         f["mechanism"]: f for f in json.loads(data.read_text())["families"]
@@ -222,7 +223,7 @@ def test_a_run_given_twice_is_read_once(board, tmp_path):
     link.symlink_to(run, target_is_directory=True)
     for twice in ([run, run], [run, run / "results.jsonl"], [run, copy], [link, run]):
         data = tmp_path / "twice.json"
-        done = conformance(
+        done = conformance_here(
             "scoreboard", *map(str, twice), "-o", str(tmp_path / "twice.html"),
             "--json", str(data), "--known", "cases/known",
         )  # fmt: skip
@@ -244,7 +245,9 @@ def test_two_runs_of_one_target_are_refused_naming_both(board, tmp_path):
     assert done.returncode == 1, done.stderr  # a discrepancy: the GatherElements out of range
     out = tmp_path / "board.html"
     for pair in ([run, other], [other, run / "results.jsonl"]):
-        done = conformance("scoreboard", *map(str, pair), "-o", str(out), "--known", "cases/known")
+        done = conformance_here(
+            "scoreboard", *map(str, pair), "-o", str(out), "--known", "cases/known"
+        )
         assert done.returncode == 2, (pair, done.stdout, done.stderr)
         assert "target reference is in two runs" in done.stderr, done.stderr
         assert str(run) in done.stderr and str(other) in done.stderr
@@ -253,7 +256,7 @@ def test_two_runs_of_one_target_are_refused_naming_both(board, tmp_path):
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
-    done = conformance("scoreboard", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.html"))
+    done = conformance_here("scoreboard", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.html"))
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert not (tmp_path / "x.html").exists()

@@ -1,5 +1,6 @@
 """Corrupted run folders given to report, gate and diff: exit 2 with the file
-and what is wrong, never a traceback, never exit 1 (which means a verdict)."""
+and what is wrong, never a traceback, never exit 1 (which means a verdict). The readers run in this
+process (conformance_here): what they read is the folder, not the process."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.engine import records
-from tests.conftest import conformance
+from tests.conftest import conformance, conformance_here
 
 CUT_UTF8 = '{"case_id": "a", "message": "é'.encode()[:-1]  # cut inside a character
 
@@ -59,7 +60,7 @@ def test_a_corrupted_results_file_is_exit_2_naming_it(tmp_path, name, content, s
         "report": ["report", str(run), "-o", str(tmp_path / "r.html")],
         "diff": ["diff", str(run), str(run), "-o", str(tmp_path / "d.html")],
     }[command]
-    done = conformance(*args)
+    done = conformance_here(*args)
     assert done.returncode == 2, (name, done.stdout, done.stderr)
     assert said in done.stderr and str(run / records.RESULTS) in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
@@ -69,7 +70,7 @@ def test_a_last_line_cut_inside_a_character_is_a_killed_run_not_an_error(tmp_pat
     run = tmp_path / "run"
     run.mkdir()
     (run / records.RESULTS).write_bytes(_line() + b"\n" + CUT_UTF8)
-    done = conformance("report", str(run), "-o", str(tmp_path / "r.html"))
+    done = conformance_here("report", str(run), "-o", str(tmp_path / "r.html"))
     assert done.returncode == 0, done.stderr
     assert "1 results" in done.stdout
 
@@ -87,14 +88,14 @@ def test_a_corrupted_header_is_exit_2(tmp_path, name, header, said):
         (run / records.HEADER).mkdir()
     else:
         (run / records.HEADER).write_bytes(header)
-    done = conformance("gate", str(run))
+    done = conformance_here("gate", str(run))
     assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr
 
 
 def test_results_that_are_a_folder_and_an_unwritable_out(tmp_path):
     run = tmp_path / "run"
     (run / records.RESULTS).mkdir(parents=True)
-    done = conformance("gate", str(run))
+    done = conformance_here("gate", str(run))
     assert done.returncode == 2 and "a folder, not a results file" in done.stderr
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -211,19 +212,19 @@ RUN = [_line(run_id="r"), _line(run_id="r", case_id="b.op13.float32.int64", kind
 def test_a_folder_whose_parts_do_not_add_up_is_refused_never_judged(tmp_path, name, change, said):
     run = _run(tmp_path, RUN)
     change(run)
-    done = conformance("gate", str(run))  # report and diff read folders the same way (below)
+    done = conformance_here("gate", str(run))  # report and diff read folders the same way (below)
     assert done.returncode == 2, (name, done.stdout, done.stderr)
     assert said in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
 def test_the_unchanged_folder_passes_and_every_reader_refuses_a_hidden_discrepancy(tmp_path):
     run = _run(tmp_path, RUN)
-    assert conformance("gate", str(run)).returncode == 0  # the complex refusal is known
+    assert conformance_here("gate", str(run)).returncode == 0  # the complex refusal is known
     results = run / records.RESULTS
     results.write_text(results.read_text().replace('"kind": "rejected"', '"kind": "pass"'))
     for args in (["gate", str(run)], ["report", str(run), "-o", str(tmp_path / "r.html")],
                  ["diff", str(run), str(run), "-o", str(tmp_path / "d.html")]):  # fmt: skip
-        done = conformance(*args)
+        done = conformance_here(*args)
         assert done.returncode == 2, (args[0], done.stdout, done.stderr)
         assert "the records are not what summary.json counts" in done.stderr, done.stderr
 
@@ -233,11 +234,11 @@ def test_a_gate_json_of_results_edited_since_is_set_aside_then_judged_again(tmp_
     its gate.json still names the results it judged (run id, SHA-256), so the
     report shows no verdict from it, and the gate judges the new ones."""
     run = _run(tmp_path, RUN)
-    assert conformance("gate", str(run), "--out", str(run)).returncode == 0
+    assert conformance_here("gate", str(run), "--out", str(run)).returncode == 0
     judged = json.loads((run / records.GATE).read_text())["judged"]
     assert judged == [{"run_id": "r", "results_sha256": records.read_folder(run).results_sha256}]
     page = tmp_path / "r.html"
-    assert conformance("report", str(run), "-o", str(page)).returncode == 0
+    assert conformance_here("report", str(run), "-o", str(page)).returncode == 0
     assert "Gate PASSED" in page.read_text()
 
     edited = [json.loads(line) for line in RUN]
@@ -247,12 +248,12 @@ def test_a_gate_json_of_results_edited_since_is_set_aside_then_judged_again(tmp_
     (run / records.GATE).write_text(
         json.dumps({"passed": True, "new": [], "fixed": [], "not_used": [], "judged": judged})
     )
-    done = conformance("report", str(run), "-o", str(page))
+    done = conformance_here("report", str(run), "-o", str(page))
     assert done.returncode == 0, done.stderr
     html = page.read_text()
     assert "Gate PASSED" not in html and "judged other results than" in html
-    assert conformance("gate", str(run), "--out", str(run)).returncode == 0  # judged again
-    assert conformance("report", str(run), "-o", str(page)).returncode == 0
+    assert conformance_here("gate", str(run), "--out", str(run)).returncode == 0  # judged again
+    assert conformance_here("report", str(run), "-o", str(page)).returncode == 0
     assert "Gate PASSED" in page.read_text()
 
 
@@ -265,7 +266,7 @@ def test_a_record_source_is_shown_never_followed(tmp_path):
         _line(kind="value_mismatch", message="x", source="/dev/zero:1") + b"\n"
     )
     page = tmp_path / "r.html"
-    done = conformance("report", str(run), "-o", str(page))
+    done = conformance_here("report", str(run), "-o", str(page))
     assert done.returncode == 0, done.stderr
     html = page.read_text()
     assert "/dev/zero:1" in html and 'href="/dev/zero' not in html

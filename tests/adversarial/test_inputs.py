@@ -13,7 +13,7 @@ import re
 import pytest
 
 from conformance.cli import options
-from tests.conftest import conformance
+from tests.conftest import conformance, conformance_here
 
 CASE = """\
 cases:
@@ -231,7 +231,7 @@ def test_numeric_options_are_checked_by_argparse(tmp_path, command, option, valu
     if command is RUN:  # one small case: were the value taken, the run would be short
         (tmp_path / "case.yaml").write_text(CASE, encoding="utf-8")
         command = (*command, "--cases", str(tmp_path / "case.yaml"))
-    result = conformance(*command, "--out", str(out), f"{option}={value}")
+    result = conformance_here(*command, "--out", str(out), f"{option}={value}")
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert "Traceback" not in result.stderr, result.stderr
     assert re.search(rf"error: argument {option}: .*{re.escape(value)}", result.stderr), (

@@ -1,6 +1,7 @@
 """A run folder is a unit: one run writes it at a time, its files and records
 carry the run's id, and a folder whose parts do not belong together is
-refused by gate, report and diff (exit 2), never passed."""
+refused by gate, report and diff (exit 2), never passed. The readers run in
+this process (conformance_here): what they read is the folder, not the process."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 import time
 
 from conformance.engine import records
-from tests.conftest import REPO, conformance
+from tests.conftest import REPO, conformance, conformance_here
 
 CASES = ["-k", "gather-example-axis0", "--variants", "static"]
 
@@ -63,23 +64,23 @@ def test_results_cut_short_or_mixed_are_refused_not_passed(tmp_path):
     (out / records.RESULTS).write_text("".join(lines[:-1]))
     for command in (["gate", str(out)], ["report", str(out), "-o", str(tmp_path / "r.html")],
                     ["diff", str(out), str(out), "-o", str(tmp_path / "d.html")]):  # fmt: skip
-        done = conformance(*command)
+        done = conformance_here(*command)
         assert done.returncode == 2, (command, done.stdout, done.stderr)
         assert "records, but summary.json counts" in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
     # emptied: the same
     (out / records.RESULTS).write_text("")
-    assert conformance("gate", str(out)).returncode == 2
+    assert conformance_here("gate", str(out)).returncode == 2
     # another run's records swapped in
     other = tmp_path / "other"
     assert _run(other).returncode == 0
     (out / records.RESULTS).write_text((other / records.RESULTS).read_text())
-    done = conformance("gate", str(out))
+    done = conformance_here("gate", str(out))
     assert done.returncode == 2 and "records of another run" in done.stderr
     # another run's summary
     (out / records.RESULTS).write_text(whole)
     (out / records.SUMMARY).write_text((other / records.SUMMARY).read_text())
-    done = conformance("gate", str(out))
+    done = conformance_here("gate", str(out))
     assert done.returncode == 2 and "the files are not of one run" in done.stderr
 
 
@@ -119,14 +120,14 @@ def test_a_torn_or_unterminated_line_in_a_finished_run_is_refused_by_every_reade
     results = out / records.RESULTS
     whole = results.read_bytes()
     count = whole.count(b"\n")
-    assert conformance("gate", str(out)).returncode == 0
+    assert conformance_here("gate", str(out)).returncode == 0
     for content, said in (
         (whole + TORN, f"{results}:{count + 1}: a line cut short (not a JSON record: not UTF-8)"),
         (whole[:-1], f"{results}:{count}: a record without its newline"),
     ):
         results.write_bytes(content)
         for command, args in _readers(out, tmp_path).items():
-            done = conformance(*args)
+            done = conformance_here(*args)
             assert done.returncode == 2, (command, done.stdout, done.stderr)
             assert said in done.stderr and "summary.json says the run ended" in done.stderr, (
                 command, done.stderr)  # fmt: skip
@@ -147,19 +148,19 @@ def test_a_killed_run_keeps_its_partial_last_line_dropped_and_an_interrupted_one
     count = results.read_bytes().count(b"\n")
     content = json.loads(summary.read_text())
     summary.write_text(json.dumps({**content, "interrupted": True}))
-    done = conformance("report", str(out), "-o", str(tmp_path / "r.html"))
+    done = conformance_here("report", str(out), "-o", str(tmp_path / "r.html"))
     assert done.returncode == 0 and f"{count} results" in done.stdout, done.stderr
-    done = conformance("gate", str(out))
+    done = conformance_here("gate", str(out))
     assert done.returncode == 2 and "interrupted" in done.stderr, done.stderr
     summary.unlink()  # killed: no summary, and a write cut short
     with results.open("ab") as appended:
         appended.write(TORN)
     for command, args in _readers(out, tmp_path).items():
-        done = conformance(*args)
+        done = conformance_here(*args)
         assert "Traceback" not in done.stderr and "cut short" not in done.stderr, done.stderr
         if command == "gate":
             assert done.returncode == 2 and "did not finish" in done.stderr, done.stderr
         else:
             assert done.returncode == 0, (command, done.stdout, done.stderr)
-    done = conformance("report", str(out), "-o", str(tmp_path / "r.html"))
+    done = conformance_here("report", str(out), "-o", str(tmp_path / "r.html"))
     assert f"{count} results" in done.stdout
