@@ -7,6 +7,7 @@ messages and case ids from the results are text, never markup.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import jinja2
@@ -28,6 +29,7 @@ VARIANT_SHORT = {
 }
 
 
+@functools.cache  # one per process: compiling the templates is most of a small report's cost
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("conformance.report", "."),

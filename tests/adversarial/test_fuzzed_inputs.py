@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 import io
 import json
 import os
@@ -65,7 +64,6 @@ from conformance import cli
 from conformance.engine import records
 from conformance.engine.groups import group_key
 from conformance.engine.judge import DISCREPANCIES, KINDS
-from conformance.report import render
 from conformance.tables import decisions, dtypes
 from tests.conftest import REPO
 
@@ -1200,10 +1198,7 @@ def test_fuzzed_run_folders(real_run, tmp_path):
         finally:
             shutil.rmtree(folder)
 
-    # The pages' templates are files of the package, the same for every mutant:
-    # compiled once here, not by each report and diff (they were 40 % of this test).
-    with mock.patch.object(render, "_environment", functools.cache(render._environment)):
-        check()
+    check()  # the pages' templates are compiled once per process (render._environment)
     print(f"\nrun folders: {dict(sorted(outcomes.items()))}")
 
 
