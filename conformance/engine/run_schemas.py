@@ -89,7 +89,7 @@ def schema(name: str) -> dict:
 @cache
 def reading(name: str) -> dict:
     """The schema ``name`` as a reader holds a file to it: every ``required``
-    but those that tell the forms of a ``oneOf`` apart replaced by
+    but those that tell things apart (:func:`_loosened`) replaced by
     :data:`READ_REQUIRES`, no ``allOf`` at the top, and a run id any text (the
     module's docstring says why). KeyError for a field of READ_REQUIRES that
     the schema does not have (tests/test_formats.py asks)."""
@@ -115,13 +115,14 @@ def reading(name: str) -> dict:
 
 def _loosened(node, telling: bool = False):
     """A copy of the schema ``node`` without ``required``, but where it
-    tells the forms of a oneOf, anyOf or not apart (``telling``)."""
+    tells things apart (``telling``): the forms of a oneOf or anyOf, what a
+    ``not`` forbids, the condition of an ``if``."""
     if isinstance(node, list):
         return [_loosened(item, telling) for item in node]
     if not isinstance(node, dict):
         return node
     return {
-        key: _loosened(value, telling or key in ("oneOf", "anyOf", "not"))
+        key: _loosened(value, telling or key in ("oneOf", "anyOf", "not", "if"))
         for key, value in node.items()
         if key != "required" or telling
     }
