@@ -230,10 +230,12 @@ def test_every_command_prints_a_user_facing_error_as_its_message_and_exits_2(tmp
 def test_a_bad_default_baseline_stops_a_gated_run_only(tmp_path):
     """Without --gate the run goes on ungated, saying so; with it, exit 2.
     The default baseline is the shipped one (never ./cases/known): a clone's
-    layout, package and corpus copied, with its reference.yaml broken."""
+    layout, package, schemas (the run folder is read back against them) and
+    corpus copied, with its reference.yaml broken."""
     clone = tmp_path / "clone"
     shutil.copytree(REPO / "conformance", clone / "conformance",
                     ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(REPO / "docs" / "schemas", clone / "docs" / "schemas")
     (clone / "cases" / "known").mkdir(parents=True)
     (clone / "cases" / "known" / "reference.yaml").write_text("entries: [{case: 1}]\n")
     _case_file(clone / "cases" / "ok.yaml", "int32", "[5, 6]", "[5]")

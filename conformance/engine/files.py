@@ -8,7 +8,7 @@ case.yaml, repro.py, model.onnx and .npz files) goes through :func:`write_text`
 it, which POSIX makes atomic. The files of a folder renamed into place whole
 (an export's test folders) go through :func:`write_new`. results.jsonl is the
 exception: it is appended to in whole lines (:class:`LineAppender`, for
-:class:`conformance.engine.records.ResultsWriter`). A write that fails
+:class:`conformance.engine.run_writer.ResultsWriter`). A write that fails
 (a read-only folder, a full disk, a file size limit) raises an ``OSError``
 naming the file the user asked for, and leaves nothing half-written.
 

@@ -55,7 +55,7 @@ version specifier (PEP 440: ``">=2026.4,<2027"``) matched against the
 runtime's version as the run recorded it; ``profile`` the target profiles it
 holds for (``[default, accuracy]``; a targets file's properties count as no
 profile); ``cpu`` ``{has: [flags], lacks: [flags]}`` against the CPU flags
-the run recorded (``conformance.engine.records.CPU_FLAGS``). An entry that
+the run recorded (``conformance.engine.run_writer.CPU_FLAGS``). An entry that
 does not apply to a target is "not used" for it, never "fixed upstream?".
 
 A baseline says what it was observed on (``observed``, a list of

@@ -5,7 +5,7 @@ A run folder is what ``conformance run`` or ``conformance fuzz`` writes:
 ``findings.json`` for a fuzz campaign, ``gate.json`` (the gate's verdict on
 each discrepancy group) and ``groups.json`` (the smallest input of each
 group). :func:`from_runs` takes run folders as
-:func:`conformance.engine.records.read_folders` reads them (several are
+:func:`conformance.engine.run_folder.read_folders` reads them (several are
 merged: shards, or runs of different runtimes) and returns a :class:`Report`,
 a plain data structure the template walks. Everything it shows comes from
 those folders: it never reads case files or follows a path found in a record.
