@@ -59,17 +59,19 @@ class Round:
         findings, example = self.findings, self.examples[case_id]
         if case_id in self.uncounted:  # its first result
             findings.count(example, self.uncounted.pop(case_id))
-        findings.result(runtime, result.verdict, outcome)
-        if not result.ran:  # nothing ran (the memory guard, or the budget ran out first)
+        verdict = result.verdict
+        findings.result(runtime, verdict, outcome)
+        if verdict is None:  # nothing ran (the memory guard, or the budget ran out first)
             return
         outcomes = self.outcomes.setdefault(case_id, {})
         outcomes[runtime] = outcome  # a new class's: the other runtimes' fill in
         self.rule.learn(self.keys[case_id], runtime, outcome.kind)
-        found = findings.record(example, runtime, result.verdict, outcome, outcomes)
+        found = findings.record(example, runtime, verdict, outcome, outcomes)
         if found is not None:
             artifacts.write_class(found, self.out_dir)
 
     def confirm(self, shown: Settled) -> bool:
         """The engine's question: is a discrepancy a pack showed re-run alone?"""
+        assert shown.verdict is not None  # a pack ran it: the case has its verdict
         example = self.examples.get(shown.case.id)
         return self.findings.confirm(example, shown.runtime, shown.verdict, shown.outcome)
