@@ -63,6 +63,7 @@ import contextlib
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -79,6 +80,9 @@ from conformance.gate import baseline, verdict
 from conformance.messages import relative
 from conformance.report.terminal import cases as cases_text
 from conformance.report.terminal import run as run_text
+
+if TYPE_CHECKING:  # the engine's run is imported when a session starts one
+    from conformance.engine.run import Recorded
 
 DEFAULT_OUT = Path("reports") / "pytest"
 
@@ -383,7 +387,7 @@ class _Session:
         got = []
         run.drive(
             [(item.case, [item.variant], [item.runtime])],
-            recorded=lambda *args: got.append(args[-1]),
+            recorded=lambda result: got.append(result.record),
         )
         return got[0]
 
@@ -418,8 +422,9 @@ class _Session:
 
         return update
 
-    def _keep(self, case, variant, runtime, verdict, outcome, raw, record) -> None:
-        self.records[(case.id, str(case.source), variant, runtime)] = record
+    def _keep(self, result: Recorded) -> None:
+        case = result.case
+        self.records[(case.id, str(case.source), result.variant, result.runtime)] = result.record
 
     def close(self) -> None:
         if self.run is not None:

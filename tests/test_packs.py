@@ -264,3 +264,43 @@ def test_a_pack_hanging_as_the_deadline_passes_leaves_each_case_a_record_per_run
         assert "failed as a whole on this runtime (timeout: no result" in record["message"]
         assert record["packed"] and record["expected"] == {"dtype": "int32", "shape": [2]}
     assert run.summary.counts["hanging"] == {"harness_unsupported": 8}
+
+
+def test_a_discrepancy_the_caller_does_not_confirm_keeps_the_packs_word(tmp_path):
+    """``confirm`` is asked once per discrepancy a pack showed, with that result
+    as the pack showed it (a Settled); declined, the pack's verdict is recorded,
+    unconfirmed, saying it rests on the pack. ``recorded`` is handed every
+    result as one Recorded, its ``record`` the line results.jsonl got."""
+    text = CASES + _case("wrong-in-a-pack", f"[{faulty.WRONG}, 2, 3]")
+    text += "".join(_case(f"ok-{n}", f"[{n}, 2, 3]") for n in range(1, 4))
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    asked, handed = [], []
+
+    def confirm(shown) -> bool:
+        asked.append(shown)
+        return False
+
+    folder = tmp_path / "run"
+    with Run(folder, Options([PACK_AWARE], BAKED, pack=4)) as run:
+        run.drive([(case, BAKED) for case in load([path])], recorded=handed.append,
+                  confirm=confirm)  # fmt: skip
+    (shown,) = asked
+    assert (shown.case.id, shown.variant, shown.runtime) == (
+        "wrong-in-a-pack.op13.int32.int64",
+        BAKED[0],
+        "packaware",
+    )
+    assert shown.outcome.kind == "value_mismatch" and shown.verdict is not None
+    assert isinstance(shown.raw, Raw) and shown.raw.status == "ok"
+    found = _records(folder)
+    assert [result.record for result in handed] == [
+        json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()
+    ]
+    assert all(result.ran and result.verdict is not None for result in handed)
+    assert {result.case.id: result.outcome.kind for result in handed} == {
+        case_id: record["kind"] for case_id, record in found.items()
+    }
+    wrong = found["wrong-in-a-pack.op13.int32.int64"]
+    assert wrong["kind"] == "value_mismatch" and wrong["packed"] and wrong["confirmed"] is False
+    assert "rests on the pack" in wrong["note"]

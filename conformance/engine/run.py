@@ -244,7 +244,29 @@ class SmallestInputs:
         self._saved_at = time.monotonic()
 
 
-Recorded = Callable[[Case, str, str, object, Outcome, Raw, dict], None]
+@dataclass(frozen=True)
+class Recorded:
+    """One result as the run wrote it, handed to ``Run.drive``'s ``recorded``.
+
+    ``record`` is the line results.jsonl got (:func:`records.record`);
+    ``verdict`` is None when nothing ran on that runtime (the memory guard
+    refused the case, the time budget ran out first, or the target's worker
+    never ran it)."""
+
+    case: Case
+    variant: str
+    runtime: str
+    verdict: Verdict | None
+    outcome: Outcome
+    raw: Raw
+    record: dict
+
+    @property
+    def ran(self) -> bool:
+        return self.verdict is not None
+
+
+OnRecorded = Callable[[Recorded], None]
 
 
 class Run:
@@ -353,24 +375,22 @@ class Run:
         self,
         items: Iterable[Item],
         progress: Callable[[int, Summary], None] | None = None,
-        recorded: Recorded | None = None,
+        recorded: OnRecorded | None = None,
         deadline: float | None = None,
         confirm: Confirm | None = None,
     ) -> list[Case]:
         """Run each (case, variants) on every runtime, or each (case, variants,
         runtimes) on those runtimes; record every result.
 
-        ``recorded(case, variant, runtime, verdict, outcome, raw, record)`` is
-        called for each result after it is written; ``verdict`` is None when
-        nothing ran on that runtime (the memory guard refused the case, or the
-        time budget ran out first). Past ``deadline`` (a ``time.monotonic()``
-        value) no job starts (see ``WorkerPool.run``): a case that got some of
-        its results gets a "not run" record for each of the others
+        ``recorded`` is handed each result (a :class:`Recorded`) after it is
+        written. Past ``deadline`` (a ``time.monotonic()`` value) no job
+        starts (see ``WorkerPool.run``): a case that got some of its results
+        gets a "not run" record for each of the others
         (:meth:`Schedule.not_run`); returns the cases that got no result at all
         (those the workers never started, and those never taken from
         ``items``), which the summary does not count. ``confirm`` decides
-        whether a discrepancy a pack showed is re-run alone
-        (:class:`Schedule`; None: always).
+        whether a discrepancy a pack showed (a :class:`Settled`) is re-run
+        alone (:class:`Schedule`; None: always).
         """
         summary = self.summary
         first = summary.cases
@@ -408,11 +428,12 @@ class Run:
             progress(summary.records, summary)
         return unstarted + schedule.untaken()
 
-    def _record(self, settled: Iterable[Settled], recorded: Recorded | None) -> None:
+    def _record(self, settled: Iterable[Settled], recorded: OnRecorded | None) -> None:
         """Write each result, count it in the summary, tell ``recorded``."""
         summary = self.summary
-        for case, variant, runtime, verdict, outcome, raw, ran in settled:
-            record = records.record(case, variant, runtime, verdict, outcome, raw)
+        for one in settled:
+            case, runtime, outcome = one.case, one.runtime, one.outcome
+            record = records.record(case, one.variant, runtime, one.verdict, outcome, one.raw)
             self._writer.write(record)
             if outcome.kind in DISCREPANCIES:
                 self.smallest.offer(record, case)
@@ -429,12 +450,13 @@ class Run:
                         {
                             "runtime": runtime,
                             "case_id": case.id,
-                            "variant": variant,
+                            "variant": one.variant,
                             "error": lines[-1].strip() if lines else "",
                         }
                     )
             if recorded:
-                recorded(case, variant, runtime, verdict if ran else None, outcome, raw, record)
+                verdict = one.verdict if one.ran else None
+                recorded(Recorded(case, one.variant, runtime, verdict, outcome, one.raw, record))
 
     def _save(self, now: bool = True) -> None:
         self._writer.flush()

@@ -39,8 +39,6 @@ from conformance.oracle import Verdict
 # (case, variant, tag, runtimes or None for all, model key or None) -> a one-node job
 OneNode = Callable[[Case, str, object, Sequence[str] | None, tuple | None], Job]
 Item = tuple[Case, Sequence[str]] | tuple[Case, Sequence[str], Sequence[str]]
-# (case, variant, runtime, verdict, outcome a pack gave) -> whether to re-run it alone
-Confirm = Callable[[Case, str, str, Verdict, Outcome], bool]
 
 
 class Settled(NamedTuple):
@@ -54,6 +52,10 @@ class Settled(NamedTuple):
     outcome: Outcome
     raw: Raw
     ran: bool = True
+
+
+# a discrepancy as a pack showed it (its share of the pack's result) -> whether to re-run it alone
+Confirm = Callable[[Settled], bool]
 
 
 @dataclass
@@ -243,7 +245,9 @@ class Schedule:
             trusted = (
                 outcome.kind in DISCREPANCIES
                 and self._confirm is not None
-                and not self._confirm(waiting.case, variant, runtime, waiting.verdict, outcome)
+                and not self._confirm(
+                    Settled(waiting.case, variant, runtime, waiting.verdict, outcome, member)
+                )
             )
             if trusted:  # the caller takes the pack's word for it
                 note = "; ".join(filter(None, [member.note, (

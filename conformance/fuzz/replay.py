@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance.cases import loader
 from conformance.engine import files
@@ -34,6 +35,9 @@ from conformance.fuzz.bugs import Cause, cause_of
 from conformance.fuzz.store import Entry
 from conformance.fuzz.strategies import Example
 from conformance.tables.features import features
+
+if TYPE_CHECKING:
+    from conformance.engine.run import Recorded
 
 STILL, CHANGED, FIXED, NOT_RUN = "still there", "changed", "fixed", "not run"
 STATUSES = (STILL, CHANGED, FIXED, NOT_RUN)
@@ -94,9 +98,9 @@ def replay(
     examples = [example_of(entry, out_dir) for entry in entries]
     seen: dict[tuple[str, str], tuple[Outcome, object]] = {}
 
-    def recorded(case, variant, runtime, verdict, outcome, raw, record) -> None:
-        if verdict is not None:
-            seen[(case.id, runtime)] = (outcome, verdict)
+    def recorded(result: Recorded) -> None:
+        if result.ran:
+            seen[(result.case.id, result.runtime)] = (result.outcome, result.verdict)
 
     items = [(example, [example.variant]) for example, _ in examples]
     run.drive(items, recorded=recorded, deadline=deadline)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance import oracle
 from conformance.cases.model import Case
 from conformance.engine.judge import Outcome
+from conformance.engine.run import Recorded
+from conformance.engine.schedule import Settled
 from conformance.fuzz import artifacts, skips
 from conformance.fuzz.findings import Findings
 from conformance.fuzz.strategies import Example
@@ -52,32 +53,25 @@ class Round:
         """A drive ended: what it stopped before anything of it ran is not counted."""
         self.uncounted.clear()
 
-    def recorded(
-        self,
-        case: Case,
-        variant: str,
-        runtime: str,
-        verdict: oracle.Verdict | None,
-        outcome: Outcome,
-        raw: object,
-        record: object,
-    ) -> None:
+    def recorded(self, result: Recorded) -> None:
         """The engine's callback for each result written (``Run.drive``)."""
-        findings, example = self.findings, self.examples[case.id]
-        if case.id in self.uncounted:  # its first result
-            findings.count(example, self.uncounted.pop(case.id))
+        case_id, runtime, outcome = result.case.id, result.runtime, result.outcome
+        findings, example = self.findings, self.examples[case_id]
+        if case_id in self.uncounted:  # its first result
+            findings.count(example, self.uncounted.pop(case_id))
+        verdict = result.verdict
         findings.result(runtime, verdict, outcome)
         if verdict is None:  # nothing ran (the memory guard, or the budget ran out first)
             return
-        outcomes = self.outcomes.setdefault(case.id, {})
+        outcomes = self.outcomes.setdefault(case_id, {})
         outcomes[runtime] = outcome  # a new class's: the other runtimes' fill in
-        self.rule.learn(self.keys[case.id], runtime, outcome.kind)
+        self.rule.learn(self.keys[case_id], runtime, outcome.kind)
         found = findings.record(example, runtime, verdict, outcome, outcomes)
         if found is not None:
             artifacts.write_class(found, self.out_dir)
 
-    def confirm(
-        self, case: Case, variant: str, runtime: str, verdict: oracle.Verdict, outcome: Outcome
-    ) -> bool:
+    def confirm(self, shown: Settled) -> bool:
         """The engine's question: is a discrepancy a pack showed re-run alone?"""
-        return self.findings.confirm(self.examples.get(case.id), runtime, verdict, outcome)
+        assert shown.verdict is not None  # a pack ran it: the case has its verdict
+        example = self.examples.get(shown.case.id)
+        return self.findings.confirm(example, shown.runtime, shown.verdict, shown.outcome)
