@@ -52,7 +52,8 @@ def read_records(results: Path, data: bytes | None = None) -> list[dict]:
     """Every record of a results file (``data``: its bytes, when already
     read); RecordsError (``file:line: what``) for anything that is not a
     record of ours (each held to docs/schemas/result.schema.json as a reader
-    reads it: :func:`conformance.engine.run_schemas.reading`). A last line cut short (a run killed mid-write, or one
+    reads it: :func:`conformance.engine.run_schemas.reading`). A last line cut
+    short (a run killed mid-write, or one
     still writing) is dropped, as the writer could not finish it; in a run
     folder whose summary says the run ended, :func:`read_folder` refuses it
     (:func:`check_whole_lines`)."""
