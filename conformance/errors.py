@@ -16,7 +16,7 @@ These derive from it, each keeping the base its callers may catch
 ``tables.spec.UnknownOpset``, ``cases.check.OverMemory``,
 ``cases.loader.CaseErrors``, ``graphs.reading.GraphFileError``,
 ``gate.verdict.GateError``, ``engine.pool.EngineError`` (and
-``fuzz.campaign.NothingRan``), ``engine.records.RecordsError`` (and
+``fuzz.campaign.NothingRan``), ``engine.run_schemas.RecordsError`` (and
 ``report.scoreboard.ScoreboardError``), ``engine.targets.TargetError``,
 ``engine.files.FolderBusy``, ``engine.files.NotJson``,
 ``fuzz.store.StoreError`` (and ``fuzz.store.BadEntry``, one entry a store
