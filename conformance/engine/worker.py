@@ -257,10 +257,13 @@ def checked_info(adapter) -> dict:
             f"(a non-empty string; got {name!r})"
         )
     try:  # it goes into header.json and every report: strict JSON or nothing
-        json.dumps(info, allow_nan=False)
+        text = json.dumps(info, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{type(adapter).__name__}.info() is not JSON ({error})") from None
-    return info
+    # What crosses to the parent is the JSON's plain copy: a runtime's own str
+    # subclass (TVM's version string) would pickle as its class, which the
+    # parent does not load (pool._WireUnpickler).
+    return json.loads(text)
 
 
 def _sentinel(watch_fd: int, scratch: str | None) -> None:
