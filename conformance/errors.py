@@ -16,11 +16,11 @@ These derive from it, each keeping the base its callers may catch
 ``tables.spec.UnknownOpset``, ``cases.check.OverMemory``,
 ``cases.loader.CaseErrors``, ``graphs.reading.GraphFileError``,
 ``gate.verdict.GateError``, ``engine.pool.EngineError`` (and
-``fuzz.campaign.NothingRan``), ``engine.run_schemas.RecordsError`` (and
+``fuzz.options.NothingRan``), ``engine.run_schemas.RecordsError`` (and
 ``report.scoreboard.ScoreboardError``), ``engine.targets.TargetError``,
 ``engine.files.FolderBusy``, ``engine.files.NotJson``,
 ``fuzz.store.StoreError`` (and ``fuzz.store.BadEntry``, one entry a store
-skips with a warning line), ``fuzz.campaign.BadCampaign``,
+skips with a warning line), ``fuzz.options.BadCampaign``,
 ``report.diff.DiffError``, ``export.selection.ExportError`` (``conformance
 export``), ``adapters.UnknownRuntime`` (and ``adapters.UnknownProfile``).
 (``tests/test_errors_taxonomy.py`` holds this list to the code.)

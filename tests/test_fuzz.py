@@ -22,6 +22,7 @@ from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.pool import WorkerPool
 from conformance.engine.run import Options
 from conformance.fuzz import artifacts, campaign
+from conformance.fuzz import options as fuzz_options
 from conformance.fuzz.campaign import Campaign, CampaignOptions, FoundClass
 from conformance.fuzz.signature import signature_of
 from conformance.strategies import Example
@@ -452,7 +453,7 @@ def test_an_engine_option_the_campaign_does_not_derive_is_an_error(monkeypatch):
     class Grown(Options):
         new_option: int = 0
 
-    monkeypatch.setattr(campaign, "Options", Grown)
+    monkeypatch.setattr(fuzz_options, "Options", Grown)  # where CampaignOptions is defined
     with pytest.raises(TypeError, match="new_option not derived"):
         CampaignOptions(["onnxruntime"], 5, 1, Path("unused")).engine()
 

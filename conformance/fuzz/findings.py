@@ -33,7 +33,7 @@ from conformance.fuzz.store import Store
 from conformance.fuzz.strategies import Example
 
 if TYPE_CHECKING:
-    from conformance.fuzz.campaign import CampaignOptions
+    from conformance.fuzz.options import CampaignOptions
 
 
 @dataclass

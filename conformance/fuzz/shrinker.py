@@ -34,7 +34,7 @@ from conformance.fuzz.store import Entry
 from conformance.fuzz.strategies import Example
 
 if TYPE_CHECKING:
-    from conformance.fuzz.campaign import CampaignOptions
+    from conformance.fuzz.options import CampaignOptions
 
 
 class Shrinker:

@@ -17,8 +17,16 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from conformance.graphs.reading import DEFAULT_DOMAINS, external_info
 from conformance.tables import dtypes
+
+# The default domain's two spellings: a node of another domain named Gather is not ours.
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def external_info(tensor: onnx.TensorProto) -> dict[str, str]:
+    """A tensor's external-data entries (location, offset, length) by key."""
+    return {entry.key: entry.value for entry in tensor.external_data}
+
 
 # Ops that draw at random, or whose value is not theirs to fold.
 NOT_FOLDED = frozenset(

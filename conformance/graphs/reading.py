@@ -27,11 +27,11 @@ import onnx.shape_inference
 from google.protobuf.message import DecodeError
 
 from conformance.errors import ConformanceError
+from conformance.graphs.constants import DEFAULT_DOMAINS, external_info
 from conformance.tables import dtypes
 from conformance.tables.spec import OPSETS
 
 OURS = ("Gather", "GatherElements")
-DEFAULT_DOMAINS = ("", "ai.onnx")
 # Protobuf cannot serialise a message over 2 GB: such a model is inferred through a file.
 IN_MEMORY_LIMIT = (1 << 31) - (1 << 20)
 
@@ -213,10 +213,6 @@ def _all_tensors(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
             for attribute in node.attribute:
                 if attribute.HasField("t"):
                     yield attribute.t
-
-
-def external_info(tensor: onnx.TensorProto) -> dict[str, str]:
-    return {entry.key: entry.value for entry in tensor.external_data}
 
 
 def _check_external(proto: onnx.ModelProto, path: Path) -> None:
