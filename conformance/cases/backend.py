@@ -45,7 +45,7 @@ from google.protobuf.message import DecodeError
 from onnx import numpy_helper
 
 from conformance.cases.check import OverMemory, verdict_of
-from conformance.cases.model import Case, Expectation, Source, concrete_id
+from conformance.cases.model import Case, CaseFileError, Expectation, Source, concrete_id
 from conformance.cases.values import MAX_ELEMENTS
 from conformance.tables import dtypes, spec
 
@@ -142,8 +142,6 @@ def read(roots) -> Imported:
 def read_test(folder: Path) -> Imported:
     """One test folder: its cases (one per data set), or why it is not taken,
     or the errors of its files."""
-    from conformance.cases.loader import CaseFileError  # the loader imports this module
-
     found = Imported()
     try:
         found.cases, found.files = _TestFolder(Path(folder)).read()

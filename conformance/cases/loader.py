@@ -22,7 +22,7 @@ import yaml
 
 from conformance import shipped
 from conformance.cases import values, yaml_lines
-from conformance.cases.model import Case, Expectation, Source, concrete_id
+from conformance.cases.model import Case, CaseFileError, Expectation, Source, concrete_id
 from conformance.errors import ConformanceError
 from conformance.tables import decisions, spec
 
@@ -43,20 +43,6 @@ _ONE_OF_WORDS = {
     "dtype": "a dtype name, a list of them, or 'all'",
     "indices_dtype": "a dtype name, a list of them, or 'all'",
 }
-
-
-@dataclass(frozen=True)
-class CaseFileError:
-    path: Path
-    line: int | None
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else str(self.path)
-        return (
-            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
-        )
 
 
 class CaseErrors(ConformanceError):

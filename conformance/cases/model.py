@@ -78,3 +78,20 @@ class Case:
 
 def concrete_id(base_id: str, opset: int, dtype: str, indices_dtype: str) -> str:
     return f"{base_id}.op{opset}.{dtype}.{indices_dtype}"
+
+
+@dataclass(frozen=True)
+class CaseFileError:
+    """One problem of a case file (or a backend test folder), where and what:
+    ``file:line: field: message``."""
+
+    path: Path
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else str(self.path)
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
