@@ -38,3 +38,21 @@ def dump(document: dict) -> str:
         width=100,
         default_flow_style=None,
     )
+
+
+def entry(case_id: str, description: str, spec: str, op: str, opset: int, dtype: str,
+          indices_dtype: str, axis: int | None) -> dict:  # fmt: skip
+    """A case entry's fields before its tensors, in the order case files
+    write them (``attributes`` only when the axis is given)."""
+    written: dict = {
+        "id": case_id,
+        "description": description,
+        "spec": spec,
+        "op": op,
+        "opset": opset,
+        "dtype": dtype,
+        "indices_dtype": indices_dtype,
+    }
+    if axis is not None:
+        written["attributes"] = {"axis": int(axis)}
+    return written

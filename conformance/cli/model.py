@@ -171,7 +171,7 @@ def _baselines(args, runtimes, err):
 
 def save_cases(path: Path, groups, case_memory: int) -> None:
     """The node cases as a case file, large tensors in .npy files beside it."""
-    content, arrays = saving.document(path, groups, writing.literal, case_memory)
+    content, arrays = saving.document(path, groups, case_memory)
     for name, data in arrays.items():
         files.write_bytes(path.parent / name, data)
     text = writing.dump(content)

@@ -160,21 +160,15 @@ def case_id(slug: str, limit: int = 120) -> str:
 def case_yaml(found) -> str:
     example, verdict, signature = found.example, found.verdict, found.signature
     feature_words = ", ".join(signature.features) or "no index features"
-    entry: dict = {
-        "id": case_id(signature.slug),
-        "description": files.visible(
-            f"found by conformance fuzz: {signature.runtime} {signature.kind} on "
-            f"{example.op}-{example.opset} {example.dtype}, {example.variant} model "
-            f"({feature_words})"
-        ),
-        "spec": _spec_clause(example.op, verdict),
-        "op": example.op,
-        "opset": example.opset,
-        "dtype": example.dtype,
-        "indices_dtype": example.indices_dtype,
-    }
-    if example.axis is not None:
-        entry["attributes"] = {"axis": int(example.axis)}
+    description = files.visible(
+        f"found by conformance fuzz: {signature.runtime} {signature.kind} on "
+        f"{example.op}-{example.opset} {example.dtype}, {example.variant} model "
+        f"({feature_words})"
+    )
+    entry = writing.entry(
+        case_id(signature.slug), description, _spec_clause(example.op, verdict), example.op,
+        example.opset, example.dtype, example.indices_dtype, example.axis,
+    )  # fmt: skip
     entry["data"] = writing.literal(example.data)
     entry["indices"] = writing.literal(example.indices)
     if verdict.valid:

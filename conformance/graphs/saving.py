@@ -14,36 +14,27 @@ This module makes the document and the arrays; the command writes them.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from conformance.cases import writing
 from conformance.cases.check import verdict_of
 
 LITERAL_LIMIT = 4096  # elements written inline; larger tensors go to an .npy file
 
 
-def document(
-    path: Path, groups, literal: Callable[[np.ndarray], object], case_memory: int
-) -> tuple[dict, dict[str, bytes]]:
+def document(path: Path, groups, case_memory: int) -> tuple[dict, dict[str, bytes]]:
     """(the case file's content, {file name: .npy bytes} to write beside it)."""
     arrays: dict[str, bytes] = {}
     entries = []
     for group in groups:
         for case in group.cases:
             made = group.made.get(case.id, {})
-            entry: dict = {
-                "id": case.base_id,
-                "description": case.description,
-                "spec": case.spec,
-                "op": case.op,
-                "opset": case.opset,
-                "dtype": case.dtype,
-                "indices_dtype": case.indices_dtype,
-            }
-            if case.axis is not None:
-                entry["attributes"] = {"axis": int(case.axis)}
+            entry = writing.entry(
+                case.base_id, case.description, case.spec, case.op, case.opset, case.dtype,
+                case.indices_dtype, case.axis,
+            )  # fmt: skip
             for field, array in (("data", case.data), ("indices", case.indices)):
                 recipe = made.get(field)
                 if isinstance(recipe, dict) and "random" in recipe:
@@ -59,7 +50,7 @@ def document(
                     arrays[name] = buffer.getvalue()
                     entry[field] = {"npy": name}
                 else:
-                    entry[field] = literal(array)
+                    entry[field] = writing.literal(array)
             verdict = verdict_of(case, case_memory)
             if verdict.valid:
                 entry["expected"] = "oracle"
