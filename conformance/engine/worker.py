@@ -20,9 +20,10 @@ fork, so before anything else runs here a **sentinel** is forked (twice, so
 that it is not a child a runtime could reap by accident): it stays in this
 process group, closes every descriptor but WATCH_FD, the read end of a pipe
 whose only writer is the parent, and blocks on it. At end of file (the
-parent died, or let the worker go) it removes SCRATCH and kills the whole
-process group, grandchildren included (itself with them; a process that left
-the group, by ``setsid``, is beyond its reach).
+parent died, or let the worker go) it kills the whole process group,
+grandchildren included (leaving the group first, so that it lives on; a
+process that left the group, by ``setsid``, is beyond its reach), then
+removes SCRATCH.
 
 Wire format (pickled):
   parent -> worker: one message per batch, [(session_key, model_bytes, feeds), ...]
@@ -292,11 +293,29 @@ def _sentinel(watch_fd: int, scratch: str | None) -> None:
                 continue
             except OSError:
                 break
+        # The group dies first and the folder goes after: removed while the
+        # worker (its own SIGKILL comes by PR_SET_PDEATHSIG, a step later) or
+        # a process it started still writes, it would outlive us. Leaving the
+        # group lets us kill it and live on to remove the folder.
+        group = os.getpgrp()
+        os.setpgid(0, 0)
+        os.killpg(group, signal.SIGKILL)
         if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
-        os.killpg(0, signal.SIGKILL)
+            _remove(scratch)
     finally:
         os._exit(0)
+
+
+def _remove(folder: str, patience_s: float = 5.0) -> None:
+    """Remove ``folder``, again while a process killed a moment ago may still
+    finish a write into it (SIGKILL ends it at its next return from the
+    kernel, not within a call)."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        shutil.rmtree(folder, ignore_errors=True)
+        if not os.path.lexists(folder) or time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
 
 
 def main(argv: list[str], parent: int | None = None) -> None:
