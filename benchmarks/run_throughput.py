@@ -45,7 +45,7 @@ import numpy as np
 
 from conformance import adapters
 from conformance.cases import default_case_paths, load
-from conformance.cases.model import Case, Expectation, Source
+from conformance.cases.case import Case, Expectation, Source
 from conformance.engine import models
 from conformance.engine.run import Options, run_cases
 

@@ -13,7 +13,7 @@ import pytest
 
 from conformance import adapters
 from conformance.adapters import HarnessUnsupported, LoadError
-from conformance.cases.model import Case
+from conformance.cases.case import Case
 from conformance.engine import models
 from conformance.oracle import compare
 from conformance.tables import dtypes

@@ -104,7 +104,7 @@ def test_models_of_one_family_are_one_bug_and_the_first_in_the_table_names_it():
         "float64-constant-as-float32", "subnormals-flushed"]})  # fmt: skip
     clamp = _cause("value_mismatch", {"explained_by": ["float64-constant-as-float32-bf16-clamp"]})
     assert alone == three == clamp
-    assert alone.mechanism == ("bug_models", ("float64-as-float32",))
+    assert alone.mechanism == ("explanations", ("float64-as-float32",))
     flushed = _cause("value_mismatch", {"explained_by": ["subnormals-flushed"]})
     assert flushed != alone and flushed.text == "subnormals-flushed"
 
@@ -162,7 +162,7 @@ def test_a_rust_panic_names_its_crash_by_the_file_that_panicked_not_the_input():
 def test_the_id_is_stable_across_versions_of_the_harness():
     # Stores keep bugs by id across campaigns, machines and releases: a change
     # of the hash would make every stored bug look new. Pinned here.
-    cause = Cause("openvino", "value_mismatch", "Gather", ("bug_models", ("int64-low32",)))
+    cause = Cause("openvino", "value_mismatch", "Gather", ("explanations", ("int64-low32",)))
     text = b"openvino\x1fvalue_mismatch\x1fGather\x1fbug_models\x1fint64-low32"
     assert cause.id == "b-" + hashlib.sha256(text).hexdigest()[:12] == "b-0dad6bb1b1a9"
 

@@ -318,7 +318,7 @@ def test_entries_map_to_tests_as_the_gate_matches_them(tmp_path):
         "    depends_on_values: true\n"
         "    outcome: value_mismatch\n"
         "    model: int64-low32\n"
-        "    reason: a value-dependent family with a bug model\n"
+        "    reason: a value-dependent family with an explanation\n"
         "    clause: bitwise-exact\n"
         "  - signature: {dtype: uint8}\n"
         "    outcome: rejected\n"

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
-from conformance.cases.model import GENERATED
+from conformance.cases.case import GENERATED
 from conformance.engine.groups import Signature
 from conformance.engine.records import RunFolder
 from conformance.fuzz.coverage import Coverage, next_key, round_strategy
 from conformance.gate.check import Gate
-from conformance.report import model, render, terminal
+from conformance.report import view, render, terminal
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -75,7 +75,7 @@ def findings() -> dict:
         _class(4, "onnxruntime", "rejected", "float32", None),
     ]
     signal = {"by": "signal", "signal": "SIGFPE", "trigger": "empty_data"}
-    narrowed = {"by": "bug_models", "models": ["int64-low32"]}
+    narrowed = {"by": "explanations", "models": ["int64-low32"]}
     bugs = [
         _bug("b-1", "openvino", "crash", "SIGFPE on empty_data", signal, [1, 2], 6, 0.5, "new"),
         _bug("b-2", "onnxruntime", "value_mismatch", "<script>x</script>", narrowed, [3], 3, 1.5),
@@ -102,7 +102,7 @@ def _run(folder: Path, findings: dict) -> RunFolder:
 
 # -- the model --------------------------------------------------------------------------
 def test_bugs_come_with_their_classes_and_smallest_reproducer(tmp_path, findings):
-    report = model.from_runs([_run(tmp_path, findings)], tmp_path / "report.html")
+    report = view.from_runs([_run(tmp_path, findings)], tmp_path / "report.html")
     assert [b.id for b in report.bugs] == ["b-2", "b-1"]  # by runtime: onnxruntime first
     ov = report.bugs[1]
     assert [c["number"] for c in ov.classes] == [1, 2]
@@ -122,7 +122,7 @@ def test_the_same_bug_on_two_shards_is_one(tmp_path, findings):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     runs = [_run(tmp_path / "a", findings), _run(tmp_path / "b", other)]
-    bugs = model.from_runs(runs, tmp_path / "report.html").bugs
+    bugs = view.from_runs(runs, tmp_path / "report.html").bugs
     (ov,) = [b for b in bugs if b.id == "b-1"]
     assert (ov.hits, ov.first_found_s) == (10, 0.2)
     assert ov.dtypes == ["float16", "int8", "uint16"]
@@ -144,11 +144,11 @@ def test_a_gated_report_puts_the_bugs_with_new_results_first_and_badges_them(tmp
     ]  # fmt: skip
     run.gate = {"groups": marks, "baseline": "known", "entries": [], "passed": False,
                 "allow_fixed": False, "fixed": [], "new": [{**marks[0], "count": 1}]}  # fmt: skip
-    report = model.from_runs([run], tmp_path / "report.html")
+    report = view.from_runs([run], tmp_path / "report.html")
     assert [(b.id, b.new) for b in report.bugs] == [("b-1", 1), ("b-2", 0)]  # new first
     html = render.render(report)
     assert "NEW: 1 result not in the baseline" in html and "in the baseline</span>" in html
-    ungated = model.from_runs([_run(tmp_path, findings)], tmp_path / "report.html")
+    ungated = view.from_runs([_run(tmp_path, findings)], tmp_path / "report.html")
     assert [(b.id, b.new) for b in ungated.bugs] == [("b-2", None), ("b-1", None)]
 
 
@@ -157,14 +157,14 @@ def test_a_gated_report_puts_the_bugs_with_new_results_first_and_badges_them(tmp
     [
         ({"by": "signal", "signal": "SIGSEGV", "trigger": "no degenerate feature"},
          "killed by SIGSEGV on inputs with no degenerate feature"),
-        ({"by": "bug_models", "models": ["float64-as-float32"]},
-         "outputs explained exactly by the bug model (or its family) float64-as-float32"),
+        ({"by": "explanations", "models": ["float64-as-float32"]},
+         "outputs explained exactly by the explanation (or its family) float64-as-float32"),
         ({"by": "signal", "signal": "SIGABRT", "trigger": "panic in core/gather.rs"},
          "killed by SIGABRT after a Rust panic in core/gather.rs"),
         ({"by": "dtype", "dtype": "complex64"},
          "refuses valid inputs of data type complex64"),
         ({"by": "unexplained", "features": ["negative", "block_copy"]},
-         "wrong values no bug model explains, on inputs with negative, block_copy"),
+         "wrong values no explanation fits, on inputs with negative, block_copy"),
         ({"by": "message", "message": "Unsupported data type COMPLEXN"},
          "refused with: Unsupported data type COMPLEXN"),
         ({"by": "clause", "clause": "index-out-of-range"},
@@ -174,16 +174,16 @@ def test_a_gated_report_puts_the_bugs_with_new_results_first_and_badges_them(tmp
     ],
 )  # fmt: skip
 def test_each_mechanism_reads_as_a_sentence(mechanism, text):
-    assert model.mechanism_text(mechanism) == text
+    assert view.mechanism_text(mechanism) == text
 
 
 def test_the_heat_map_sums_runs_and_marks_cold_and_meaningless_cells():
     coverage = _coverage(rounds=1)
     content = coverage.to_json()
-    view = model.coverage_view([content, None, content])  # two shards, one without coverage
-    assert view.examples == 2 * coverage.examples
-    assert (view.reached, view.meaningful) == (content["reached"], content["meaningful"])
-    gather = next(part for part in view.ops if part.op == "Gather")
+    heat = view.coverage_view([content, None, content])  # two shards, one without coverage
+    assert heat.examples == 2 * coverage.examples
+    assert (heat.reached, heat.meaningful) == (content["reached"], content["meaningful"])
+    gather = next(part for part in heat.ops if part.op == "Gather")
     assert gather.variants == ["static", "dynamic", "indices_initializer", "data_initializer",
                                "both_initializers"]  # fmt: skip
     grid = {cell.key: cell for _, cells in gather.dtype_rows for cell in cells}
@@ -191,16 +191,16 @@ def test_the_heat_map_sums_runs_and_marks_cold_and_meaningless_cells():
     for key, cell in grid.items():
         assert cell.count == 2 * coverage.count("dtypes", key)
         assert cell.cold == (cell.count == 0) and cell.meaningful
-        assert (cell.level == 0) == (cell.count == 0) and 0 <= cell.level <= model.HEAT_LEVELS
+        assert (cell.level == 0) == (cell.count == 0) and 0 <= cell.level <= view.HEAT_LEVELS
     rows = dict(gather.rows)
     features = dict(rows["features"])
     assert not features["smaller_off_axis"].meaningful  # GatherElements only
     assert features["block_copy"].meaningful
     assert [name for name, _ in rows["axis length"]] == ["0", "1", "2-63", "64-255", ">=256"]
-    assert len(view.cold) == view.meaningful - view.reached
-    every = [cell for part in view.ops for _, cells in part.dtype_rows for cell in cells]
+    assert len(heat.cold) == heat.meaningful - heat.reached
+    every = [cell for part in heat.ops for _, cells in part.dtype_rows for cell in cells]
     most = max(cell.count for cell in every)
-    assert {cell.level for cell in every if cell.count == most} == {model.HEAT_LEVELS}
+    assert {cell.level for cell in every if cell.count == most} == {view.HEAT_LEVELS}
 
 
 def test_format_1_findings_render_as_before(tmp_path, findings):
@@ -208,7 +208,7 @@ def test_format_1_findings_render_as_before(tmp_path, findings):
         {k: v for k, v in found.items() if k not in ("number", "bug")}
         for found in findings["classes"]
     ]}  # fmt: skip
-    report = model.from_runs([_run(tmp_path, old)], tmp_path / "report.html")
+    report = view.from_runs([_run(tmp_path, old)], tmp_path / "report.html")
     assert report.bugs == [] and report.coverage is None
     html = render.render(report)
     assert 'Fuzz classes (<span class="count" data-count="fuzz">4</span>)' in html

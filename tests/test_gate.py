@@ -467,7 +467,7 @@ def test_bad_scopes_are_errors_with_their_line(tmp_path):
     )
     assert any(line.startswith(f"{where}:7: entries[0].cpu.lacks: 'avx1024'") for line in found)
     assert any(
-        line.startswith(f"{where}:13: entries[1].model: 'garbage' is not a bug model")
+        line.startswith(f"{where}:13: entries[1].model: 'garbage' is not an explanation")
         for line in found
     )
 

@@ -306,7 +306,7 @@ def test_a_kept_tensor_is_shown_element_by_element_whatever_its_values():
     """groups.json keeps a complex element as a [real, imaginary] pair: one element,
     not two; values that do not fit the shape (a hand-edited file) are shown as they
     are, never an exception (found by tests/adversarial/test_fuzzed_inputs.py)."""
-    from conformance.report.model import _tensor
+    from conformance.report.view import _tensor
 
     pairs = {"dtype": "complex64", "shape": [2], "values": [[1.0, 0.0], [2.0, -1.0]]}
     assert _tensor(pairs).text == "[(1.0, 0.0j), (2.0, -1.0j)]"
@@ -324,7 +324,7 @@ def test_an_upstream_that_is_not_a_web_address_is_shown_not_linked(tmp_path):
     becomes a link, a javascript: one is inert text (found by
     tests/adversarial/test_fuzzed_inputs.py)."""
     from conformance.engine.records import RunFolder
-    from conformance.report import model, render
+    from conformance.report import view, render
 
     record = {"runtime": "onnxruntime", "op": "Gather", "opset": 13, "dtype": "int32",
               "variant": "static", "kind": "rejected", "case_id": "a.op13.int32.int64",
@@ -335,6 +335,6 @@ def test_an_upstream_that_is_not_a_web_address_is_shown_not_linked(tmp_path):
              "count": 1, "new": 0, "known": known}  # fmt: skip
     gate = {"passed": True, "new": [], "fixed": [], "not_used": [], "groups": [group]}
     run = RunFolder(tmp_path, {}, [record], gate=gate)
-    html = render.render(model.from_runs([run], tmp_path / "report.html"))
+    html = render.render(view.from_runs([run], tmp_path / "report.html"))
     assert 'href="javascript:' not in html and "<code>javascript:alert(1)</code>" in html
     assert '<a href="https://example.org/1">' in html

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conformance import oracle
-from conformance.cases.model import Case
+from conformance.cases.case import Case
 from conformance.engine import reproduce
 
 BAD = 7  # the value our pretend runtime gets wrong

@@ -16,7 +16,7 @@ import pytest
 
 from conformance.fuzz.store import (
     DirectoryStore,
-    Entry,
+    StoreEntry,
     RedisStore,
     Store,
     StoreError,
@@ -44,8 +44,8 @@ cases:
 """
 
 
-def entry(bug_id: str, shrunk_by: str = "1/2", text: str = "x") -> Entry:
-    return Entry(
+def entry(bug_id: str, shrunk_by: str = "1/2", text: str = "x") -> StoreEntry:
+    return StoreEntry(
         bug_id=bug_id,
         bug={"runtime": "onnxruntime", "kind": "value_mismatch", "op": "Gather"},
         case_yaml=CASE_YAML.format(text=text),
@@ -97,7 +97,7 @@ def test_many_entries(store):
 @pytest.mark.parametrize("bad", ["", "B-1", "b_1", "b/1", "../b", "b.json", "b 1", "b" * 65, 7])
 def test_bug_ids_are_checked(store, bad):
     with pytest.raises(StoreError, match="bad bug id"):
-        Entry(bad, {}, "", "v", "1/1", {})
+        StoreEntry(bad, {}, "", "v", "1/1", {})
     with pytest.raises(StoreError, match=f"{store.location}: bad bug id"):
         store.get(bad)
     with pytest.raises(StoreError, match="bad bug id"):
@@ -125,8 +125,8 @@ def test_longest_bug_id(store):
 )
 def test_malformed_entries_are_named(content, says):
     with pytest.raises(StoreError, match=f"^somewhere: .*{says}"):
-        Entry.from_json(content, "somewhere")
-    assert Entry.from_json(entry("b-1").to_json(), "here") == entry("b-1")
+        StoreEntry.from_json(content, "somewhere")
+    assert StoreEntry.from_json(entry("b-1").to_json(), "here") == entry("b-1")
 
 
 # -- claims --------------------------------------------------------------------------
@@ -245,14 +245,14 @@ def test_a_late_taker_does_not_remove_a_fresh_claim(tmp_path):
 
 _WRITER = """
 import sys
-from conformance.fuzz.store import DirectoryStore, Entry
+from conformance.fuzz.store import DirectoryStore, StoreEntry
 store = DirectoryStore(sys.argv[1])
 bug = {"runtime": "onnxruntime", "kind": "value_mismatch", "op": "Gather"}
 n = 0
 while True:
     n += 1
     size = 1 + (n * 7919) % 400_000  # up to 400 kB: a write takes a while
-    store.put(Entry(f"b-{n % 5}", {**bug, "n": n, "size": size}, sys.argv[2], "static", "1/1",
+    store.put(StoreEntry(f"b-{n % 5}", {**bug, "n": n, "size": size}, sys.argv[2], "static", "1/1",
                     {"padding": "y" * size}))
     print(n, flush=True)
 """

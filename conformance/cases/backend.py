@@ -45,7 +45,7 @@ from google.protobuf.message import DecodeError
 from onnx import numpy_helper
 
 from conformance.cases.check import OverMemory, verdict_of
-from conformance.cases.model import Case, CaseFileError, Expectation, Source, concrete_id
+from conformance.cases.case import Case, CaseFileError, Expectation, Source, concrete_id
 from conformance.cases.values import MAX_ELEMENTS
 from conformance.tables import dtypes, spec
 

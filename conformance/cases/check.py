@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from conformance import oracle
-from conformance.cases.model import Case
+from conformance.cases.case import Case
 from conformance.errors import ConformanceError
 from conformance.oracle import compare
 from conformance.tables import decisions

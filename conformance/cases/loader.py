@@ -22,7 +22,7 @@ import yaml
 
 from conformance import shipped
 from conformance.cases import values, yaml_lines
-from conformance.cases.model import Case, CaseFileError, Expectation, Source, concrete_id
+from conformance.cases.case import Case, CaseFileError, Expectation, Source, concrete_id
 from conformance.errors import ConformanceError
 from conformance.tables import decisions, spec
 
@@ -217,7 +217,7 @@ class YamlFileReader:
         return items
 
 
-class _FileReader(YamlFileReader):
+class _CaseFileReader(YamlFileReader):
     """Turns one case file into cases."""
 
     def read(self) -> list[Case]:
@@ -396,7 +396,7 @@ def discover(paths: Iterable[Path]) -> list[Path]:
 
 
 def load_file(path: Path) -> list[Case]:
-    return _FileReader(Path(path)).read_or_raise()
+    return _CaseFileReader(Path(path)).read_or_raise()
 
 
 def load(paths: Iterable[Path]) -> list[Case]:
@@ -443,7 +443,7 @@ def load_all(paths: Iterable[Path]) -> Loaded:
         if not path.exists():
             errors.append(CaseFileError(path, None, "", "no such file or folder"))
             continue
-        reader = _FileReader(path)
+        reader = _CaseFileReader(path)
         file_cases = reader.read()
         errors.extend(reader.errors)
         reported: set[Source] = set()

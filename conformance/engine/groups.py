@@ -15,7 +15,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
-from conformance.cases.model import GENERATED  # the source of every generated input
+from conformance.cases.case import GENERATED  # the source of every generated input
 
 
 def is_generated(record: dict) -> bool:

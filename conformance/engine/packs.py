@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from conformance.cases.model import Case
+from conformance.cases.case import Case
 from conformance.engine.pool import Raw
 from conformance.oracle import Verdict
 

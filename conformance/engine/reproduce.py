@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from conformance.cases.model import Case
+from conformance.cases.case import Case
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from conformance import __version__
-from conformance.cases.model import Case
+from conformance.cases.case import Case
 from conformance.engine import credentials, files
 from conformance.engine.judge import Outcome
 from conformance.engine.pool import Raw

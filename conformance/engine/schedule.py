@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from conformance.cases.check import over_memory, verdict_of
-from conformance.cases.model import Case
+from conformance.cases.case import Case
 from conformance.engine import models, packs
 from conformance.engine.judge import DISCREPANCIES, Outcome, judge
 from conformance.engine.packs import Alone, Pack

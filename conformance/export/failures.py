@@ -1,9 +1,9 @@
 """A runtime's known discrepancies as exported tests that fail, decided from
 its baseline alone, without running anything.
 
-The matching is the gate's own (:meth:`conformance.gate.baseline.Entry.in_scope`
+The matching is the gate's own (:meth:`conformance.gate.baseline.BaselineEntry.in_scope`
 on the record fields :func:`conformance.engine.records.about` gives a case,
-the rule :meth:`Entry.applies_to` for where an entry holds). Every exported
+the rule :meth:`BaselineEntry.applies_to` for where an entry holds). Every exported
 test is a valid input, so an entry speaks of it only when one of its
 outcomes is one a valid input can show (a refusal, a wrong output, a crash,
 a timeout; never ``accepted_invalid``). Then:
@@ -13,8 +13,8 @@ a timeout; never ``accepted_invalid``). Then:
 * a family (``signature`` only) that does not depend on values says the
   same of every input in its scope (no complex kernel): the test **fails**;
 * a family that ``depends_on_values`` shows only on some inputs. When each
-  of its bug models is a function of the expected output
-  (:class:`conformance.tables.bug_models.BugModel.transform`) that leaves
+  of its explanations is a function of the expected output
+  (:class:`conformance.tables.explanations.Explanation.transform`) that leaves
   this test's expected output bit for bit as it is, the bug cannot show on
   it: the test is not listed. Otherwise it **may fail**: whether it does
   depends on values no baseline records (which strings of a block a runtime
@@ -38,8 +38,8 @@ import numpy as np
 
 from conformance.engine.records import about
 from conformance.export.selection import Test
-from conformance.gate.baseline import VALID_ONLY, Entry, Observed, Where
-from conformance.tables import bug_models
+from conformance.gate.baseline import VALID_ONLY, BaselineEntry, Observed, Where
+from conformance.tables import explanations
 from conformance.tables.profiles import DEFAULT
 
 FAILS, MAY_FAIL = "fails", "may_fail"
@@ -54,7 +54,7 @@ class Configuration:
     profile: str
     targets: tuple[Where, ...] = ()  # empty: the baseline does not say
 
-    def holds(self, entry: Entry) -> bool:
+    def holds(self, entry: BaselineEntry) -> bool:
         if not self.targets:
             return not entry.profile or self.profile in entry.profile
         return any(entry.applies_to(target) for target in self.targets)
@@ -66,7 +66,7 @@ class Known:
 
     test: Test
     status: str  # FAILS or MAY_FAIL
-    entries: list[Entry] = field(default_factory=list)
+    entries: list[BaselineEntry] = field(default_factory=list)
 
     @property
     def outcomes(self) -> tuple[str, ...]:
@@ -99,8 +99,8 @@ def configurations(runtime: str, observed: Iterable[Observed]) -> list[Configura
     return [Configuration(runtime, p, tuple(by_profile[p])) for p in order]
 
 
-def _cannot_show(entry: Entry, expected: np.ndarray) -> bool:
-    """Whether the entry's bug models, each a function, leave the expected
+def _cannot_show(entry: BaselineEntry, expected: np.ndarray) -> bool:
+    """Whether the entry's explanations, each a function, leave the expected
     output as it is, bit for bit (then the discrepancy cannot show on it)."""
     if (
         not entry.model
@@ -109,7 +109,7 @@ def _cannot_show(entry: Entry, expected: np.ndarray) -> bool:
     ):
         return False
     for name in entry.model:
-        model = bug_models.BY_NAME[name]
+        model = explanations.BY_NAME[name]
         if model.transform is None:
             return False  # a relation: what it allows depends on the runtime
         with np.errstate(all="ignore"):
@@ -123,7 +123,7 @@ def _cannot_show(entry: Entry, expected: np.ndarray) -> bool:
 
 
 def classify(
-    tests: Iterable[Test], entries: list[Entry], configuration: Configuration
+    tests: Iterable[Test], entries: list[BaselineEntry], configuration: Configuration
 ) -> list[Known]:
     """The tests the configuration's entries say fail (or may), in test order."""
     holding = [e for e in entries if configuration.holds(e) and SHOWABLE & set(e.outcome)]

@@ -11,9 +11,9 @@ outcome kind:
 ============================  ==============================================
 kind                          the bug is told apart by
 ============================  ==============================================
-``value_mismatch``            the mechanism (a model's family) of the first bug
-                              model that explains the output exactly
-                              (``explained_by``, :mod:`conformance.tables.bug_models`);
+``value_mismatch``            the mechanism (a model's family) of the first
+                              explanation that explains the output exactly
+                              (``explained_by``, :mod:`conformance.tables.explanations`);
                               none: "unexplained", with the input's features
 ``crash``                     the signal (or exit status), and the trigger; a
                               Rust panic: the file that panicked
@@ -40,7 +40,7 @@ them ``N,…``: a shape of any rank), what nested brackets hold ``…``: what
 remains names the check that refused the input, not the input's shapes or the
 node's generated name.
 
-Several bug models may explain one output (a float64 narrowed to float32 fits
+Several explanations may explain one output (a float64 narrowed to float32 fits
 the constant-narrowing models too when no value is out of range or zero):
 which of them do depends on the values drawn, not on the runtime, so the bug is
 the first one's family, in the table's order. A rejection whose message names
@@ -67,7 +67,7 @@ import re
 from dataclasses import dataclass
 
 from conformance.engine.judge import Outcome
-from conformance.tables import bug_models
+from conformance.tables import explanations
 
 # The most degenerate first: what names a crash's, hang's or wrong shape's
 # trigger, and the features that make it. An empty tensor (whichever) is one
@@ -202,7 +202,7 @@ def trigger(features: tuple[str, ...]) -> str:
 class Cause:
     """What makes discrepancies one bug: runtime, kind, operator and mechanism.
 
-    ``mechanism`` is ``(by, detail...)``: ``("bug_models", (family,))``,
+    ``mechanism`` is ``(by, detail...)``: ``("explanations", (family,))``,
     ``("unexplained", features)``, ``("signal", signal, trigger or panic)``,
     ``("trigger", trigger)``, ``("dtype", dtype)``, ``("message", text)``,
     ``("clause", clause)``.
@@ -222,7 +222,7 @@ class Cause:
     def text(self) -> str:
         """The cause in a few words, for a person."""
         by, *detail = self.mechanism
-        if by == "bug_models":
+        if by == "explanations":
             return " or ".join(detail[0])
         if by == "unexplained":
             return "unexplained values" + (f" ({', '.join(detail[0])})" if detail[0] else "")
@@ -241,7 +241,7 @@ class Cause:
         """findings.json's ``mechanism`` of a bug."""
         by, *detail = self.mechanism
         content: dict = {"by": by}
-        if by == "bug_models":
+        if by == "explanations":
             content["models"] = list(detail[0])
         elif by == "unexplained":
             content["features"] = list(detail[0])
@@ -262,7 +262,7 @@ class Cause:
         """The cause :meth:`to_json` described (a store's entry)."""
         by = mechanism["by"]
         detail: tuple = {
-            "bug_models": lambda: (tuple(mechanism["models"]),),
+            "explanations": lambda: (tuple(mechanism["models"]),),
             "unexplained": lambda: (tuple(mechanism["features"]),),
             "signal": lambda: (mechanism["signal"], mechanism["trigger"]),
             "trigger": lambda: (mechanism["trigger"],),
@@ -291,11 +291,11 @@ def cause_of(
     kind = outcome.kind
     details = outcome.details or {}
     if kind == "value_mismatch":
-        models = [bug_models.BY_NAME[name] for name in details.get("explained_by") or ()
-                  if name in bug_models.BY_NAME]  # fmt: skip
-        first = min(models, key=bug_models.MODELS.index) if models else None
+        models = [explanations.BY_NAME[name] for name in details.get("explained_by") or ()
+                  if name in explanations.BY_NAME]  # fmt: skip
+        first = min(models, key=explanations.EXPLANATIONS.index) if models else None
         mechanism = (
-            ("bug_models", (first.mechanism,)) if first else ("unexplained", tuple(features))
+            ("explanations", (first.mechanism,)) if first else ("unexplained", tuple(features))
         )
     elif kind == "crash":
         signal = details.get("signal") or "unknown signal"

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
-from conformance.cases.model import Case
+from conformance.cases.case import Case
 from conformance.engine.run import Run
 from conformance.fuzz import artifacts, coverage, replay, skips
 from conformance.fuzz.budget import Budget, OutOfBudget

@@ -32,7 +32,7 @@ from conformance.cases import loader
 from conformance.engine import files
 from conformance.engine.judge import DISCREPANCIES, Outcome
 from conformance.fuzz.bugs import Cause, cause_of
-from conformance.fuzz.store import Entry
+from conformance.fuzz.store import StoreEntry
 from conformance.fuzz.strategies import Example
 from conformance.tables.features import features
 
@@ -47,7 +47,7 @@ REPLAY_JSON = "replay.json"  # what `conformance fuzz replay` writes: store, ver
 
 @dataclass
 class Replayed:
-    entry: Entry
+    entry: StoreEntry
     status: str  # one of STATUSES
     outcome: Outcome | None = None  # on the bug's runtime
     cause: Cause | None = None  # the cause of that outcome, when a discrepancy
@@ -76,14 +76,14 @@ class Replayed:
         return content
 
 
-def example_of(entry: Entry, out_dir: Path) -> tuple[Example, str]:
+def example_of(entry: StoreEntry, out_dir: Path) -> tuple[Example, str]:
     """The entry's reproducer as an example (its case file written into
     ``out_dir/replay/`` and read back by the case loader), and that file's
     path relative to ``out_dir``."""
     path = out_dir / REPLAY_DIR / f"{entry.bug_id}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     files.write_text(path, entry.case_yaml)
-    # The store read the reproducer as one case already (Entry.case); an entry
+    # The store read the reproducer as one case already (StoreEntry.case); an entry
     # made here (not read from a store) is read back from its file.
     case = entry.case if entry.case is not None else loader.load_file(path)[0]
     example = Example(case.op, case.opset, case.axis, case.data, case.indices, entry.variant)
@@ -91,7 +91,7 @@ def example_of(entry: Entry, out_dir: Path) -> tuple[Example, str]:
 
 
 def replay(
-    run, entries: list[Entry], out_dir: Path, deadline: float | None = None
+    run, entries: list[StoreEntry], out_dir: Path, deadline: float | None = None
 ) -> list[Replayed]:
     """Run every entry's reproducer on every target of ``run`` (a started
     :class:`conformance.engine.run.Run`); each bug judged on its own runtime."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.cases.model import Case
+from conformance.cases.case import Case
 from conformance.engine.judge import Outcome
 from conformance.engine.run import Recorded
 from conformance.engine.schedule import Settled

@@ -30,7 +30,7 @@ from conformance.fuzz.bugs import cause_of
 from conformance.fuzz.findings import Bug, Findings, FoundClass, clause_of
 from conformance.fuzz.seeds import derive
 from conformance.fuzz.signature import features
-from conformance.fuzz.store import Entry
+from conformance.fuzz.store import StoreEntry
 from conformance.fuzz.strategies import Example
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class Shrinker:
         if self.store is None:
             return
         shard = self.findings.shard
-        entry = Entry(
+        entry = StoreEntry(
             bug_id=bug.id,
             bug={**artifacts.bug_json(bug), "shrunk": shrunk and found.shrunk},
             case_yaml=artifacts.case_yaml(found),

@@ -3,7 +3,7 @@ across campaigns and shared by the shards of one campaign so that each bug is
 shrunk by exactly one shard.
 
 A bug is known by its id (``[a-z0-9-]``, at most 64 characters); its
-:class:`Entry` holds the reproducer (a case file's text), the variant it
+:class:`StoreEntry` holds the reproducer (a case file's text), the variant it
 reproduces in, the shard that shrank it and what the campaign says about it
 (opaque JSON). A shard calls :meth:`Store.claim` before shrinking a bug:
 ``True`` means "shrink it", ``False`` that it is kept already or another
@@ -12,7 +12,7 @@ shard is on it. :func:`open_store` opens one of two layouts.
 **A folder** (:class:`DirectoryStore`, also the Redis store's spool)::
 
     store.json            {"format": 1, "kind": "conformance fuzz store"}
-    entries/<id>.json     an Entry (Entry.to_json)
+    entries/<id>.json     an StoreEntry (StoreEntry.to_json)
     claims/<id>           {"owner": ..., "at": time.time(), "ttl_s": ...}
 
 - put: :func:`conformance.engine.files.write_json` writes beside the file and
@@ -32,7 +32,7 @@ shard is on it. :func:`open_store` opens one of two layouts.
 **Redis** (:class:`RedisStore`, ``redis://host:port/db``, ``rediss://``,
 ``unix://``), keys under ``conformance:fuzz:``::
 
-    entry:<id>    an Entry as a JSON string
+    entry:<id>    an StoreEntry as a JSON string
     claim:<id>    the owner, SET with PX ttl (the server expires it)
 
 - put: one ``SET`` of the whole JSON: atomic on the server.
@@ -68,7 +68,7 @@ holds across a restart only if the server persists (``appendonly yes`` or
 RDB snapshots): that is the server's configuration, not the store's.
 
 **Entries are input** (any machine of a fleet writes them): every field is
-checked on reading (:meth:`Entry.from_json`: strict JSON without NaN or
+checked on reading (:meth:`StoreEntry.from_json`: strict JSON without NaN or
 Infinity, bounded in size and depth; the fields replay and campaigns read of
 the types they must be; the reproducer one case the case loader reads). An
 entry that fails is skipped with one line naming its file or key and what is
@@ -142,7 +142,7 @@ class BadEntry(StoreError):
 
 
 @dataclass(frozen=True)
-class Entry:
+class StoreEntry:
     """One bug's smallest reproducer and what the campaign says about it."""
 
     bug_id: str
@@ -169,7 +169,7 @@ class Entry:
         }
 
     @classmethod
-    def from_json(cls, content: object, where: str) -> Entry:
+    def from_json(cls, content: object, where: str) -> StoreEntry:
         """The entry ``content`` holds, every field checked (what replay and
         campaigns read of it, and plain JSON everywhere); :class:`BadEntry`
         naming ``where`` (a file, a key) and the field if it is not one."""
@@ -274,9 +274,9 @@ def _decoded(data: bytes, where: str) -> object:
         raise BadEntry(f"{where}: not a whole store entry ({error})") from None
 
 
-def _parsed(data: bytes, where: str, bug_id: str) -> Entry:
+def _parsed(data: bytes, where: str, bug_id: str) -> StoreEntry:
     """The entry of ``bug_id`` that ``data`` (read from ``where``) holds."""
-    entry = Entry.from_json(_decoded(data, where), where)
+    entry = StoreEntry.from_json(_decoded(data, where), where)
     if entry.bug_id != bug_id:  # a file renamed or a key set by hand
         raise BadEntry(f"{where}: holds the entry of {entry.bug_id}, not of {bug_id}")
     return entry
@@ -353,16 +353,16 @@ class Store:
         """The owner of the live claim, else the entry's ``shrunk_by``, else None."""
         raise NotImplementedError
 
-    def put(self, entry: Entry) -> None:
+    def put(self, entry: StoreEntry) -> None:
         """Keep ``entry`` (atomically), replacing the bug's older one."""
         raise NotImplementedError
 
-    def get(self, bug_id: str) -> Entry | None:
+    def get(self, bug_id: str) -> StoreEntry | None:
         """The bug's entry; None if there is none, or if it cannot be used
         (then a line in :attr:`skipped`)."""
         raise NotImplementedError
 
-    def entries(self) -> list[Entry]:
+    def entries(self) -> list[StoreEntry]:
         """Every usable entry, sorted by bug id; each one that cannot be used
         (torn, hostile, of another version) is skipped with a line in
         :attr:`skipped` naming its file or key and what is wrong."""
@@ -440,14 +440,14 @@ class DirectoryStore(Store):
     def _entry_path(self, bug_id: str) -> Path:
         return self._entries / f"{check_bug_id(bug_id, self.location)}.json"
 
-    def put(self, entry: Entry) -> None:
+    def put(self, entry: StoreEntry) -> None:
         path = self._entry_path(entry.bug_id)
         try:
             write_json(path, entry.to_json())
         except OSError as error:
             raise StoreError(f"{path}: cannot write the entry: {_reason(error)}") from None
 
-    def _read(self, path: Path) -> Entry | None:
+    def _read(self, path: Path) -> StoreEntry | None:
         """The entry in ``path``, None if there is none; :class:`BadEntry` if
         it cannot be used. Neither a symlink nor anything but a regular file
         (a FIFO would block, /dev/zero never end) is read."""
@@ -467,7 +467,7 @@ class DirectoryStore(Store):
             raise BadEntry(f"{path}: cannot read the entry: {_reason(error)}") from None
         return _parsed(data, str(path), path.name.removesuffix(".json"))
 
-    def get(self, bug_id: str) -> Entry | None:
+    def get(self, bug_id: str) -> StoreEntry | None:
         try:
             return self._read(self._entry_path(bug_id))
         except BadEntry as error:
@@ -496,7 +496,7 @@ class DirectoryStore(Store):
         ids = (name[: -len(".json")] for name in names if name.endswith(".json"))
         return sorted(bug_id for bug_id in ids if _BUG_ID.fullmatch(bug_id))
 
-    def entries(self) -> list[Entry]:
+    def entries(self) -> list[StoreEntry]:
         found = []
         for bug_id in self.ids():
             try:
@@ -869,7 +869,7 @@ class RedisStore(Store):
 
     # -- operations ------------------------------------------------------------
 
-    def put(self, entry: Entry) -> None:
+    def put(self, entry: StoreEntry) -> None:
         key = self._key("entry", entry.bug_id)
         text = _dumps(entry)
         try:
@@ -893,12 +893,12 @@ class RedisStore(Store):
                 f"{self.spool} until the server is back"
             )
 
-    def _entry_of(self, key: str, value: bytes | None, bug_id: str) -> Entry | None:
+    def _entry_of(self, key: str, value: bytes | None, bug_id: str) -> StoreEntry | None:
         if value is None:
             return None
         return _parsed(value, f"{self.location} {key}", bug_id)
 
-    def get(self, bug_id: str) -> Entry | None:
+    def get(self, bug_id: str) -> StoreEntry | None:
         key = self._key("entry", bug_id)
 
         def read(client: Any) -> bytes | Exception | None:
@@ -920,7 +920,7 @@ class RedisStore(Store):
             self._skip(error)
             return None
 
-    def entries(self) -> list[Entry]:
+    def entries(self) -> list[StoreEntry]:
         pattern = f"{self.prefix}entry:*".encode()
 
         def every(client: Any) -> list[tuple[bytes, bytes | None, bytes]]:
@@ -1012,7 +1012,7 @@ def _spooled(path: Path) -> list[str]:
     return DirectoryStore(path).ids()
 
 
-def _dumps(entry: Entry) -> str:
+def _dumps(entry: StoreEntry) -> str:
     return json.dumps(entry.to_json(), ensure_ascii=False, allow_nan=False)
 
 

@@ -59,7 +59,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from conformance.cases.model import Case, Source
+from conformance.cases.case import Case, Source
 from conformance.cases.values import MAX_ELEMENTS
 from conformance.engine import models
 from conformance.tables import dtypes
@@ -414,7 +414,7 @@ def _checked_by(check: Callable[..., None]):
 
 @dataclass(frozen=True, eq=False)
 class Example(Case):
-    """One input to run: a :class:`~conformance.cases.model.Case` (op, opset,
+    """One input to run: a :class:`~conformance.cases.case.Case` (op, opset,
     axis, data, indices) plus the model variant to run it in."""
 
     variant: str = "static"

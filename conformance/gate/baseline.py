@@ -41,8 +41,8 @@ Gather goes wrong only when the strings of a block differ) says
 ``depends_on_values: true``: inputs in its scope that pass prove nothing,
 so the gate never calls it fixed; case entries pin such bugs in the corpus.
 
-A value-mismatch family names its **bug model** (``model: int64-low32``, or
-a list; :mod:`conformance.tables.bug_models`): a result is covered only when
+A value-mismatch family names its **explanation** (``model: int64-low32``, or
+a list; :mod:`conformance.tables.explanations`): a result is covered only when
 the runtime's output is exactly the oracle's output as the model transforms
 it (the judge records the models that explain it, ``explained_by``). A new
 mechanism, garbage from a regression, is not covered: it is NEW.
@@ -96,7 +96,7 @@ from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.records import CPU_FLAGS
 from conformance.engine.targets import adapter_of
 from conformance.messages import shown
-from conformance.tables import bug_models, decisions, dtypes, spec
+from conformance.tables import explanations, decisions, dtypes, spec
 from conformance.tables.features import FEATURES
 from conformance.tables.profiles import INT64_MAX, INT64_MIN, PROFILES
 
@@ -160,7 +160,7 @@ class Observed:
 
 
 @dataclass(frozen=True)
-class Entry:
+class BaselineEntry:
     """One known discrepancy of one runtime."""
 
     runtime: str
@@ -174,7 +174,7 @@ class Entry:
     upstream: str | None = None
     versions: str | None = None
     depends_on_values: bool = False  # a family no run of passing inputs can call fixed
-    model: tuple[str, ...] = ()  # bug models (tables.bug_models) one of which must explain it
+    model: tuple[str, ...] = ()  # explanations (tables.explanations) one of which must explain it
     profile: tuple[str, ...] = ()  # the target profiles it holds for; empty: any
     cpu_has: frozenset[str] = frozenset()
     cpu_lacks: frozenset[str] = frozenset()
@@ -223,7 +223,7 @@ class Entry:
     def covers(self, record: dict) -> bool:
         """Whether the record shows this entry's discrepancy (the one rule the
         gate, the report and the pytest plugin use; where it holds is
-        :meth:`applies_to`). With a bug model, a value mismatch is covered
+        :meth:`applies_to`). With an explanation, a value mismatch is covered
         only when one of the models explains its output exactly."""
         if record.get("kind") not in self.outcome or not self.in_scope(record):
             return False
@@ -292,7 +292,7 @@ def unnarrowed(
     left = []
     for kind in outcomes:
         if kind == "value_mismatch" and model:
-            continue  # only outputs a bug model explains exactly
+            continue  # only outputs an explanation fits exactly
         if "violation" in signature:
             possible = {"none"} if kind in VALID_ONLY else set(decisions.BY_ID)
             if kind not in VALID_ONLY and kind != "accepted_invalid":
@@ -314,10 +314,10 @@ def release(version: str | None) -> Version | None:
         return None
 
 
-class _FileReader(YamlFileReader):
+class _BaselineReader(YamlFileReader):
     """Turns one baseline file into entries."""
 
-    def read(self) -> list[Entry]:
+    def read(self) -> list[BaselineEntry]:
         self.observed: list[Observed] = []
         if not self.load_yaml():
             return []
@@ -334,7 +334,7 @@ class _FileReader(YamlFileReader):
         entries = [self._entry(i, raw) for i, raw in enumerate(raw_entries)]
         return [entry for entry in entries if entry is not None]
 
-    def _entry(self, index: int, raw) -> Entry | None:
+    def _entry(self, index: int, raw) -> BaselineEntry | None:
         at = ("entries", index)
         if not isinstance(raw, dict):
             self.error(at, "an entry is a mapping (case or signature, outcome, reason, ...)")
@@ -376,15 +376,15 @@ class _FileReader(YamlFileReader):
                 self.error((*at, "versions"), f"{versions!r} is not a version specifier (>=2026.4)")
         model = self._strings(raw, at, "model")
         for name in model:
-            if name not in bug_models.BY_NAME:
+            if name not in explanations.BY_NAME:
                 self.error(
-                    (*at, "model"), f"{name!r} is not a bug model ({', '.join(bug_models.BY_NAME)})"
+                    (*at, "model"), f"{name!r} is not an explanation ({', '.join(explanations.BY_NAME)})"
                 )
         if values and "value_mismatch" in outcome and not model:
             self.error(
                 (*at, "model"),
-                "a value-dependent value_mismatch family names its bug model "
-                f"({', '.join(bug_models.BY_NAME)}): only outputs it explains are covered",
+                "a value-dependent value_mismatch family names its explanation "
+                f"({', '.join(explanations.BY_NAME)}): only outputs it explains are covered",
             )
         profile = self._strings(raw, at, "profile")
         known = KNOWN_PROFILES
@@ -406,7 +406,7 @@ class _FileReader(YamlFileReader):
                 "model for value_mismatch (cases/README.md)",
             )
             return None
-        return Entry(
+        return BaselineEntry(
             runtime=self.path.stem,
             path=self.path,
             line=yaml_lines.line_of(self.root, at) or 0,
@@ -514,8 +514,8 @@ class _FileReader(YamlFileReader):
         return signature
 
 
-def load_file(path: Path) -> list[Entry]:
-    return _FileReader(Path(path)).read_or_raise()
+def load_file(path: Path) -> list[BaselineEntry]:
+    return _BaselineReader(Path(path)).read_or_raise()
 
 
 def observed(path: Path) -> list[Observed]:
@@ -523,9 +523,9 @@ def observed(path: Path) -> list[Observed]:
     return load_observed(path)[1]
 
 
-def load_observed(path: Path) -> tuple[list[Entry], list[Observed]]:
+def load_observed(path: Path) -> tuple[list[BaselineEntry], list[Observed]]:
     """A baseline file's entries and what it says it was observed on, read once."""
-    reader = _FileReader(Path(path))
+    reader = _BaselineReader(Path(path))
     entries = reader.read_or_raise()
     return entries, reader.observed
 
@@ -564,7 +564,7 @@ def files_of(folders, adapter: str, runtime: str | None = None) -> list[Path]:
     return known(folders).files(name) if name else []
 
 
-def load(folder, runtimes: Iterable[str] | dict[str, str]) -> dict[str, list[Entry]]:
+def load(folder, runtimes: Iterable[str] | dict[str, str]) -> dict[str, list[BaselineEntry]]:
     """The baseline of each runtime: the entries of ``<baseline name>.yaml``
     (:func:`conformance.adapters.baseline_name`) in each of the folders (one
     folder, or :class:`Known`; an absent file is an empty baseline), or

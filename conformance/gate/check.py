@@ -17,7 +17,7 @@ A result in an entry's scope with another discrepancy kind than the entry's
 is not covered: the discrepancy changed, and it fails the gate as new.
 
 An entry is judged only on results that could have reproduced it: of its
-runtime and target (version, profile, CPU: :meth:`Entry.applies_to`), in its
+runtime and target (version, profile, CPU: :meth:`BaselineEntry.applies_to`), in its
 case and signature (op, case id, dtype, variant, ...), run by the harness,
 with an input that can show one of its outcomes (:func:`could_show`: a
 refusal or a wrong output of a valid input, an output for an invalid one).
@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
-from conformance.gate.baseline import VALID_ONLY, Entry, Where
+from conformance.gate.baseline import VALID_ONLY, BaselineEntry, Where
 
 FIXED_EVIDENCE = 20  # in-scope results without the discrepancy that call a family fixed
 # The outcome only an invalid input can have (baseline.VALID_ONLY: only a
@@ -42,7 +42,7 @@ FIXED_EVIDENCE = 20  # in-scope results without the discrepancy that call a fami
 INVALID_ONLY = frozenset({"accepted_invalid"})
 
 
-def could_show(entry: Entry, record: dict) -> bool:
+def could_show(entry: BaselineEntry, record: dict) -> bool:
     """Whether the record's input could have shown one of the entry's
     outcomes: a valid input cannot be accepted_invalid, an invalid one cannot
     be refused wrongly or give a wrong value (its refusal conforms), and a
@@ -56,7 +56,7 @@ def could_show(entry: Entry, record: dict) -> bool:
 
 @dataclass
 class EntryResult:
-    entry: Entry
+    entry: BaselineEntry
     applies: bool = True  # False: the entry is for other versions, profiles or CPUs
     # outcome kind -> results in scope that could have reproduced it (could_show)
     scope: Counter = field(default_factory=Counter)
@@ -96,7 +96,7 @@ class Gate:
     unexpected: list[dict]  # discrepancy records no entry covers
     entries: list[EntryResult]
     # id(record) -> the entry that names a covered discrepancy (a case entry before a family)
-    covered_by: dict[int, Entry] = field(default_factory=dict, repr=False)
+    covered_by: dict[int, BaselineEntry] = field(default_factory=dict, repr=False)
 
     @property
     def discrepancies(self) -> int:
@@ -124,7 +124,7 @@ class Gate:
 
 def check(
     records: Iterable[dict],
-    baselines: dict[str, list[Entry]],
+    baselines: dict[str, list[BaselineEntry]],
     targets: dict[str, Where | str | None],
 ) -> Gate:
     """Hold records against the baselines of the runtimes they come from.

@@ -1,7 +1,7 @@
 """A user's ONNX model, read for its Gather and GatherElements nodes.
 
 Where it sits: at the ``cases`` step of the layering (it makes ordinary
-:class:`conformance.cases.model.Case` objects, so it imports ``cases``,
+:class:`conformance.cases.case.Case` objects, so it imports ``cases``,
 ``oracle`` and ``tables`` and nothing above them).
 
 - :mod:`.reading`: loading a model (external data checked, never loaded

@@ -20,7 +20,7 @@ For each node judged:
 
 Nodes with the same op, opset, normalised axis, dtypes, shapes, constness
 and constant values share their cases; each case keeps every node it stands
-for (:attr:`conformance.cases.model.Case.nodes`).
+for (:attr:`conformance.cases.case.Case.nodes`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import numpy as np
 
 from conformance import oracle
 from conformance.cases.check import STRING_ELEMENT_BYTES
-from conformance.cases.model import Case, Source, concrete_id
+from conformance.cases.case import Case, Source, concrete_id
 from conformance.cases.values import MAX_ELEMENTS, ValueProblem, build
 from conformance.graphs.reading import GraphFile, Site, TensorType
 from conformance.tables import dtypes

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.tables import bug_models, dtypes
+from conformance.tables import explanations, dtypes
 
 MAX_POSITIONS = 10  # how many differing positions a Difference keeps
 
@@ -102,13 +102,13 @@ def format_element(value) -> str:
 
 
 def explained_by(expected: np.ndarray, actual: np.ndarray) -> list[str]:
-    """The bug models (:mod:`conformance.tables.bug_models`) that explain
+    """The explanations (:mod:`conformance.tables.explanations`) that explain
     ``actual`` exactly: every element is the oracle's, or what the model makes
     of it, bit for bit. Both arrays have one dtype and shape."""
     name = dtypes.name_of(expected)
     same = ~differing_mask(expected, actual)
     found = []
-    for model in bug_models.MODELS:
+    for model in explanations.EXPLANATIONS:
         if name not in model.dtypes:
             continue
         with np.errstate(all="ignore"):  # NaNs and extremes are what the models are about

@@ -180,7 +180,7 @@ class Change:
 
 
 @dataclass(frozen=True)
-class Example:
+class GroupInput:
     """One input of a group of changes, with its values, as a run's
     groups.json keeps it (the smallest input of a discrepancy group)."""
 
@@ -224,7 +224,7 @@ class Diff:
     only_b: int = 0
     kinds: dict[str, tuple[Counter, Counter]] = field(default_factory=dict)  # runtime -> (A, B)
     cross: tuple[str, str] | None = None  # (A's runtime, B's runtime) when held across
-    examples: dict[GroupOfChanges, Example] = field(default_factory=dict)
+    examples: dict[GroupOfChanges, GroupInput] = field(default_factory=dict)
 
     @property
     def differs(self) -> bool:
@@ -425,7 +425,7 @@ def _examples(diff: Diff, runs_a: list[records.RunFolder], runs_b: list[records.
             )
             for run, held in tried:
                 if held and (diff.by != "result" or held.get("case_id") in ids):
-                    diff.examples[group] = Example(
+                    diff.examples[group] = GroupInput(
                         run, held["case_id"], held.get("axis"), held["data"], held["indices"]
                     )
                     break

@@ -1,4 +1,4 @@
-"""Render a :class:`~conformance.report.model.Report` to one self-contained HTML file.
+"""Render a :class:`~conformance.report.view.Report` to one self-contained HTML file.
 
 The template (``report.html.j2``) carries its CSS and JS inline and loads
 nothing from the network. Autoescaping is on for every value: tensor strings,
@@ -16,7 +16,7 @@ from conformance import __version__
 from conformance.engine import files, records
 from conformance.engine.judge import KINDS
 from conformance.report import machine
-from conformance.report.model import Report, from_runs
+from conformance.report.view import Report, from_runs
 from conformance.tables import decisions
 
 # Column heads of the matrix: five variants must fit above narrow cells.

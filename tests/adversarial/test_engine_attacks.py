@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.cases.model import Case
+from conformance.cases.case import Case
 from conformance.engine import pool, targets
 from conformance.engine.pool import WorkerPool
 from conformance.engine.run import Options, Run, Summary, run_cases

@@ -21,7 +21,7 @@ from conformance.engine.records import RunFolder
 from conformance.fuzz import artifacts
 from conformance.fuzz.campaign import FoundClass
 from conformance.fuzz.signature import signature_of
-from conformance.report import machine, model, render
+from conformance.report import machine, view, render
 from conformance.strategies import Example
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -44,7 +44,7 @@ def test_a_url_scheme_in_findings_json_never_becomes_a_live_link(tmp_path):
         {"repro": "javascript:alert(1)", "case": "classes/001-x/case.yaml",
          "escape": "../../etc/passwd"}
     )]})  # fmt: skip
-    report = model.from_runs([run], tmp_path / "report.html")
+    report = view.from_runs([run], tmp_path / "report.html")
     html = render.render(report)
     assert 'href="javascript:' not in html
     assert 'href="./javascript:alert(1)"' in html  # a file name in the folder, inert

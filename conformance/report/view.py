@@ -438,11 +438,11 @@ def mechanism_text(mechanism: dict | None) -> str:
         return f"killed by {mechanism.get('signal', 'a signal')} on inputs with {trigger}"
     if by == "dtype":
         return f"refuses valid inputs of data type {mechanism.get('dtype', '?')}"
-    if by == "bug_models":
+    if by == "explanations":
         models_named = ", ".join(mechanism.get("models") or [])
-        return f"outputs explained exactly by the bug model (or its family) {models_named}"
+        return f"outputs explained exactly by the explanation (or its family) {models_named}"
     if by == "unexplained":
-        return f"wrong values no bug model explains, on inputs with {features}"
+        return f"wrong values no explanation fits, on inputs with {features}"
     if by == "message":
         return f"refused with: {mechanism.get('message', '')}"
     if by == "clause":

@@ -1,4 +1,4 @@
-"""Bug models: a value-mismatch family covers only outputs its model
+"""Explanations: a value-mismatch family covers only outputs its model
 explains exactly; a new mechanism (a regression's garbage) is NEW.
 
 The OpenVINO 2025.0 outputs below were recorded on that version (no old
@@ -20,7 +20,7 @@ from conformance.gate import baseline
 from conformance.gate.baseline import Where
 from conformance.gate.check import check
 from conformance.oracle import compare, verdict
-from conformance.tables import bug_models
+from conformance.tables import explanations
 
 F16 = np.float16
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -104,7 +104,7 @@ def test_every_model_is_exact_on_its_own_transform():
     rng = np.random.default_rng(7)
     numpy = {"int64": np.int64, "uint64": np.uint64, "uint32": np.uint32, "float16": F16,
              "float32": np.float32, "float64": np.float64, "bfloat16": BF16}  # fmt: skip
-    for model in bug_models.MODELS:
+    for model in explanations.EXPLANATIONS:
         if model.transform is None:
             continue
         for name in model.dtypes:

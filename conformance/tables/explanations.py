@@ -1,4 +1,4 @@
-"""Bug models: the mechanisms by which a runtime's wrong values are known to
+"""Explanations: the mechanisms by which a runtime's wrong values are known to
 come about, each as an exact function of the oracle's output.
 
 A baseline family whose discrepancy depends on values (a value_mismatch that
@@ -28,7 +28,7 @@ _BFLOAT16_MAX = float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
 
 
 @dataclass(frozen=True)
-class BugModel:
+class Explanation:
     name: str
     dtypes: tuple[str, ...]  # data dtypes it can apply to
     description: str
@@ -134,26 +134,26 @@ def _nul_dropped(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     return np.fromiter(kept, bool, actual.size).reshape(actual.shape)
 
 
-MODELS: tuple[BugModel, ...] = (
-    BugModel(
+EXPLANATIONS: tuple[Explanation, ...] = (
+    Explanation(
         "int64-low32",
         ("int64", "uint64"),
         "64-bit integers keep their low 32 bits (sign-extended): computed in int32",
         transform=_low32,
     ),
-    BugModel(
+    Explanation(
         "saturate-int32",
         ("int64", "uint64", "uint32"),
         "integers beyond int32 saturate to its range (a constant narrowed to int32)",
         transform=_saturate_int32,
     ),
-    BugModel(
+    Explanation(
         "float64-as-float32",
         ("float64",),
         "float64 narrowed to float32, out-of-range values and infinities clamped to ±FLT_MAX",
         transform=_float32_clamped(_FLOAT32_MAX),
     ),
-    BugModel(
+    Explanation(
         "float64-constant-as-float32",
         ("float64",),
         "a float64 constant narrowed to float32, out-of-range values and infinities clamped "
@@ -162,7 +162,7 @@ MODELS: tuple[BugModel, ...] = (
         allowed=_constant_narrowed(_FLOAT32_MAX),
         family="float64-as-float32",
     ),
-    BugModel(
+    Explanation(
         "float64-constant-as-float32-bf16-clamp",
         ("float64",),
         "a float64 constant narrowed to float32, out-of-range values and infinities clamped "
@@ -171,32 +171,32 @@ MODELS: tuple[BugModel, ...] = (
         allowed=_constant_narrowed(_BFLOAT16_MAX),
         family="float64-as-float32",
     ),
-    BugModel(
+    Explanation(
         "subnormals-flushed",
         ("float16", "bfloat16", "float32", "float64"),
         "subnormal values and -0.0 come back +0.0 (denormals-are-zero)",
         allowed=_flushed,
     ),
-    BugModel(
+    Explanation(
         "float32-constant-bf16-clamp",
         ("float32",),
         "a float32 constant clamped to +-bfloat16's max (where the inference precision is "
         "bf16; infinities and NaNs kept), subnormal values and -0.0 possibly +0.0",
         allowed=_float32_bf16_clamped,
     ),
-    BugModel(
+    Explanation(
         "nan-quieted",
         ("float16", "bfloat16", "float32", "float64"),
         "signalling NaNs come back quiet (the quiet bit set, payload kept)",
         transform=_quiet_nans,
     ),
-    BugModel(
+    Explanation(
         "strings-emptied",
         ("string",),
         "some string elements come back empty",
         allowed=_emptied,
     ),
-    BugModel(
+    Explanation(
         "strings-trailing-nul-dropped",
         ("string",),
         "strings come back without their trailing NUL characters (read as NumPy "
@@ -204,4 +204,4 @@ MODELS: tuple[BugModel, ...] = (
         allowed=_nul_dropped,
     ),
 )
-BY_NAME: dict[str, BugModel] = {model.name: model for model in MODELS}
+BY_NAME: dict[str, Explanation] = {explanation.name: explanation for explanation in EXPLANATIONS}
