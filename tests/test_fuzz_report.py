@@ -19,7 +19,7 @@ from conformance.engine.groups import Signature
 from conformance.engine.records import RunFolder
 from conformance.fuzz.coverage import Coverage, next_key, round_strategy
 from conformance.gate.check import Gate
-from conformance.report import view, render, terminal
+from conformance.report import render, terminal, view
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -88,7 +88,7 @@ def test_a_campaign_on_a_filled_store_replays_it_first_and_shrinks_nothing_twice
         # The first shrank it, or stored it unshrunk when its budget ran out.
         assert bug["shrunk_by"] in (first_name, None), bug
         if bug["id"] in again:  # found again: known, the first campaign's only
-            assert again[bug["id"]]["store"] == "known"
+            assert again[bug["id"]]["store"] == "held"
             # (its holder in the store: the first, also for a bug it had no time to shrink)
             assert again[bug["id"]]["shrunk_by"] == first_name, (again[bug["id"]], bug)
     # The store is named when the campaign starts.

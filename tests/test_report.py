@@ -324,7 +324,7 @@ def test_an_upstream_that_is_not_a_web_address_is_shown_not_linked(tmp_path):
     becomes a link, a javascript: one is inert text (found by
     tests/adversarial/test_fuzzed_inputs.py)."""
     from conformance.engine.records import RunFolder
-    from conformance.report import view, render
+    from conformance.report import render, view
 
     record = {"runtime": "onnxruntime", "op": "Gather", "opset": 13, "dtype": "int32",
               "variant": "static", "kind": "rejected", "case_id": "a.op13.int32.int64",

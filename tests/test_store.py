@@ -16,9 +16,9 @@ import pytest
 
 from conformance.fuzz.store import (
     DirectoryStore,
-    StoreEntry,
     RedisStore,
     Store,
+    StoreEntry,
     StoreError,
     open_store,
 )

@@ -44,8 +44,8 @@ import onnx.defs
 from google.protobuf.message import DecodeError
 from onnx import numpy_helper
 
-from conformance.cases.check import OverMemory, verdict_of
 from conformance.cases.case import Case, CaseFileError, Expectation, Source, concrete_id
+from conformance.cases.check import OverMemory, verdict_of
 from conformance.cases.values import MAX_ELEMENTS
 from conformance.tables import dtypes, spec
 

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from conformance.cases.check import DEFAULT_CASE_MEMORY, disagreements, literal, verdict_of
 from conformance.cases.case import Case
+from conformance.cases.check import DEFAULT_CASE_MEMORY, disagreements, literal, verdict_of
 from conformance.engine import files, models, packs, records, reproduce, targets, tensors
 from conformance.engine.groups import GroupKey, group_key, is_generated
 from conformance.engine.judge import DISCREPANCIES, Outcome, judge

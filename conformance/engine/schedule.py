@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from conformance.cases.check import over_memory, verdict_of
 from conformance.cases.case import Case
+from conformance.cases.check import over_memory, verdict_of
 from conformance.engine import models, packs
 from conformance.engine.judge import DISCREPANCIES, Outcome, judge
 from conformance.engine.packs import Alone, Pack

@@ -27,8 +27,8 @@ from pathlib import Path
 from onnx import numpy_helper
 
 from conformance import __version__, shipped
-from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.cases.case import Case
+from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.engine import files, models
 from conformance.export import failures, folder, runners
 from conformance.export.selection import ExportError, Refused, Test, select

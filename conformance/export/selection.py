@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.cases.check import OverMemory, problems, verdict_of
 from conformance.cases.case import Case
+from conformance.cases.check import OverMemory, problems, verdict_of
 from conformance.errors import ConformanceError
 from conformance.export import exactness, names
 from conformance.oracle import Verdict

@@ -41,7 +41,7 @@ remains names the check that refused the input, not the input's shapes or the
 node's generated name.
 
 Several explanations may explain one output (a float64 narrowed to float32 fits
-the constant-narrowing models too when no value is out of range or zero):
+the constant-narrowing explanations too when no value is out of range or zero):
 which of them do depends on the values drawn, not on the runtime, so the bug is
 the first one's family, in the table's order. A rejection whose message names
 the input's data type ("Unknown DatumType ComplexN", "MLDataType for:
@@ -215,7 +215,10 @@ class Cause:
 
     @property
     def id(self) -> str:
-        text = "\x1f".join([self.runtime, self.kind, self.op, *map(_flat, self.mechanism)])
+        by, *detail = self.mechanism
+        # Hashed as first spelled ("bug_models"), so that stored bugs keep their ids.
+        hashed = ("bug_models" if by == "explanations" else by, *detail)
+        text = "\x1f".join([self.runtime, self.kind, self.op, *map(_flat, hashed)])
         return "b-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
     @property
@@ -242,7 +245,7 @@ class Cause:
         by, *detail = self.mechanism
         content: dict = {"by": by}
         if by == "explanations":
-            content["models"] = list(detail[0])
+            content["explanations"] = list(detail[0])
         elif by == "unexplained":
             content["features"] = list(detail[0])
         elif by == "signal":
@@ -259,10 +262,13 @@ class Cause:
 
     @classmethod
     def from_json(cls, runtime: str, kind: str, op: str, mechanism: dict) -> Cause:
-        """The cause :meth:`to_json` described (a store's entry)."""
+        """The cause :meth:`to_json` described (a store's entry; one written
+        before explanations had their name too: ``by: bug_models``, ``models``)."""
         by = mechanism["by"]
+        if by == "bug_models":
+            by, mechanism = "explanations", {"explanations": mechanism["models"]}
         detail: tuple = {
-            "explanations": lambda: (tuple(mechanism["models"]),),
+            "explanations": lambda: (tuple(mechanism["explanations"]),),
             "unexplained": lambda: (tuple(mechanism["features"]),),
             "signal": lambda: (mechanism["signal"], mechanism["trigger"]),
             "trigger": lambda: (mechanism["trigger"],),
@@ -291,9 +297,9 @@ def cause_of(
     kind = outcome.kind
     details = outcome.details or {}
     if kind == "value_mismatch":
-        models = [explanations.BY_NAME[name] for name in details.get("explained_by") or ()
+        fitting = [explanations.BY_NAME[name] for name in details.get("explained_by") or ()
                   if name in explanations.BY_NAME]  # fmt: skip
-        first = min(models, key=explanations.EXPLANATIONS.index) if models else None
+        first = min(fitting, key=explanations.EXPLANATIONS.index) if fitting else None
         mechanism = (
             ("explanations", (first.mechanism,)) if first else ("unexplained", tuple(features))
         )

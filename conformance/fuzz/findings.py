@@ -8,7 +8,7 @@ cause (:mod:`conformance.fuzz.bugs`: runtime, kind, operator and mechanism); a
 class is a (signature, bug) pair, so it never mixes two mechanisms, and a bug
 gathers its classes. A new bug is claimed in the store: the shard that wins
 the claim shrinks it (:mod:`conformance.fuzz.shrinker`); a bug the store
-already holds is ``known``.
+already holds is ``held``.
 
 The counts are exact: an example counts once it has a result (a record in
 results.jsonl), or when every runtime skipped it; then each of its runs is a
@@ -63,7 +63,7 @@ class Bug:
     dtypes: set[str] = field(default_factory=set)
     variants: set[str] = field(default_factory=set)
     shrunk_by: str | None = None  # the shard that shrank it (this campaign's or another)
-    store: str | None = None  # "new": stored by this campaign, "known": the store held it
+    store: str | None = None  # "new": stored by this campaign, "held": the store held it
     confirmed: int = 0  # its discrepancies re-run alone so far (CampaignOptions.confirm_alone)
     claimed: bool = False  # this shard shrinks it (it won the store's claim, or there is no store)
     reproducer: int | None = None  # the class holding its smallest reproducer
@@ -189,7 +189,7 @@ class Findings:
         if not bug.claimed:
             bug.shrunk_by = store.holder(bug.id)
             if store.get(bug.id) is not None:
-                bug.store = "known"
+                bug.store = "held"
         self.note_store(store)
 
     def note_store(self, store: Store) -> None:

@@ -57,7 +57,7 @@ class Shrinker:
         return [
             bug
             for bug in self.findings.bugs.values()
-            if bug.claimed and bug.shrunk_by is None and bug.store != "known"
+            if bug.claimed and bug.shrunk_by is None and bug.store != "held"
         ]
 
     def within_share(self) -> bool:

@@ -2,7 +2,7 @@
 across campaigns and shared by the shards of one campaign so that each bug is
 shrunk by exactly one shard.
 
-A bug is known by its id (``[a-z0-9-]``, at most 64 characters); its
+A bug is named by its id (``[a-z0-9-]``, at most 64 characters); its
 :class:`StoreEntry` holds the reproducer (a case file's text), the variant it
 reproduces in, the shard that shrank it and what the campaign says about it
 (opaque JSON). A shard calls :meth:`Store.claim` before shrinking a bug:
@@ -52,7 +52,7 @@ connection times out after ``timeout_s``), then :class:`StoreError`. Once
 open, an operation that cannot reach the server is tried again at once on a
 fresh connection (a restart leaves a dead one in the pool; not after a
 timeout), so finding the server away costs at most ``timeout_s``, once: the
-server is then *known away*, and a thread pings it in the background (the wait
+server is then *away*, and a thread pings it in the background (the wait
 doubling from ``backoff_s`` up to 5 s) until it answers. While it is away,
 ``put`` keeps the entry in the local spool (a folder store) and ``claim``
 answers ``True`` (shrinking a bug twice is better than losing it) at once,
@@ -177,7 +177,7 @@ class StoreEntry:
         def bad(message: str) -> BadEntry:
             return BadEntry(f"{where}: {message}")
 
-        discrepancies, variants, ops = _known()
+        discrepancies, variants, ops = _accepted()
 
         if not isinstance(content, dict):
             raise bad("not a store entry (a JSON object was expected)")
@@ -215,7 +215,7 @@ class StoreEntry:
         return cls(**{name: content[name] for name in types}, where=where, case=case)
 
 
-def _known() -> tuple[frozenset, tuple, tuple]:
+def _accepted() -> tuple[frozenset, tuple, tuple]:
     """(discrepancy kinds, model variants, operators): imported when first
     needed, so that importing the store (each shard's claimers) stays cheap
     (the models and the spec tables import onnx)."""
@@ -665,7 +665,7 @@ def check_url(url: str) -> None:
     seen = set()
     for name, value in options:
         if name not in allowed:
-            raise bad(f"unknown option {name!r} (known: {', '.join(sorted(allowed))})")
+            raise bad(f"unknown option {name!r} (accepted: {', '.join(sorted(allowed))})")
         if name in seen:
             raise bad(f"option {name!r} given twice")
         seen.add(name)
@@ -686,7 +686,7 @@ def check_url(url: str) -> None:
 
 class _Unreachable(Exception):
     """The server could not be reached (private: callers decide). ``attempts``
-    0: not tried, the server is known to be away."""
+    0: not tried, the server is away."""
 
     def __init__(self, reason: str, attempts: int, seconds: float) -> None:
         super().__init__(reason)
@@ -779,22 +779,22 @@ class RedisStore(Store):
     # -- reaching the server ---------------------------------------------------
 
     def _call(
-        self, operation: Callable[[Any], Any], patient: bool = False, known: bool = False
+        self, operation: Callable[[Any], Any], patient: bool = False, skip_if_away: bool = False
     ) -> Any:
         """``operation(client)`` once the spool is pushed.
 
         ``patient`` (opening the store): retried ``attempts`` times, the wait
         doubling from ``backoff_s``. Otherwise: tried at once, and again at
         once on a fresh connection unless the first timed out (a server
-        restart leaves a dead connection in the pool); ``known`` (a write, a
-        claim) on a server known to be away: not tried at all. Either way,
+        restart leaves a dead connection in the pool); ``skip_if_away`` (a write,
+        a claim) on a server found away: not tried at all. Either way,
         :class:`_Unreachable` when it fails; a server found away is pinged
         in the background until it answers. Errors that a retry would not
         mend (authentication, a wrong type) are :class:`StoreError`."""
         errors = self._errors
         with self._lock:
             away_since = self._away_since
-        if known and away_since is not None:
+        if skip_if_away and away_since is not None:
             raise _Unreachable(self._away_reason, 0, time.monotonic() - away_since)
         started, delay = time.monotonic(), self.backoff_s
         attempts = self.attempts if patient else 2
@@ -873,7 +873,7 @@ class RedisStore(Store):
         key = self._key("entry", entry.bug_id)
         text = _dumps(entry)
         try:
-            self._call(lambda client: client.set(key, text), known=True)
+            self._call(lambda client: client.set(key, text), skip_if_away=True)
         except _Unreachable as error:
             if self.spool is None:
                 raise StoreError(
@@ -964,7 +964,7 @@ class RedisStore(Store):
         ttl_ms = max(1, round(ttl_s * 1000))
         try:
             won = self._call(
-                lambda _: self._claim_script(keys=keys, args=[owner, ttl_ms]), known=True
+                lambda _: self._claim_script(keys=keys, args=[owner, ttl_ms]), skip_if_away=True
             )
         except _Unreachable as error:
             self.warnings.append(
@@ -982,7 +982,7 @@ class RedisStore(Store):
     def holder(self, bug_id: str) -> str | None:
         keys = [self._key("claim", bug_id), self._key("entry", bug_id)]
         try:
-            owner, value = self._call(lambda client: client.mget(keys), known=True)
+            owner, value = self._call(lambda client: client.mget(keys), skip_if_away=True)
         except _Unreachable as error:
             self.warnings.append(f"{error.line(self.location)}; the holder of {bug_id} is unknown")
             return None
@@ -1001,7 +1001,7 @@ class RedisStore(Store):
         self._closed.set()
         if self._spool_pending:
             with contextlib.suppress(_Unreachable, StoreError):
-                self._call(lambda client: None, known=True)
+                self._call(lambda client: None, skip_if_away=True)
         self._client.close()
 
 

@@ -96,7 +96,7 @@ from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.records import CPU_FLAGS
 from conformance.engine.targets import adapter_of
 from conformance.messages import shown
-from conformance.tables import explanations, decisions, dtypes, spec
+from conformance.tables import decisions, dtypes, explanations, spec
 from conformance.tables.features import FEATURES
 from conformance.tables.profiles import INT64_MAX, INT64_MIN, PROFILES
 
@@ -378,7 +378,8 @@ class _BaselineReader(YamlFileReader):
         for name in model:
             if name not in explanations.BY_NAME:
                 self.error(
-                    (*at, "model"), f"{name!r} is not an explanation ({', '.join(explanations.BY_NAME)})"
+                    (*at, "model"),
+                    f"{name!r} is not an explanation ({', '.join(explanations.BY_NAME)})",
                 )
         if values and "value_mismatch" in outcome and not model:
             self.error(

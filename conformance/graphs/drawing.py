@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from conformance import oracle
-from conformance.cases.check import STRING_ELEMENT_BYTES
 from conformance.cases.case import Case, Source, concrete_id
+from conformance.cases.check import STRING_ELEMENT_BYTES
 from conformance.cases.values import MAX_ELEMENTS, ValueProblem, build
 from conformance.graphs.reading import GraphFile, Site, TensorType
 from conformance.tables import dtypes

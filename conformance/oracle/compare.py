@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.tables import explanations, dtypes
+from conformance.tables import dtypes, explanations
 
 MAX_POSITIONS = 10  # how many differing positions a Difference keeps
 
@@ -102,20 +102,20 @@ def format_element(value) -> str:
 
 
 def explained_by(expected: np.ndarray, actual: np.ndarray) -> list[str]:
-    """The explanations (:mod:`conformance.tables.explanations`) that explain
-    ``actual`` exactly: every element is the oracle's, or what the model makes
-    of it, bit for bit. Both arrays have one dtype and shape."""
+    """The explanations (:mod:`conformance.tables.explanations`) that fit
+    ``actual`` exactly: every element is the oracle's, or what the explanation
+    makes of it, bit for bit. Both arrays have one dtype and shape."""
     name = dtypes.name_of(expected)
     same = ~differing_mask(expected, actual)
     found = []
-    for model in explanations.EXPLANATIONS:
-        if name not in model.dtypes:
+    for explanation in explanations.EXPLANATIONS:
+        if name not in explanation.dtypes:
             continue
-        with np.errstate(all="ignore"):  # NaNs and extremes are what the models are about
-            if model.transform is not None:
-                allowed = ~differing_mask(model.transform(expected), actual)
+        with np.errstate(all="ignore"):  # NaNs and extremes are what the explanations are about
+            if explanation.transform is not None:
+                allowed = ~differing_mask(explanation.transform(expected), actual)
             else:
-                allowed = model.allowed(expected, actual)
+                allowed = explanation.allowed(expected, actual)
         if bool((same | allowed).all()):
-            found.append(model.name)
+            found.append(explanation.name)
     return found

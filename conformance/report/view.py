@@ -168,7 +168,7 @@ class FuzzBug:
     dtypes: list[str]
     variants: list[str]
     shrunk_by: str | None  # the shard that shrank its reproducer; None: not shrunk yet
-    store: str | None  # "new" or "known" to the regression store; None: no store
+    store: str | None  # "new" or "held" by the regression store; None: no store
     classes: list[dict] = field(default_factory=list)  # findings.json class entries, with links
     reproducer: dict | None = None  # the class holding its smallest reproducer
     anchor: str = ""  # its id in the page ("bug-b-3f2a9c01d4e5")
@@ -426,6 +426,11 @@ def _mark_bugs(report: Report) -> None:
 
 
 # -- fuzz bugs and coverage (findings.json format 2) --------------------------------------
+def _store(status: str | None) -> str | None:
+    """A bug's ``store`` status; ``known`` is how findings of earlier versions spell ``held``."""
+    return "held" if status == "known" else status
+
+
 def mechanism_text(mechanism: dict | None) -> str:
     """How the campaign told a bug apart (its ``mechanism``), in words."""
     mechanism = mechanism or {}
@@ -438,9 +443,9 @@ def mechanism_text(mechanism: dict | None) -> str:
         return f"killed by {mechanism.get('signal', 'a signal')} on inputs with {trigger}"
     if by == "dtype":
         return f"refuses valid inputs of data type {mechanism.get('dtype', '?')}"
-    if by == "explanations":
-        models_named = ", ".join(mechanism.get("models") or [])
-        return f"outputs explained exactly by the explanation (or its family) {models_named}"
+    if by in ("explanations", "bug_models"):  # bug_models, models: findings of earlier versions
+        named = ", ".join(mechanism.get("explanations") or mechanism.get("models") or [])
+        return f"outputs explained exactly by the explanation (or its family) {named}"
     if by == "unexplained":
         return f"wrong values no explanation fits, on inputs with {features}"
     if by == "message":
@@ -480,7 +485,7 @@ def fuzz_bugs(per_run: list[tuple[dict, list[dict]]]) -> tuple[list[FuzzBug], li
                     dtypes=[],
                     variants=[],
                     shrunk_by=entry.get("shrunk_by"),
-                    store=entry.get("store"),
+                    store=_store(entry.get("store")),
                     reproducer=reproducer,
                     anchor=f"bug-{entry.get('id')}",
                 )
@@ -489,7 +494,7 @@ def fuzz_bugs(per_run: list[tuple[dict, list[dict]]]) -> tuple[list[FuzzBug], li
                 if first is not None and (bug.first_found_s is None or first < bug.first_found_s):
                     bug.first_found_s = first
                 bug.shrunk_by = bug.shrunk_by or entry.get("shrunk_by")
-                bug.store = bug.store or entry.get("store")
+                bug.store = bug.store or _store(entry.get("store"))
                 if bug.reproducer is None or (
                     reproducer is not None and _elements(reproducer) < _elements(bug.reproducer)
                 ):

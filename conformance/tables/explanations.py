@@ -2,13 +2,13 @@
 come about, each as an exact function of the oracle's output.
 
 A baseline family whose discrepancy depends on values (a value_mismatch that
-shows only on some inputs) names its model (``model: int64-low32``); a result
-is covered only when the runtime's output is exactly what the model makes of
-the oracle's output, element by element, bit for bit: each element is either
-the oracle's or the model's transform of it. Anything else (garbage from a
+shows only on some inputs) names its explanation (``explained_by:
+int64-low32``); a result is covered only when the runtime's output is exactly
+what the explanation makes of the oracle's output, element by element, bit for
+bit: each element is either the oracle's or its transform. Anything else (garbage from a
 new regression, another mechanism) is not explained and is NEW.
 
-The judge records which models explain each value mismatch (``explained_by``
+The judge records which explanations fit each value mismatch (``explained_by``
 in results.jsonl), so the gate, the report and a reader of the records all
 see the same answer.
 """
@@ -32,12 +32,12 @@ class Explanation:
     name: str
     dtypes: tuple[str, ...]  # data dtypes it can apply to
     description: str
-    # expected -> what the model makes of it (same dtype and shape); None for
-    # a model that is a relation, not a function (``allowed`` decides)
+    # expected -> what the explanation makes of it (same dtype and shape);
+    # None for one that is a relation, not a function (``allowed`` decides)
     transform: Callable[[np.ndarray], np.ndarray] | None = None
-    # (expected, actual) -> elementwise "the model allows this actual value"
+    # (expected, actual) -> elementwise "the explanation allows this actual value"
     allowed: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
-    # The mechanism it is a form of, when several models describe one (how a
+    # The mechanism it is a form of, when several explanations describe one (how a
     # float64 constant is narrowed depends on the plugin's precision): a fuzz
     # campaign counts one bug per family (conformance.fuzz.bugs). "": its name.
     family: str = ""

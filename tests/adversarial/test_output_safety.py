@@ -21,7 +21,7 @@ from conformance.engine.records import RunFolder
 from conformance.fuzz import artifacts
 from conformance.fuzz.campaign import FoundClass
 from conformance.fuzz.signature import signature_of
-from conformance.report import machine, view, render
+from conformance.report import machine, render, view
 from conformance.strategies import Example
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -31,7 +31,7 @@ import pytest
 from conformance import cli
 from conformance.engine import credentials, files
 from conformance.fuzz.campaign import FUZZ_TIMEOUTS, Campaign, CampaignOptions
-from conformance.fuzz.store import DirectoryStore, StoreEntry, RedisStore, StoreError, open_store
+from conformance.fuzz.store import DirectoryStore, RedisStore, StoreEntry, StoreError, open_store
 from conformance.report import terminal
 from tests.conftest import RedisServer, free_port
 
@@ -86,7 +86,7 @@ def _deep(levels: int) -> list:
 
 
 def _hostile() -> dict[str, bytes]:
-    """StoreEntry id -> what a hostile or broken machine put under its key, and why it is refused."""
+    """Entry id -> what a hostile or broken machine put under its key, and why it is refused."""
     bug = GOOD.bug
     nested = "[" * 100_000 + "]" * 100_000
     return {
@@ -455,7 +455,9 @@ def test_no_output_file_holds_a_non_json_number(tmp_path):
         files.write_json(path, {"bugs": [{}, {"found": {"at": float("nan")}}]})
     assert not path.exists()
     with pytest.raises(ValueError):  # the store's own writes refuse them too
-        open_store(tmp_path / "s").put(StoreEntry(**{**GOOD.__dict__, "found": {"x": float("inf")}}))
+        open_store(tmp_path / "s").put(
+            StoreEntry(**{**GOOD.__dict__, "found": {"x": float("inf")}})
+        )
 
 
 def test_a_claim_key_set_by_hand_is_not_an_error(redis_server):

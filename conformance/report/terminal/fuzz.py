@@ -177,7 +177,12 @@ def bug_lines(
     lines = []
     for bug in bugs[:limit]:
         count = len(bug.get("classes") or [])
-        store = {"new": "; new to the store", "known": "; in the store"}.get(bug.get("store"), "")
+        # "known": "held" as findings of earlier versions spell it
+        store = {
+            "new": "; new to the store",
+            "held": "; in the store",
+            "known": "; in the store",
+        }.get(bug.get("store"), "")
         first = bug.get("first_found_s")
         runtime, kind, op = (str(bug.get(name) or "?") for name in ("runtime", "kind", "op"))
         head = safe(f"  {runtime:12} {kind:17} {op:15} ")
