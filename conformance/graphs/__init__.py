@@ -18,7 +18,7 @@ Where it sits: at the ``cases`` step of the layering (it makes ordinary
   node's inputs captured;
 - :mod:`.saving`: node cases written as a case file.
 
-The word "model" already means several things here (the ``Case`` module,
-the one-node models of ``engine.models``, the report's view model); this
-package calls the user's file a *graph file* where it must name it.
+"Model" means an ONNX model throughout: the user's file here, the one-node
+models of ``engine.models`` elsewhere; where the two must be told apart, this
+package calls the user's file a *graph file*.
 """

@@ -6,7 +6,7 @@ judged results that conform, with crashes counted apart; for each target the
 families of its discrepancies (a baseline entry's reason is its mechanism,
 or "not triaged"), each with its smallest input; and what the target could
 not be judged on (``harness_unsupported``), by reason. Built on the report's
-model (:func:`conformance.report.view.from_runs`: groups, their smallest
+view (:func:`conformance.report.view.from_runs`: groups, their smallest
 inputs, families, the gate's marks), so the two pages never disagree.
 
 :func:`build` returns the JSON document (``docs/scoreboard.md`` describes
