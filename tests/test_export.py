@@ -48,7 +48,7 @@ def corpus_cases() -> tuple:
     return tuple(inputs.load_cases(None))
 
 
-def _export(out: Path, pattern: str | None = None, paths=None, **options) -> export.Summary:
+def _export(out: Path, pattern: str | None = None, paths=None, **options) -> export.ExportSummary:
     cases = inputs.select(
         list(corpus_cases()) if paths is None else inputs.load_cases(paths), pattern
     )
@@ -56,7 +56,7 @@ def _export(out: Path, pattern: str | None = None, paths=None, **options) -> exp
 
 
 @pytest.fixture(scope="module")
-def corpus_export(tmp_path_factory) -> tuple[Path, export.Summary, dict]:
+def corpus_export(tmp_path_factory) -> tuple[Path, export.ExportSummary, dict]:
     """The whole shipped corpus, exported once (in-process)."""
     out = tmp_path_factory.mktemp("export") / "out"
     summary = _export(out)
@@ -175,7 +175,7 @@ def _run_with_ort(tests: list, excluded: list[str]) -> tuple[int, set[str]]:
 
 
 @pytest.fixture(scope="module")
-def consumer_export(tmp_path_factory) -> tuple[Path, export.Summary, dict]:
+def consumer_export(tmp_path_factory) -> tuple[Path, export.ExportSummary, dict]:
     out = tmp_path_factory.mktemp("consumer") / "out"
     cases = [c for c in list(corpus_cases()) if c.base_id in CONSUMER_CASES]
     assert {c.base_id for c in cases} == set(CONSUMER_CASES)

@@ -193,7 +193,7 @@ class YamlFileReader:
                 self.error(path, message, line=line)
                 return False
             self.root = yaml_lines.load(text)
-        except yaml_lines.Refused as exc:  # a value no file means, at its field
+        except yaml_lines.RefusedValue as exc:  # a value no file means, at its field
             self.error(exc.path, exc.problem, line=exc.problem_mark.line + 1)
             return False
         except yaml.MarkedYAMLError as exc:

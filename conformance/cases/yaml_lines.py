@@ -8,7 +8,7 @@ refuses duplicate keys.
 
 It is also the one strict reader of every YAML input (case files, baselines,
 targets files): a value that YAML's types allow but that nothing here can
-mean raises :class:`Refused`, which carries the value's line and field path,
+mean raises :class:`RefusedValue`, which carries the value's line and field path,
 so a reader reports ``file:line: field: message`` instead of failing later:
 
 * an integer of more digits than Python converts (``sys.get_int_max_str_digits``,
@@ -55,7 +55,7 @@ class DuplicateKey(yaml.MarkedYAMLError):
     pass
 
 
-class Refused(yaml.MarkedYAMLError):
+class RefusedValue(yaml.MarkedYAMLError):
     """A value no file of this project means; ``path`` is where it is (keys and
     list positions from the document's root), ``problem`` says why."""
 
@@ -130,14 +130,14 @@ class LineLoader(yaml.SafeLoader):
                 )
             else:
                 message = f"{shortened(text)!r} is not an integer"
-            raise Refused(node, tuple(self._path), message)
+            raise RefusedValue(node, tuple(self._path), message)
         return value
 
     def construct_yaml_float(self, node):
         value = super().construct_yaml_float(node)
         text = str(node.value).replace("_", "").lower()
         if not math.isfinite(value) and text not in _SPECIAL_FLOATS:
-            raise Refused(
+            raise RefusedValue(
                 node,
                 tuple(self._path),
                 f"{shortened(str(node.value))} is out of range for a float (it would become "
@@ -147,7 +147,9 @@ class LineLoader(yaml.SafeLoader):
 
     def construct_unused(self, node):
         name = node.tag.rpartition(":")[2]
-        raise Refused(node, tuple(self._path), f"the YAML type !!{name} is not used in these files")
+        raise RefusedValue(
+            node, tuple(self._path), f"the YAML type !!{name} is not used in these files"
+        )
 
 
 LineLoader.add_constructor("tag:yaml.org,2002:map", LineLoader.construct_mapping)
@@ -160,7 +162,7 @@ for _name in _UNUSED_TYPES:
 
 def load(text: str):
     """The document's values, lines remembered; raises yaml.YAMLError, and
-    :class:`Refused` (a YAMLError with a field path) for what no file means."""
+    :class:`RefusedValue` (a YAMLError with a field path) for what no file means."""
     return yaml.load(text, Loader=LineLoader)
 
 

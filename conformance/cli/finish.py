@@ -46,7 +46,7 @@ def add_output(parser) -> None:
 def finish(
     summary, written: records.RunFolder, baselines: dict | None, args, err: Console, *,
     decides: bool, kept: str, label_width: int,
-    preamble: Callable[[verdict.Decision | None], list[str]] | None = None,
+    preamble: Callable[[verdict.GateVerdict | None], list[str]] | None = None,
 ) -> int:  # fmt: skip
     """Gate the run (when there are ``baselines``; its verdict ``decides`` the
     exit code or only says why the run exits as it does), write its report,
@@ -88,7 +88,7 @@ def finish(
 
 def gate_run(
     run: records.RunFolder, baselines: dict, args, err: Console, decides: bool = True
-) -> verdict.Decision:
+) -> verdict.GateVerdict:
     """Gate the run just written: write gate.json beside the results (and keep
     it on ``run`` for the report) and return the verdict. GateError when it
     cannot decide."""
@@ -99,7 +99,7 @@ def gate_run(
     return decided
 
 
-def summary_of(title: str, decided: verdict.Decision, lines: list[str], runs) -> str:
+def summary_of(title: str, decided: verdict.GateVerdict, lines: list[str], runs) -> str:
     """The Markdown summary of a verdict: its first line (as printed), the
     new groups, and the bookkeeping condensed."""
     return markdown_text.summary_markdown(

@@ -321,7 +321,7 @@ def add_gate(parser) -> None:
     )
 
 
-def known_folder(args, err: Console) -> baseline.Known | None:
+def known_folder(args, err: Console) -> baseline.BaselineFolders | None:
     """The baseline folders: those of --known, the word 'shipped' standing for
     the shipped ones (None after saying so when one does not exist), else the
     shipped baselines (:func:`conformance.gate.baseline.folders`)."""

@@ -31,29 +31,29 @@ from conformance.cases.case import Case
 from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.engine import files, models
 from conformance.export import failures, folder, runners
-from conformance.export.selection import ExportError, Refused, Test, select
+from conformance.export.selection import ExportError, NotExported, Test, select
 from conformance.gate import baseline
 
-__all__ = ["ExportError", "Summary", "export"]
+__all__ = ["ExportError", "ExportSummary", "export"]
 
 FORMAT = 1  # the manifest's format: bump when a field changes meaning or goes away
 DATA_SET = "test_data_set_0"
 
 
 @dataclass
-class Summary:
+class ExportSummary:
     """What an export wrote."""
 
     out: Path
     tests: int
     cases: int  # cases with at least one test
-    refused: list[Refused]
+    refused: list[NotExported]
     bytes: int  # of every file of OUT_DIR
     failure_files: dict[str, list[str]] = field(default_factory=dict)  # runtime -> files
     known: dict[str, dict[str, int]] = field(default_factory=dict)  # runtime -> status -> tests
 
 
-def _baselines(known: baseline.Known) -> dict[str, tuple[list[Path], list, list]]:
+def _baselines(known: baseline.BaselineFolders) -> dict[str, tuple[list[Path], list, list]]:
     """Baseline name -> (its files, entries, observed), over every folder."""
     found: dict[str, tuple[list[Path], list, list]] = {}
     for path in sorted({p for f in known if f.is_dir() for p in f.glob("*.yaml")}):
@@ -126,7 +126,7 @@ def _test_entry(test: Test, inputs: list[str], known: list[dict]) -> dict:
     }
 
 
-def _refused_entry(item: Refused) -> dict:
+def _refused_entry(item: NotExported) -> dict:
     case = item.case
     return {
         "case_id": case.id,
@@ -147,11 +147,11 @@ def export(
     cases: list[Case],
     corpus: dict,
     variants: tuple[str, ...] = models.VARIANTS,
-    known: baseline.Known | None = None,
+    known: baseline.BaselineFolders | None = None,
     force: bool = False,
     pattern: str | None = None,
     case_memory: int | None = None,
-) -> Summary:
+) -> ExportSummary:
     """Write the export of ``cases`` to ``out`` (see the module docstring).
     ExportError (exit 2) when it cannot: an OUT_DIR it may not replace, no
     test to write, fewer tests written than selected."""
@@ -181,7 +181,7 @@ def export(
                     }
                 )
         by_runtime[runtime] = (paths, by_config)
-    summary = Summary(out, 0, len({t.case.id for t in tests}), refused, 0)
+    summary = ExportSummary(out, 0, len({t.case.id for t in tests}), refused, 0)
 
     def fill(root: Path) -> None:
         entries = []

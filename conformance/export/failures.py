@@ -61,7 +61,7 @@ class Configuration:
 
 
 @dataclass
-class Known:
+class ExpectedFailure:
     """One test's known discrepancy on one configuration."""
 
     test: Test
@@ -124,7 +124,7 @@ def _cannot_show(entry: BaselineEntry, expected: np.ndarray) -> bool:
 
 def classify(
     tests: Iterable[Test], entries: list[BaselineEntry], configuration: Configuration
-) -> list[Known]:
+) -> list[ExpectedFailure]:
     """The tests the configuration's entries say fail (or may), in test order."""
     holding = [e for e in entries if configuration.holds(e) and SHOWABLE & set(e.outcome)]
     # case entries first, as the gate names a covered discrepancy by them
@@ -149,7 +149,7 @@ def classify(
             else:
                 status = FAILS
             if known is None:
-                known = Known(test, status)
+                known = ExpectedFailure(test, status)
             elif status == FAILS:
                 known.status = FAILS
             known.entries.append(entry)

@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 from conformance.engine.files import visible
 from conformance.export.exactness import trailing_nul
-from conformance.export.failures import FAILS, Configuration, Known
+from conformance.export.failures import FAILS, Configuration, ExpectedFailure
 from conformance.export.names import PREFIX
 from conformance.export.selection import Test
 
@@ -80,7 +80,7 @@ def _limited(tests: list[Test], limit: Callable[[Test], str | None]) -> list[tup
     return [(test, said) for test in tests if (said := limit(test)) is not None]
 
 
-def _said(known: Known) -> str:
+def _said(known: ExpectedFailure) -> str:
     """An entry's reason and clause, one line."""
     parts = [known.reason]
     if known.clauses:
@@ -118,7 +118,9 @@ def _ort_list(key: str, items: list[tuple[Test, str]], last: bool) -> list[str]:
     return [*lines, "    ]" + ("" if last else ",")]
 
 
-def ort_series(tests: list[Test], by_config: dict[Configuration, list[Known]], header: str) -> str:
+def ort_series(
+    tests: list[Test], by_config: dict[Configuration, list[ExpectedFailure]], header: str
+) -> str:
     lines = ["{", _comment(header, "    //")]
     keyed = [(c, k) for c, k in by_config.items() if c.profile in ORT_SERIES_KEYS]
     for config, known in keyed:
@@ -139,7 +141,7 @@ def _c_string(text: str) -> str:
     return '"' + visible(escaped) + '"'
 
 
-def ort_broken_tests(by_config: dict[Configuration, list[Known]], header: str) -> str:
+def ort_broken_tests(by_config: dict[Configuration, list[ExpectedFailure]], header: str) -> str:
     lines = [f"// {header}", "// BrokenTest entries for GetBrokenTestsForProvider(provider_name):"]
     for config, known in by_config.items():
         if config.profile not in ORT_PROVIDERS:
@@ -151,11 +153,11 @@ def ort_broken_tests(by_config: dict[Configuration, list[Known]], header: str) -
     return "\n".join(lines) + "\n"
 
 
-def iree_config(config: Configuration, known: list[Known]) -> str:
+def iree_config(config: Configuration, known: list[ExpectedFailure]) -> str:
     """A config file of iree-test-suites/onnx_ops (read with pyjson5: ``//``
     comments are allowed); tests named as their folders below onnx_ops/ once
     imported there (:data:`IREE_FOLDER`)."""
-    lists: dict[str, list[Known]] = {key: [] for key in IREE_LISTS}
+    lists: dict[str, list[ExpectedFailure]] = {key: [] for key in IREE_LISTS}
     for item in known:
         outcomes = set(item.outcomes)
         if outcomes & REFUSALS:
@@ -190,7 +192,7 @@ def iree_config(config: Configuration, known: list[Known]) -> str:
 
 
 def openvino_xfails(
-    tests: list[Test], by_config: dict[Configuration, list[Known]], header: str
+    tests: list[Test], by_config: dict[Configuration, list[ExpectedFailure]], header: str
 ) -> str:
     lines = [
         f'"""{header}',
@@ -231,7 +233,7 @@ def openvino_xfails(
 
 
 def tract_allow_list(
-    tests: list[Test], by_config: dict[Configuration, list[Known]], header: str
+    tests: list[Test], by_config: dict[Configuration, list[ExpectedFailure]], header: str
 ) -> str:
     config = next((c for c in by_config if c.profile == "default"), None)
     left_out = {item.test.name: item for item in by_config.get(config, [])}
@@ -251,7 +253,7 @@ def tract_allow_list(
 TVM_TEST = "tests/python/relax/test_frontend_onnx_backend.py::OnnxBackendNodeModelTest"
 
 
-def tvm_deselect(by_config: dict[Configuration, list[Known]], header: str) -> str:
+def tvm_deselect(by_config: dict[Configuration, list[ExpectedFailure]], header: str) -> str:
     """A pytest argument file (``pytest @deselect.txt``): TVM's Relax ONNX
     backend test has no skip list of its own, and an argument file has no
     comments (the reasons are in failing.txt)."""
@@ -261,7 +263,7 @@ def tvm_deselect(by_config: dict[Configuration, list[Known]], header: str) -> st
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def failing_list(by_config: dict[Configuration, list[Known]], header: str) -> str:
+def failing_list(by_config: dict[Configuration, list[ExpectedFailure]], header: str) -> str:
     lines = [f"# {header}", "# test<TAB>profile<TAB>fails|may_fail<TAB>outcomes<TAB>reason; clause"]
     for config, known in by_config.items():
         for item in known:
@@ -270,7 +272,7 @@ def failing_list(by_config: dict[Configuration, list[Known]], header: str) -> st
     return "\n".join(lines) + "\n"
 
 
-Writer = Callable[[list[Test], dict[Configuration, list[Known]], str], dict[str, str]]
+Writer = Callable[[list[Test], dict[Configuration, list[ExpectedFailure]], str], dict[str, str]]
 
 # runtime (baseline name) -> the files of its runners, relative to expected-failures/<runtime>/
 NATIVE: dict[str, Writer] = {
@@ -288,7 +290,10 @@ NATIVE: dict[str, Writer] = {
 
 
 def files(
-    runtime: str, tests: list[Test], by_config: dict[Configuration, list[Known]], sources: str
+    runtime: str,
+    tests: list[Test],
+    by_config: dict[Configuration, list[ExpectedFailure]],
+    sources: str,
 ) -> dict[str, str]:
     """The expected-failure files of the runtime: relative path -> text."""
     header = HEADER.format(sources=sources)

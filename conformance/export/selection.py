@@ -41,7 +41,7 @@ class Test:
 
 
 @dataclass(frozen=True)
-class Refused:
+class NotExported:
     """A case the oracle refuses (an error verdict), or one it was not asked
     about (over the memory guard): listed in the manifest, never written."""
 
@@ -52,7 +52,7 @@ class Refused:
 
 def select(
     cases: list[Case], variants: tuple[str, ...], memory: int
-) -> tuple[list[Test], list[Refused]]:
+) -> tuple[list[Test], list[NotExported]]:
     """The tests of ``cases`` in ``variants`` (in the cases' order, then the
     variants'), and the cases not exported. Two tests that would share a
     folder name are an ExportError (names.py makes it impossible for ids of
@@ -62,14 +62,14 @@ def select(
         try:
             verdict = verdict_of(case, memory)
         except OverMemory as over:
-            refused.append(Refused(case, None, str(over)))
+            refused.append(NotExported(case, None, str(over)))
             continue
         # a case file that disagrees with the oracle: the file or the oracle is
         # wrong, and no test data may be built on either (exit 2, as run does)
         wrong += [f"{case.source}: {case.id}: {problem}" for problem in problems(case, verdict)]
         if not verdict.valid:
             clause = verdict.violation.clause
-            refused.append(Refused(case, clause, f"the spec's verdict is an error ({clause})"))
+            refused.append(NotExported(case, clause, f"the spec's verdict is an error ({clause})"))
             continue
         for variant in variants:
             test = Test(names.test_name(case.id, variant), case, variant, verdict)

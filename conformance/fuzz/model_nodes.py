@@ -37,7 +37,7 @@ class NodeSignature:
 
     @classmethod
     def of(cls, group) -> NodeSignature:
-        """The signature of a node case group (conformance.graphs.drawing.Group)."""
+        """The signature of a node case group (conformance.graphs.drawing.NodeGroup)."""
         return cls(
             group.op,
             group.opset,

@@ -531,14 +531,14 @@ def load_observed(path: Path) -> tuple[list[BaselineEntry], list[Observed]]:
     return entries, reader.observed
 
 
-class Known(tuple):
+class BaselineFolders(tuple):
     """The baseline folders a gate reads, in the order given: one or more.
 
     A target's baseline is the union of ``<baseline name>.yaml`` in each (the
     name: :func:`conformance.adapters.baseline_name`); each entry keeps its own
     ``file:line``. A folder without that file adds nothing."""
 
-    def __new__(cls, folders: Iterable[Path | str]) -> Known:
+    def __new__(cls, folders: Iterable[Path | str]) -> BaselineFolders:
         return super().__new__(cls, tuple(Path(f) for f in folders))
 
     def __str__(self) -> str:
@@ -549,13 +549,13 @@ class Known(tuple):
         return [path for folder in self if (path := folder / f"{name}.yaml").exists()]
 
 
-def known(folders: Known | Path | str | Iterable[Path | str]) -> Known:
-    """``folders`` as :class:`Known`: one folder, or several."""
-    if isinstance(folders, Known):
+def known(folders: BaselineFolders | Path | str | Iterable[Path | str]) -> BaselineFolders:
+    """``folders`` as :class:`BaselineFolders`: one folder, or several."""
+    if isinstance(folders, BaselineFolders):
         return folders
     if isinstance(folders, (str, Path)):
-        return Known([folders])
-    return Known(folders)
+        return BaselineFolders([folders])
+    return BaselineFolders(folders)
 
 
 def files_of(folders, adapter: str, runtime: str | None = None) -> list[Path]:
@@ -568,7 +568,7 @@ def files_of(folders, adapter: str, runtime: str | None = None) -> list[Path]:
 def load(folder, runtimes: Iterable[str] | dict[str, str]) -> dict[str, list[BaselineEntry]]:
     """The baseline of each runtime: the entries of ``<baseline name>.yaml``
     (:func:`conformance.adapters.baseline_name`) in each of the folders (one
-    folder, or :class:`Known`; an absent file is an empty baseline), or
+    folder, or :class:`BaselineFolders`; an absent file is an empty baseline), or
     CaseErrors naming every problem in every file. ``runtimes`` maps target
     names to adapters, or is names."""
     if not isinstance(runtimes, dict):
@@ -593,24 +593,24 @@ def load(folder, runtimes: Iterable[str] | dict[str, str]) -> dict[str, list[Bas
     return baselines
 
 
-def default_folder() -> Known:
+def default_folder() -> BaselineFolders:
     """The shipped baselines (:func:`conformance.shipped.baselines`: the wheel's,
     or a clone's cases/known), never a folder in the working directory."""
-    return Known([shipped.baselines()])
+    return BaselineFolders([shipped.baselines()])
 
 
-def missing(folders: Known, given, flag: str = "--known") -> str | None:
+def missing(folders: BaselineFolders, given, flag: str = "--known") -> str | None:
     """What to say when a baseline folder the user gave does not exist (None:
     each exists, or none was given and the shipped ones are used)."""
     absent = [folder for folder in folders if not folder.is_dir()] if given else []
     return f"{flag} {' '.join(map(str, absent))}: no such folder" if absent else None
 
 
-def folders(given: Iterable[Path | str] | None) -> Known:
+def folders(given: Iterable[Path | str] | None) -> BaselineFolders:
     """The baseline folders of ``--known``: none given, the shipped ones; given
     ones replace them, and the word ``shipped`` among them stands for them
     (``--known shipped my/known`` adds to them)."""
     given = list(given or [])
     if not given:
         return default_folder()
-    return Known(shipped.expand(given, shipped.baselines()))
+    return BaselineFolders(shipped.expand(given, shipped.baselines()))

@@ -56,7 +56,7 @@ def load_baselines(folder: Path, runtimes) -> dict:
 
 
 @dataclass
-class Decision:
+class GateVerdict:
     """A gate decision over some runs, and where its baseline came from."""
 
     gate: Gate
@@ -158,7 +158,7 @@ def decide(
     allow_fixed: bool = False,
     baselines: dict | None = None,
     finished_only: bool = False,
-) -> Decision:
+) -> GateVerdict:
     """Hold the runs' results against the baselines in ``folder`` (those
     given in ``baselines`` are used as they are). With ``finished_only``, a
     run that was killed, interrupted, broken or empty, or one whose case files
@@ -182,7 +182,7 @@ def decide(
     }
     folder = baseline.known(folder)  # one folder or several (--known a b)
     unobserved = _unobserved(folder, where, adapters, {r.get("runtime") for r in results})
-    return Decision(
+    return GateVerdict(
         check(results, baselines, where),
         folder,
         allow_fixed,
@@ -224,7 +224,7 @@ def _unobserved_line(name: str, where, path: Path) -> str | None:
     return None
 
 
-def write(verdict: Decision, folder: Path) -> dict:
+def write(verdict: GateVerdict, folder: Path) -> dict:
     """gate.json in ``folder``; returns what was written."""
     content = verdict.to_json()
     files.write_json(Path(folder) / records.GATE, content)

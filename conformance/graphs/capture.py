@@ -213,7 +213,7 @@ SETTLED_BY_CAPTURE = ("the rank of", "dim ", "the data element type", "the indic
 
 
 def captured_cases(
-    groups: list[drawing.Group],
+    groups: list[drawing.NodeGroup],
     captured: Captured,
     dims: dict[str, int],
     case_memory: int,
@@ -269,13 +269,13 @@ def captured_cases(
     return made
 
 
-def _group_of_captured(site, pair) -> drawing.Group | None:
+def _group_of_captured(site, pair) -> drawing.NodeGroup | None:
     data, indices = pair
     data_dtype, indices_dtype = dtypes.name_of(data), dtypes.name_of(indices)
     if data_dtype not in dtypes.NAMES or indices_dtype not in dtypes.NAMES:
         return None
     key = ("captured", site.model, site.graph, site.node)
-    return drawing.Group(
+    return drawing.NodeGroup(
         key,
         [site],
         site.op,

@@ -46,7 +46,7 @@ TAG = "model-node"
 
 
 @dataclass
-class Group:
+class NodeGroup:
     """Nodes that are one case: their shared key, where they are, their cases."""
 
     key: tuple
@@ -135,10 +135,10 @@ def _digest(array: np.ndarray | None) -> str:
     return hashed.hexdigest()
 
 
-def group_nodes(files: list[GraphFile], dims: dict[str, int], case_memory: int) -> list[Group]:
+def group_nodes(files: list[GraphFile], dims: dict[str, int], case_memory: int) -> list[NodeGroup]:
     """The nodes of every file, each judged one put in its group (the not
     judged get their reason in ``Site.not_judged``)."""
-    groups: dict[tuple, Group] = {}
+    groups: dict[tuple, NodeGroup] = {}
     for found in files:
         for site in found.sites:
             if site.not_judged is not None:
@@ -204,7 +204,7 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
     group = groups.get(key)
     if group is None:
         seed = int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=7).digest(), "big")
-        group = groups[key] = Group(
+        group = groups[key] = NodeGroup(
             key,
             [],
             site.op,
@@ -270,7 +270,7 @@ def drawn_data(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
     return build({"random": {"shape": list(shape), "seed": seed}}, dtypes.by_name(dtype))
 
 
-def make_cases(groups: list[Group], draws: int = DEFAULT_DRAWS) -> list[Case]:
+def make_cases(groups: list[NodeGroup], draws: int = DEFAULT_DRAWS) -> list[Case]:
     """Every group's cases (also kept on the group and its sites' ``cases``)."""
     taken: set[str] = set()
     every: list[Case] = []
@@ -316,7 +316,7 @@ def make_cases(groups: list[Group], draws: int = DEFAULT_DRAWS) -> list[Case]:
     return every
 
 
-def _axis_size(group: Group) -> int | None:
+def _axis_size(group: NodeGroup) -> int | None:
     rank = len(group.data_shape)
     axis = 0 if group.axis is None else group.axis
     if not rank or not -rank <= axis < rank:
@@ -325,7 +325,7 @@ def _axis_size(group: Group) -> int | None:
 
 
 def node_case(
-    group: Group, base: str, data: np.ndarray, indices: np.ndarray, how: str, taken: set[str]
+    group: NodeGroup, base: str, data: np.ndarray, indices: np.ndarray, how: str, taken: set[str]
 ) -> Case:
     """One case of a group, its base id made unique among ``taken``."""
     base_id, n = base, 1

@@ -95,7 +95,7 @@ class Group:
     records: list[dict] = field(default_factory=list, repr=False)
     new: int = 0  # results no baseline entry covers
     known: dict = field(default_factory=dict)  # "file:line" -> the baseline entry covering some
-    reproducer: Reproducer | None = None  # a value mismatch cut down (engine.reproduce)
+    reproducer: ReproducerView | None = None  # a value mismatch cut down (engine.reproduce)
     fuzz_class: dict | None = None  # the fuzz class of a generated group, with its links
     families: list[str] = field(default_factory=list)  # ids of the families it belongs to
     anchor: str = ""  # its id in the page ("group-3")
@@ -111,7 +111,7 @@ class Group:
 
 
 @dataclass
-class Reproducer:
+class ReproducerView:
     """The smallest input that still shows a group's value mismatch, as the run confirmed it."""
 
     data: Tensor
@@ -443,7 +443,7 @@ def mechanism_text(mechanism: dict | None) -> str:
         return f"killed by {mechanism.get('signal', 'a signal')} on inputs with {trigger}"
     if by == "dtype":
         return f"refuses valid inputs of data type {mechanism.get('dtype', '?')}"
-    if by in ("explanations", "bug_models"):  # bug_models, models: findings of earlier versions
+    if by in ("explanations", "bug_models"):  # explanations, models: findings of earlier versions
         named = ", ".join(mechanism.get("explanations") or mechanism.get("models") or [])
         return f"outputs explained exactly by the explanation (or its family) {named}"
     if by == "unexplained":
@@ -614,8 +614,8 @@ def _class_key(found: dict) -> GroupKey:
     return Signature.from_json(found["signature"]).key
 
 
-def _reproducer(held: dict) -> Reproducer:
-    return Reproducer(
+def _reproducer(held: dict) -> ReproducerView:
+    return ReproducerView(
         data=_tensor(held["data"]),
         indices=_tensor(held["indices"]),
         axis=held.get("axis"),
