@@ -20,7 +20,14 @@ def add_parser(commands) -> None:
         help="print the oracle's verdict for a case",
         epilog=exits.epilog(exits.OK, exits.USAGE),
     )
-    show.add_argument("case_id", help="a concrete id, or a case-file id for all its expansions")
+    # Optional to argparse only, so that an id swallowed by --cases PATH... gets its own
+    # message (show_verdict), not "the following arguments are required".
+    show.add_argument(
+        "case_id",
+        nargs="?",
+        help="a concrete id, or a case-file id for all its expansions (required; "
+        "after --cases PATH..., write -- before it)",
+    )
     options.add_case_paths(show, "--cases")
     options.add_case_memory(show, "the oracle refuses to compute")
     show.set_defaults(func=show_verdict)
@@ -36,6 +43,14 @@ def _indented(array: np.ndarray) -> str:
 
 
 def show_verdict(args) -> int:
+    if args.case_id is None:
+        swallowed = f" ({args.cases[-1]} was read as a case path)" if args.cases else ""
+        say(
+            f"conformance oracle: error: give a case id{swallowed}: "
+            "conformance oracle ID --cases PATH..., or --cases PATH... -- ID",
+            file=sys.stderr,
+        )
+        return exits.USAGE
     cases = inputs.load_cases(args.cases)
     chosen = [c for c in cases if args.case_id in (c.id, c.base_id)]
     if not chosen:

@@ -8,6 +8,7 @@ cases and options, writes ``results.jsonl``, ``header.json`` and
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -308,6 +309,10 @@ class Run:
         self.model_keys = packs.ModelKeys()  # one-node models met: those run alone, cached
 
     def __enter__(self) -> Run:
+        if self.out_dir.exists() and not self.out_dir.is_dir():  # mkdir would say "File exists"
+            raise NotADirectoryError(
+                errno.ENOTDIR, "a file is where the run's folder would go", str(self.out_dir)
+            )
         self.out_dir.mkdir(parents=True, exist_ok=True)
         try:  # one run per folder at a time: a second one is refused, naming the first
             self._lock = files.FolderLock(self.out_dir).acquire()

@@ -282,6 +282,29 @@ def test_a_file_where_a_folder_must_be_is_not_a_directory(complex_run, tmp_path,
     assert afile.read_text() == "a file\n"
 
 
+def test_a_file_named_as_the_run_folder_is_said_so_and_kept(tmp_path, capsys):
+    """Before: ``run --out afile`` ended in "error: afile: File exists"."""
+    afile = tmp_path / "afile"
+    afile.write_text("a file\n")
+    code, _, err = conformance(capsys, "run", "--runtime", "reference", "-k",
+                               "ge-onnx-example-1", "--out", afile)  # fmt: skip
+    assert code == 2
+    assert err.splitlines()[-1] == f"error: {afile}: a file is where the run's folder would go"
+    assert afile.read_text() == "a file\n"
+
+
+def test_an_oracle_id_swallowed_by_cases_is_said_so(capsys):
+    """Before: ``oracle --cases DIR ID`` read ID as a path and said only that
+    case_id is required."""
+    cases = str(shipped.corpus())
+    code, _, err = conformance(capsys, "oracle", "--cases", cases, "ge-onnx-example-1")
+    assert code == 2
+    assert "give a case id (ge-onnx-example-1 was read as a case path)" in err
+    assert "--cases PATH... -- ID" in err
+    code, out, _ = conformance(capsys, "oracle", "--cases", cases, "--", "ge-onnx-example-1")
+    assert code == 0 and out.startswith("ge-onnx-example-1.op11.float32.int32")
+
+
 def test_a_summary_md_that_can_be_written_still_is(complex_run, tmp_path, capsys):
     target = tmp_path / "new" / "folder" / "summary.md"
     code, out, _ = conformance(capsys, "gate", complex_run, "--summary-md", target)
