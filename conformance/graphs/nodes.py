@@ -4,7 +4,9 @@ and the check of ``--dims`` against the dims the models name."""
 
 from __future__ import annotations
 
-from conformance.graphs.reading import GraphFile, GraphFileError
+import difflib
+
+from conformance.graphs.reading import GraphFile, GraphFileError, tensor_type
 
 NODES_FORMAT = 1  # bumped when a field of nodes.json changes meaning or goes away
 FIELDS = (
@@ -23,14 +25,34 @@ FIELDS = (
 
 
 def check_dims(files: list[GraphFile], given: dict[str, int]) -> dict[str, int]:
-    """``--dims`` as given, each name one some model's dims carry (GraphFileError else)."""
+    """``--dims`` as given, each name one some model's dims carry (GraphFileError else,
+    naming the graph inputs' dims, which are what one sets, and the nearest names)."""
     known = set().union(*(f.dim_names for f in files)) if files else set()
     for name in given:
         if name not in known:
             where = files[0].path if len(files) == 1 else ", ".join(str(f.path) for f in files)
-            said = ", ".join(sorted(known)) or "none: every dim has a size"
-            raise GraphFileError(where, f"--dims {name}: no dim of this name (its dims: {said})")
+            raise GraphFileError(
+                where, f"--dims {name}: no dim of this name ({_dims_said(name, files, known)})"
+            )
     return dict(given)
+
+
+def _dims_said(name: str, files: list[GraphFile], known: set[str]) -> str:
+    """What the models' dims are, shortly: a model's inner dims may be a hundred
+    expressions (``floor(height/2 - 1/2) + 1``) nobody sets by hand."""
+    if not known:
+        return "none: every dim has a size"
+    inputs = sorted(set().union(*(_input_dims(f) for f in files)))
+    said = f"the graph inputs' dims: {', '.join(inputs) or 'none'}"
+    if len(known) > len(inputs):
+        said += f"; {len(known) - len(inputs)} more inside the graph"
+    near = difflib.get_close_matches(name, sorted(known), n=3)
+    return (f"did you mean {' or '.join(near)}? " if near else "") + said
+
+
+def _input_dims(file: GraphFile) -> set[str]:
+    shapes = (tensor_type(value).shape or () for value in file.inferred.graph.input)
+    return {dim for shape in shapes for dim in shape if isinstance(dim, str)}
 
 
 def entry(site) -> dict:
