@@ -18,8 +18,8 @@ from conformance.cli import exits, finish, inputs, options, progress
 from conformance.engine import files, records
 from conformance.engine.records import FINDINGS
 from conformance.engine.run import Options, Run
-from conformance.fuzz import replay, strategies
-from conformance.fuzz.campaign import FUZZ_TIMEOUTS, Campaign, CampaignOptions, Status
+from conformance.fuzz import limits
+from conformance.fuzz.options import FUZZ_TIMEOUTS, CampaignOptions
 from conformance.fuzz.store import Store, StoreError, open_store
 from conformance.report.terminal import finish as finish_text
 from conformance.report.terminal import fuzz as fuzz_text
@@ -156,7 +156,7 @@ def _add_arguments(parser) -> None:
         default=None,
         metavar="N",
         help="elements per tensor at most (default $"
-        f"{strategies.MAX_ELEMENTS_ENV} or {strategies.DEFAULT_MAX_ELEMENTS})",
+        f"{limits.MAX_ELEMENTS_ENV} or {limits.DEFAULT_MAX_ELEMENTS})",
     )
     options.add_jobs(
         parser,
@@ -223,6 +223,9 @@ def model_strategy(paths: list[Path], max_elements: int):
 
 
 def command(args) -> int:
+    # Hypothesis comes with the campaign: imported here, not at every command's start.
+    from conformance.fuzz.campaign import Campaign, Status
+
     finish.check_outputs(args)
     err = options.stderr()
     missing = [flag for flag, value in (("--time-budget", args.time_budget), ("--seed", args.seed))
@@ -232,7 +235,7 @@ def command(args) -> int:
                   f"{', '.join(missing)}", markup=False)  # fmt: skip
         return exits.USAGE
     try:  # $CONFORMANCE_MAX_ELEMENTS, when --max-elements does not say
-        max_elements = args.max_elements or strategies.max_elements()
+        max_elements = args.max_elements or limits.max_elements()
     except ValueError as error:
         err.print(str(error), markup=False)
         return exits.USAGE
@@ -300,6 +303,8 @@ def command(args) -> int:
 
 def replay_command(args) -> int:
     """``conformance fuzz replay``: the store's bugs on the current targets, gated."""
+    from conformance.fuzz import replay  # with Hypothesis (see command)
+
     finish.check_outputs(args)
     err = options.stderr()
     runtimes = options.chosen_runtimes(args)

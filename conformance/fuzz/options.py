@@ -17,7 +17,7 @@ from conformance.engine.pool import RUN_TIMEOUTS, EngineError, Timeouts
 from conformance.engine.run import Options
 from conformance.engine.targets import Target
 from conformance.errors import ConformanceError
-from conformance.fuzz import strategies
+from conformance.fuzz import limits
 from conformance.fuzz.store import Store
 
 # Seconds per job when --timeout is not given: 2 s, where a healthy runtime
@@ -45,7 +45,7 @@ class CampaignOptions(Options):
     time_budget: float  # seconds, shrinking included
     seed: int
     out_dir: Path
-    max_elements: int = strategies.DEFAULT_MAX_ELEMENTS
+    max_elements: int = limits.DEFAULT_MAX_ELEMENTS
     round_size: int = 64  # examples per round (also the Hypothesis batch)
     shrink_seconds: float = 10.0  # per class
     shrink_calls: int = 1000  # runtime calls per class (the 10 s usually binds first)

@@ -47,7 +47,6 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import os
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
@@ -60,8 +59,8 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from conformance.cases.case import Case, Source
-from conformance.cases.values import MAX_ELEMENTS
 from conformance.engine import models
+from conformance.fuzz.limits import DEFAULT_MAX_ELEMENTS, MAX_ELEMENTS_ENV, max_elements
 from conformance.tables import dtypes
 from conformance.tables.spec import OPSETS, OpSpec, op_spec
 
@@ -90,8 +89,6 @@ __all__ = [
     "variants",
 ]
 
-DEFAULT_MAX_ELEMENTS = 256
-MAX_ELEMENTS_ENV = "CONFORMANCE_MAX_ELEMENTS"
 MAX_RANK = 8
 MAX_GATHER_INDICES_RANK = MAX_RANK  # "any rank": as high as data goes
 MAX_STRING = 12  # characters in a drawn string (long strings come from the specials)
@@ -139,20 +136,6 @@ _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
 # Clauses whose inputs have no gathered axis (data of rank 0, an axis outside [-r, r-1]).
 _AXISLESS = ("data-rank-zero", "axis-out-of-range")
-
-
-def max_elements() -> int:
-    """The element cap per tensor: $CONFORMANCE_MAX_ELEMENTS or the default."""
-    raw = os.environ.get(MAX_ELEMENTS_ENV)
-    if raw is None:
-        return DEFAULT_MAX_ELEMENTS
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{MAX_ELEMENTS_ENV}={raw!r} is not a whole number") from None
-    if not 1 <= value <= MAX_ELEMENTS:  # the case files' limit: one cap for every tensor
-        raise ValueError(f"{MAX_ELEMENTS_ENV}={raw!r} must be from 1 to {MAX_ELEMENTS}")
-    return value
 
 
 def _cap(given: int | None) -> int:
