@@ -147,9 +147,7 @@ def _add_arguments(parser) -> None:
     parser.add_argument(
         "--seed", type=int, metavar="N", help="the campaign's seed (deterministic; required)"
     )
-    parser.add_argument(
-        "--out", type=Path, metavar="DIR", help="output folder (default reports/fuzz-<time>)"
-    )
+    options.add_out(parser, "fuzz")
     parser.add_argument(
         "--max-elements",
         type=options.element_cap,
@@ -164,15 +162,12 @@ def _add_arguments(parser) -> None:
         "tiny, and a second worker keeps a runtime busy while the first compiles or restarts",
     )
     options.add_pack(parser)
-    parser.add_argument(
-        "--timeout",
-        type=options.positive_seconds,
-        default=None,
-        metavar="S",
-        help=f"seconds per job (a pack of examples, or one alone) and runtime (default "
-        f"{FUZZ_TIMEOUTS.default:g}, a healthy runtime takes milliseconds; "
-        + ", ".join(f"{t:g} for {name}" for name, t in FUZZ_TIMEOUTS.by_adapter.items())
-        + ", which compile every pack)",
+    # A healthy runtime takes milliseconds; the compilers compile every pack.
+    options.add_timeout(
+        parser,
+        FUZZ_TIMEOUTS,
+        "job (a pack of examples, or one alone)",
+        ", which compile every pack",
     )
     options.add_shard(parser, "shards draw different examples from the same seed")
     _add_store(parser)

@@ -12,7 +12,7 @@ from conformance.cases import writing
 from conformance.cli import exits, finish, options
 from conformance.cli import run as run_command
 from conformance.engine import files
-from conformance.engine.pool import DEFAULT_BATCH, DEFAULT_TIMEOUT, DEFAULT_WORKER_MEMORY
+from conformance.engine.pool import DEFAULT_BATCH, DEFAULT_WORKER_MEMORY, RUN_TIMEOUTS
 from conformance.errors import ConformanceError
 from conformance.graphs import capture, drawing, nodes, reading, saving
 from conformance.report import node_verdicts
@@ -35,16 +35,8 @@ def add_parser(commands) -> None:
     options.add_variants(model.add_argument)
     options.add_jobs(model)
     options.add_pack(model)
-    model.add_argument(
-        "--out", type=Path, metavar="DIR", help="output folder (default reports/model-<time>)"
-    )
-    model.add_argument(
-        "--timeout",
-        type=options.positive_seconds,
-        default=None,
-        metavar="S",
-        help=f"seconds per case and runtime, load and run (default {DEFAULT_TIMEOUT:g}, as run)",
-    )
+    options.add_out(model, "model")
+    options.add_timeout(model, RUN_TIMEOUTS, "case (load and run)", ", as run")
     options.add_case_memory(model, "are not judged (listed with the reason in nodes.json)")
     model.add_argument(
         "--dims",

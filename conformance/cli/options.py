@@ -24,6 +24,7 @@ from conformance import adapters, shipped
 from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.cases.values import MAX_ELEMENTS
 from conformance.engine import models, targets
+from conformance.engine.pool import Timeouts
 from conformance.engine.targets import Target
 from conformance.gate import baseline
 from conformance.report.terminal.escape import safe
@@ -341,6 +342,28 @@ def add_json(parser, what: str) -> None:
 def default_out(kind: str) -> Path:
     """reports/<kind>-<time>: where a run or campaign goes without --out."""
     return Path("reports") / datetime.now().strftime(f"{kind}-%Y%m%d-%H%M%S")
+
+
+def add_out(parser, kind: str) -> None:
+    """``--out DIR``: the run's folder (default :func:`default_out` of ``kind``)."""
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help=f"output folder (default reports/{kind}-<time>)"
+    )
+
+
+def add_timeout(parser, timeouts: Timeouts, job: str, why: str) -> None:
+    """``--timeout S``: seconds per ``job`` and runtime; the defaults said from
+    ``timeouts`` (the engine's table), each runtime's own followed by ``why``."""
+    own = ", ".join(f"{t:g} for {name}" for name, t in timeouts.by_adapter.items())
+    parser.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=None,
+        metavar="S",
+        help=f"seconds per {job} and runtime (default {timeouts.default:g}"
+        + (f"; {own}{why}" if own else "")
+        + ")",
+    )
 
 
 def add_case_memory(parser, refused: str) -> None:

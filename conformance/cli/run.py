@@ -13,12 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from conformance.cli import exits, finish, inputs, options, progress
 from conformance.engine import models, records
-from conformance.engine.pool import (
-    DEFAULT_BATCH,
-    DEFAULT_TIMEOUT,
-    DEFAULT_WORKER_MEMORY,
-    RUNTIME_TIMEOUTS,
-)
+from conformance.engine.pool import DEFAULT_BATCH, DEFAULT_WORKER_MEMORY, RUN_TIMEOUTS
 from conformance.engine.run import Options, run_cases
 from conformance.report.terminal import cases as cases_text
 from conformance.report.terminal import finish as finish_text
@@ -46,17 +41,9 @@ def _add_arguments(parser) -> None:
     options.add_variants(parser.add_argument)
     options.add_jobs(parser)
     options.add_pack(parser)
-    parser.add_argument(
-        "--out", type=Path, metavar="DIR", help="output folder (default reports/run-<time>)"
-    )
-    parser.add_argument(
-        "--timeout",
-        type=options.positive_seconds,
-        default=None,
-        metavar="S",
-        help=f"seconds per case and runtime, load and run (default {DEFAULT_TIMEOUT:g}; "
-        + ", ".join(f"{t:g} for {name}" for name, t in RUNTIME_TIMEOUTS.items())
-        + ": the header's timeouts_s says)",
+    options.add_out(parser, "run")
+    options.add_timeout(
+        parser, RUN_TIMEOUTS, "case (load and run)", ": the header's timeouts_s says"
     )
     parser.add_argument(
         "--batch-size",
