@@ -86,8 +86,10 @@ def check(reader: YamlFileReader, name: str) -> set[tuple]:
         for key_path, field, message, line, _ in found:
             if line is None:
                 line = yaml_lines.line_of(reader.root, key_path)
+            while len(field) > 2 and isinstance(field[-1], int):
+                field = field[:-1]  # an item of a list of values is the value, not a field
             said[(field, message, line)] = None
-    for field, message, line in sorted(said, key=lambda s: (s[2] or 0, str(s[0]))):
+    for field, message, line in sorted(said, key=lambda s: s[2] or 0):  # stable: schema order
         reader.error(field, message, line=line)
     return set(by_path)
 
