@@ -319,6 +319,11 @@ class _FileReader(YamlFileReader):
     schema can say checked here, for each entry the schema passed."""
 
     def read(self) -> list[Entry]:
+        found = self._read()
+        self.errors.sort(key=lambda error: error.line or 0)  # the schema's, then the code's
+        return found
+
+    def _read(self) -> list[Entry]:
         self.observed: list[Observed] = []
         if not self.load_yaml():
             return []
