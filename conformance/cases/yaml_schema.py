@@ -3,12 +3,16 @@
 Baselines (``cases/known/*.yaml``) and targets files (``--targets``) are
 checked against the schemas users validate them against,
 ``docs/schemas/baseline.schema.json`` and ``targets.schema.json`` (shipped as
-``conformance/schemas``: :func:`conformance.shipped.schemas`), by the
-``jsonschema`` library, as case files are (:mod:`conformance.cases.loader`):
-these files are small (a baseline holds tens of entries) and read once per
-command, and jsonschema's errors carry the path that the YAML loader's lines
-(:mod:`conformance.cases.yaml_lines`) turn into ``file:line: field: message``.
-Its ``integer`` is the readers' (``13.0`` and ``true`` are not integers).
+``conformance/schemas``: :func:`conformance.shipped.schemas`), as a run
+folder's files are (:mod:`conformance.engine.run_schemas`): jsonschema-rs (the
+same draft, compiled) decides whether a file is valid, and only a file it
+refuses is checked again by the ``jsonschema`` library, whose errors carry the
+path that the YAML loader's lines (:mod:`conformance.cases.yaml_lines`) turn
+into ``file:line: field: message``. Every command that gates reads the
+baselines, and jsonschema alone took about as long again as parsing them
+(benchmarks/baseline_read.py). Both are held to the readers' ``integer``:
+``13.0`` and ``true`` are not integers (jsonschema-rs is shown each whole
+float as a fraction, so that it cannot take one for an integer).
 
 A message says the value and what it must be, in the schema's own words (the
 ``description`` of the node the value broke, with its ``enum`` listed): the
@@ -23,6 +27,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 import jsonschema
+import jsonschema_rs
 
 from conformance import shipped
 from conformance.cases import yaml_lines
@@ -68,11 +73,40 @@ def validator(name: str):
     return _Validator(schema(name))
 
 
+@cache
+def _fast(name: str):
+    return jsonschema_rs.validator_for(schema(name))
+
+
+def _no_whole_floats(value):
+    """``value`` with each float of whole value (13.0) made a fraction (13.5):
+    JSON Schema's 13.0 is an integer, the readers' is not, and no field of
+    these schemas takes a float that a fraction would not do for."""
+    if isinstance(value, float):
+        return value + 0.5 if value.is_integer() else value
+    if isinstance(value, dict):
+        return {key: _no_whole_floats(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_no_whole_floats(item) for item in value]
+    return value
+
+
+def _surely_valid(root, name: str) -> bool:
+    """Whether jsonschema-rs finds ``root`` valid, as the readers judge it
+    (False: jsonschema is asked, and says what is wrong, if anything)."""
+    try:
+        return _fast(name).is_valid(_no_whole_floats(root))
+    except ValueError:  # a mapping key that is not a string: jsonschema says where
+        return False
+
+
 def check(reader: YamlFileReader, name: str) -> set[tuple]:
     """Report every way ``reader.root`` breaks the schema ``name`` through
     ``reader.error`` (in the order of the file's lines); return the paths of
     the values found wrong (a mapping missing a field, the key of a bad name),
     so that the reader checks in code only what the schema passed."""
+    if _surely_valid(reader.root, name):
+        return set()
     problems = []
     for error in validator(name).iter_errors(reader.root):
         problems.extend(_problems(error))
