@@ -169,7 +169,7 @@ class _TargetsReader(YamlFileReader):
 
     def read(self) -> list[Target]:
         found = self._read()
-        self.errors.sort(key=lambda error: error.line or 0)  # the schema's, then the code's
+        self.errors.sort(key=lambda error: error.line or 0)  # the schema's and the code's, by line
         return found
 
     def _read(self) -> list[Target]:

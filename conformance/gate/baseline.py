@@ -320,7 +320,7 @@ class _FileReader(YamlFileReader):
 
     def read(self) -> list[Entry]:
         found = self._read()
-        self.errors.sort(key=lambda error: error.line or 0)  # the schema's, then the code's
+        self.errors.sort(key=lambda error: error.line or 0)  # the schema's and the code's, by line
         return found
 
     def _read(self) -> list[Entry]:
