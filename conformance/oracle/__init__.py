@@ -22,7 +22,13 @@ from conformance.oracle.errors import SpecViolation
 from conformance.tables.spec import op_spec
 
 __all__ = [
-    "OPERATORS", "Defined", "SpecViolation", "Verdict", "Violated", "evaluate", "output_shape",
+    "OPERATORS",
+    "Defined",
+    "SpecViolation",
+    "Verdict",
+    "Violated",
+    "evaluate",
+    "output_shape",
     "verdict",
 ]
 
