@@ -62,6 +62,8 @@ class Refused(yaml.MarkedYAMLError):
     def __init__(self, node, path: tuple, message: str) -> None:
         super().__init__(problem=message, problem_mark=node.start_mark)
         self.path = path
+        self.message = message  # problem and problem_mark, never None here
+        self.line: int = node.start_mark.line + 1
 
 
 def is_int(value) -> bool:
