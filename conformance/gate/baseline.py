@@ -101,7 +101,7 @@ from conformance.tables.features import FEATURES
 from conformance.tables.profiles import INT64_MAX, INT64_MIN, PROFILES
 
 FOLDER = "known"  # below the cases folder; never read as case files
-SIGNATURE_FIELDS: dict[str, tuple] = {
+SIGNATURE_FIELDS: dict[str, tuple | None] = {
     "op": spec.OPS,
     "opset": tuple(sorted({o for opsets in spec.OPSETS.values() for o in opsets})),
     "dtype": tuple(dtypes.NAMES),
@@ -244,8 +244,9 @@ class Entry:
         if self.profile and target.profile not in self.profile:
             return False
         flags = target.cpu_flags
-        recorded = flags is not None and (self.cpu_has or self.cpu_lacks)
-        return not (recorded and (not self.cpu_has <= flags or self.cpu_lacks & flags))
+        if flags is None or not (self.cpu_has or self.cpu_lacks):  # nothing to hold it to
+            return True
+        return not (not self.cpu_has <= flags or self.cpu_lacks & flags)
 
     def conditions(self) -> str:
         """Where the entry holds, for a person: ``versions >=2026.4, profile
@@ -500,7 +501,7 @@ class _FileReader(YamlFileReader):
             if name in INTEGER_FIELDS:  # true is not opset 1, nor 13.0 opset 13
                 bad = [v for v in values if not is_int(v) or (allowed and v not in allowed)]
             else:
-                bad = [v for v in values if not isinstance(v, str) or v not in allowed]
+                bad = [v for v in values if not isinstance(v, str) or v not in (allowed or ())]
             if bad or not values:
                 what = "an integer" if allowed is None else f"one of {', '.join(map(str, allowed))}"
                 said = [f"{v} (a boolean)" if isinstance(v, bool) else shown(v) for v in bad]
