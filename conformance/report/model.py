@@ -22,7 +22,7 @@ from pathlib import Path
 from conformance.engine import credentials, models, records
 from conformance.engine.groups import GroupKey, Signature, group_key
 from conformance.engine.judge import DISCREPANCIES, KINDS
-from conformance.gate import verdict
+from conformance.gate import baseline, verdict
 from conformance.messages import first_line
 from conformance.tables import decisions
 
@@ -350,7 +350,9 @@ def _node_verdicts(runs: list[records.RunFolder]) -> list:
 
 
 def from_runs(
-    runs: list[records.RunFolder], report_path: Path, known: Path | None = None
+    runs: list[records.RunFolder],
+    report_path: Path,
+    known: Path | baseline.Known | None = None,
 ) -> Report:
     """The report of these runs. Discrepancy groups are marked known or new
     as each run's gate decided (gate.json), or, with ``known``, by holding

@@ -105,7 +105,7 @@ def _reason(message: str) -> str:
     return line[:160]
 
 
-def _digests(folder: Path | None, adapters: set[str]) -> list[dict]:
+def _digests(folder: Path | baseline.Known | None, adapters: set[str]) -> list[dict]:
     if folder is None:
         return []
     found = []
@@ -151,7 +151,9 @@ def distinct(runs: list[records.RunFolder]) -> list[records.RunFolder]:
     return kept
 
 
-def build(runs: list[records.RunFolder], out: Path, known: Path | None = None) -> dict:
+def build(
+    runs: list[records.RunFolder], out: Path, known: Path | baseline.Known | None = None
+) -> dict:
     """The scoreboard of these runs (:func:`distinct`: ScoreboardError for a
     target in two runs); ``known`` gates them against that baseline folder
     now (else each run's gate.json, as the report does)."""
