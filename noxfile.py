@@ -250,8 +250,8 @@ def typecheck(session: nox.Session) -> None:
     """mypy over conformance/, configured in pyproject.toml ([tool.mypy]).
 
     The runtimes ship no types (their modules are ignored there, one by one), so
-    only the core, the Redis client and the stubs of PyYAML, jsonschema and
-    protobuf (extra `typecheck`) are installed: what mypy checks the calls against.
+    only the core, the Redis client, pytest and the stubs of PyYAML, jsonschema
+    and protobuf (extra `typecheck`) are installed: what mypy checks calls against.
     """
     _install(session, "-e", ".[redis,typecheck]")
     session.run("mypy", *session.posargs)
