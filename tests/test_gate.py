@@ -730,3 +730,27 @@ def test_a_baseline_yaml_cannot_mean_is_refused_by_the_cli_at_its_line(tmp_path)
         assert done.returncode == 2, said
         assert "internal error" not in said and "Traceback" not in said, said
         assert f"{path}{expected}" in said, (expected, said)
+
+
+def test_a_baseline_folder_gone_during_the_run_is_a_gate_error(tmp_path):
+    """`run --gate` reads the baselines before the run and --known again to
+    gate it: a folder removed meanwhile is a GateError (exit 2, said), not a
+    TypeError from gating against None (found by mypy)."""
+    import argparse
+    import io
+
+    from rich.console import Console
+
+    from conformance.cli import finish
+    from conformance.gate import verdict
+
+    known = tmp_path / "known"
+    known.mkdir()
+    args = argparse.Namespace(known=[known], allow_fixed=False)
+    baselines = verdict.load_baselines(baseline.folders([known]), ["openvino"])
+    known.rmdir()
+    run = records.RunFolder(tmp_path / "run", {}, [record("value_mismatch")])
+    err = io.StringIO()
+    with pytest.raises(verdict.GateError, match="gone since the run began"):
+        finish.gate_run(run, baselines, args, Console(file=err, width=1000))
+    assert f"--known {known}: no such folder" in err.getvalue()

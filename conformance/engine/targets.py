@@ -207,11 +207,13 @@ class _TargetsReader(YamlFileReader):
                 f"'profile: {named.profile}'",
             )
             return None
-        profile, properties = DEFAULT, {}
+        profile: str | None = DEFAULT
+        properties: dict = {}
         if "properties" in raw:
-            properties = self._properties(raw["properties"], (*at, "properties"))
-            if properties is None:
+            given = self._properties(raw["properties"], (*at, "properties"))
+            if given is None:
                 return None
+            properties = given
             profile = None
         elif "profile" in raw:
             profile = raw["profile"]

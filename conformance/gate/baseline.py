@@ -243,8 +243,9 @@ class Entry:
         if self.profile and target.profile not in self.profile:
             return False
         flags = target.cpu_flags
-        recorded = flags is not None and (self.cpu_has or self.cpu_lacks)
-        return not (recorded and (not self.cpu_has <= flags or self.cpu_lacks & flags))
+        if flags is None or not (self.cpu_has or self.cpu_lacks):  # nothing to hold it to
+            return True
+        return not (not self.cpu_has <= flags or self.cpu_lacks & flags)
 
     def conditions(self) -> str:
         """Where the entry holds, for a person: ``versions >=2026.4, profile

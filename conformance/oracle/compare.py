@@ -115,6 +115,7 @@ def explained_by(expected: np.ndarray, actual: np.ndarray) -> list[str]:
             if model.transform is not None:
                 allowed = ~differing_mask(model.transform(expected), actual)
             else:
+                assert model.allowed is not None  # a model has a transform or an allowed
                 allowed = model.allowed(expected, actual)
         if bool((same | allowed).all()):
             found.append(model.name)
