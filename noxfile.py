@@ -245,6 +245,18 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
+@nox.session(python=PYTHON)
+def typecheck(session: nox.Session) -> None:
+    """mypy over conformance/, configured in pyproject.toml ([tool.mypy]).
+
+    The runtimes ship no types (their modules are ignored there, one by one), so
+    only the core, the Redis client, pytest and the stubs of PyYAML, jsonschema
+    and protobuf (extra `typecheck`) are installed: what mypy checks calls against.
+    """
+    _install(session, "-e", ".[redis,typecheck]")
+    session.run("mypy", *session.posargs)
+
+
 # -- nox -s versions ---------------------------------------------------------------------
 # Each runtime's own packages; every environment also gets COMPANIONS (what the
 # adapters import besides their runtime) and this project with --no-deps.

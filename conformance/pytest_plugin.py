@@ -82,7 +82,7 @@ from conformance.report.terminal import cases as cases_text
 from conformance.report.terminal import run as run_text
 
 if TYPE_CHECKING:  # the engine's run is imported when a session starts one
-    from conformance.engine.run import Recorded
+    from conformance.engine.run import Recorded, Run
 
 DEFAULT_OUT = Path("reports") / "pytest"
 
@@ -325,7 +325,7 @@ class _Session:
         worker = _worker(config)
         self.out = option.conformance_out / worker if worker else option.conformance_out
         _check_out(option.conformance_out)
-        self.run = None
+        self.run: Run | None = None
         self.failed: str | None = None  # why the run did not start: said once, then exit 4
         # (case id, source, variant, runtime) -> record, run ahead of the items
         self.records: dict[tuple, dict] | None = None
@@ -424,6 +424,7 @@ class _Session:
 
     def _keep(self, result: Recorded) -> None:
         case = result.case
+        assert self.records is not None  # set before the run ahead that calls this
         self.records[(case.id, str(case.source), result.variant, result.runtime)] = result.record
 
     def close(self) -> None:
@@ -529,7 +530,7 @@ def pytest_sessionfinish(session) -> None:
 
 
 class CaseFile(pytest.File):
-    def repr_failure(self, excinfo):
+    def repr_failure(self, excinfo, style=None):  # Node's signature; a Collector's takes no style
         if isinstance(excinfo.value, ConformanceError):  # CaseErrors, or an unknown opset
             return excinfo.value.message  # file:line: field: message, no traceback
         return super().repr_failure(excinfo)
@@ -629,6 +630,7 @@ class CaseItem(pytest.Item):
 
     def _describe(self) -> str:
         record = self.record
+        assert record is not None  # described once the item has its result
         lines = [
             f"{record['runtime']} {record['kind']}: {record.get('message', '')}",
             f"case {record['case_id']} ({record['source']}), variant {record['variant']}",
@@ -661,10 +663,10 @@ class CaseItem(pytest.Item):
             return f"no baseline file: {self.runtime!r} is not a baseline name"
         return ", ".join(str(f / f"{name}.yaml") for f in _session(self.config).known)
 
-    def repr_failure(self, excinfo):
+    def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (Discrepancy, KnownDiscrepancy, CaseProblem)):
             return str(excinfo.value)
-        return super().repr_failure(excinfo)
+        return super().repr_failure(excinfo, style)
 
     def reportinfo(self):
         return (

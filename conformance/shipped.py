@@ -69,7 +69,7 @@ def digest(files: Iterable[Path], root: Path | None = None) -> str:
     the same corpus. A file named twice (a folder and the file itself) counts
     once, as the loader reads it once."""
     hashed = hashlib.sha256()
-    named = {}  # resolved path -> (name, path)
+    named: dict[Path, tuple[str, Path]] = {}  # resolved path -> (name, path)
     for path in files:
         path = Path(path)
         try:
@@ -77,9 +77,9 @@ def digest(files: Iterable[Path], root: Path | None = None) -> str:
         except ValueError:
             name = path
         named.setdefault(path.resolve(), (name.as_posix(), path))
-    for name, path in sorted(named.values()):
+    for shown, path in sorted(named.values()):
         data = path.read_bytes()
-        hashed.update(f"{name}\0{len(data)}\0".encode())
+        hashed.update(f"{shown}\0{len(data)}\0".encode())
         hashed.update(data)
     return hashed.hexdigest()
 

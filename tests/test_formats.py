@@ -14,9 +14,11 @@ from jsonschema import Draft202012Validator
 
 from conformance import shipped
 from conformance.engine import models, records, run_schemas
-from conformance.engine.judge import KINDS
-from conformance.tables import dtypes, spec
+from conformance.engine.judge import DISCREPANCIES, KINDS
+from conformance.engine.records import CPU_FLAGS
+from conformance.tables import decisions, dtypes, explanations, spec
 from conformance.tables.features import FEATURES
+from conformance.tables.profiles import PROFILES
 from tests.conftest import FIRST_ROUND_COMPLEX_SEED, REPO, conformance
 
 SCHEMAS = REPO / "docs" / "schemas"
@@ -31,6 +33,8 @@ NAMES = (
     "scoreboard",
     "nodes",
     "manifest",
+    "baseline",
+    "targets",
 )
 FILES = {  # file of a run folder -> its schema
     "header.json": "header",
@@ -42,6 +46,12 @@ FILES = {  # file of a run folder -> its schema
 # The tables the schemas' enums copy: each enum holding one of these names must be all of them.
 ENUMS = {
     "kind": list(KINDS),
+    "discrepancy": [kind for kind in KINDS if kind in DISCREPANCIES],  # baselines' outcomes
+    "decision": list(decisions.BY_ID),
+    "violation": ["none", *decisions.BY_ID],
+    "explanation": list(explanations.BY_NAME),
+    "profile": sorted({profile for known in PROFILES.values() for profile in known}),
+    "CPU flag": list(CPU_FLAGS),
     "dtype": list(dtypes.NAMES),
     "variant": list(models.VARIANTS),
     "feature": list(FEATURES),
@@ -284,12 +294,12 @@ def enums(node):
 @pytest.mark.parametrize("name", NAMES)
 def test_the_kind_enum_and_the_other_tables_are_the_code_s(name):
     document = schema(name)
-    if name not in ("header", "nodes", "manifest"):  # the files without all outcome kinds
+    if name not in ("header", "nodes", "manifest", "baseline", "targets"):  # without all kinds
         assert document["$defs"]["kind"] == {"enum": list(KINDS)}
     for values in enums(document):
-        for table, names in ENUMS.items():
-            if set(values) & set(names):
-                assert values == names, f"{name}: an enum of {table} is not {names}"
+        tables = {table: names for table, names in ENUMS.items() if set(values) & set(names)}
+        if tables:  # one of the tables it shares names with, whole (a decision id is a violation)
+            assert values in tables.values(), f"{name}: an enum of {', '.join(tables)} is not one"
 
 
 def test_definitions_of_the_same_name_are_the_same_everywhere():

@@ -72,7 +72,7 @@ def test_bad_entries_name_file_line_and_field(tmp_path):
     where = str(tmp_path / "openvino.yaml")
     assert f"{where}:3: entries[0].outcome: 'pass' is not a discrepancy kind" in found[0]
     text = "\n".join(found)
-    assert f"{where}:6: entries[1].signature.dtype: 'float33': not one of" in text
+    assert f"{where}:6: entries[1].signature.dtype: 'float33' is not a dtype (bool, " in text
     assert f"{where}:6: entries[1].signature.colour: unknown field" in text
     assert f"{where}:9: entries[1].clause: 'no-such-clause' is not a decision id" in text
     assert f"{where}:10: entries[1].versions: 'about 2026' is not a version specifier" in text
@@ -338,7 +338,8 @@ def test_a_signature_axis_is_any_integer(tmp_path):
         "    reason: r\n    clause: axis-out-of-range\n",
     )
     assert found == [
-        f"{tmp_path / 'openvino.yaml'}:2: entries[0].signature.axis: 'one': not an integer"
+        f"{tmp_path / 'openvino.yaml'}:2: entries[0].signature.axis: 'one' is not an integer "
+        "within int64 (an ONNX attribute int)"
     ]
 
 
@@ -370,9 +371,15 @@ def test_empty_fields_are_errors_not_wildcards(tmp_path):
         "  - signature:\n    outcome: crash\n    reason: r\n    clause: bitwise-exact\n",
     )
     where = tmp_path / "openvino.yaml"
-    assert f"{where}:2: entries[0].case: must be a non-empty string or a list of them" in found
-    assert f"{where}:3: entries[0].outcome: must be a non-empty string or a list of them" in found
-    assert any(line.startswith(f"{where}:6: entries[1].signature: a mapping") for line in found)
+    assert f"{where}:2: entries[0].case: None is not a case-id glob: a non-empty string" in found
+    assert any(
+        line.startswith(f"{where}:3: entries[0].outcome: None is not a discrepancy kind (")
+        for line in found
+    )
+    assert any(
+        line.startswith(f"{where}:6: entries[1].signature: None is not a mapping of some of: op,")
+        for line in found
+    )
 
 
 def test_an_absent_axis_matches_axis_0(tmp_path):
@@ -642,21 +649,18 @@ def test_observed_fields_have_their_types(tmp_path):
         "entries:\n  - signature: {dtype: string}\n" + ENTRY_TAIL,
     )
     where = tmp_path / "openvino.yaml"
+    version = "is not the runtime's version as the run header has it, a string (quote a "
+    version += "version YAML reads as a number: '2026.4')"
+    profiles = "(1thread, accuracy, bf16, default, f32, generic, host, no-opt, openvino-ep)"
     assert found == [
-        f"{where}:2: observed[0].version: [1, 2]: the runtime's version as the run header has "
-        "it, a string",
-        f"{where}:3: observed[1].profile: {{'a': 1}} is not a profile (1thread, accuracy, bf16, "
-        "default, f32, generic, host, no-opt, openvino-ep)",
-        f"{where}:4: observed[2].version: 2026.4: the runtime's version as the run header has "
-        "it, a string (quote a version: '2026.4')",
-        f"{where}:4: observed[2].cpu_flags: a list of CPU flags among "
-        + ", ".join(records.CPU_FLAGS),
-        f"{where}:5: observed[3].version: '': the runtime's version as the run header has it, "
-        "a string",
-        f"{where}:5: observed[3].profile: 'turbo' is not a profile (1thread, accuracy, bf16, "
-        "default, f32, generic, host, no-opt, openvino-ep)",
-        f"{where}:5: observed[3].cpu_flags: a list of CPU flags among "
-        + ", ".join(records.CPU_FLAGS),
+        f"{where}:2: observed[0].version: [1, 2] {version}",
+        f"{where}:3: observed[1].profile: {{'a': 1}} is not a profile {profiles}",
+        f"{where}:4: observed[2].version: 2026.4 {version}",
+        f"{where}:4: observed[2].cpu_flags: True is not a recorded CPU flag "
+        f"({', '.join(records.CPU_FLAGS)})",
+        f"{where}:5: observed[3].version: '' {version}",
+        f"{where}:5: observed[3].profile: 'turbo' is not a profile {profiles}",
+        f"{where}:5: observed[3].cpu_flags: 'avx2' is not a list of CPU flags",
     ]
     path = write(tmp_path, "openvino", "observed:\n  - {version: 2026.4.1, profile: default, "
                  "cpu_flags: [avx2]}\nentries: []\n")  # fmt: skip
@@ -680,12 +684,15 @@ def test_signature_integers_are_integers(tmp_path):
     )  # fmt: skip
     where = tmp_path / "openvino.yaml"
     assert found == [
-        f"{where}:2: entries[0].signature.opset: True (a boolean): not one of 1, 11, 13",
-        f"{where}:6: entries[1].signature.opset: 13.0: not one of 1, 11, 13",
-        f"{where}:10: entries[2].signature.axis: False (a boolean): not an integer",
-        f"{where}:14: entries[3].signature.axis: 9223372036854775808: outside int64 "
-        "(an ONNX attribute int)",
-        f"{where}:18: entries[4].signature.dtype: 1: not one of " + ", ".join(dtypes.NAMES),
+        f"{where}:2: entries[0].signature.opset: True (a boolean) is not an opset (1, 11, 13)",
+        f"{where}:6: entries[1].signature.opset: 13.0 is not an opset (1, 11, 13)",
+        f"{where}:10: entries[2].signature.axis: False (a boolean) is not an integer within "
+        "int64 (an ONNX attribute int)",
+        f"{where}:14: entries[3].signature.axis: 9223372036854775808 is not an integer within "
+        "int64 (an ONNX attribute int)",
+        f"{where}:18: entries[4].signature.dtype: 1 is not a dtype ("
+        + ", ".join(dtypes.NAMES)
+        + ")",
     ]
     text = "entries:\n  - signature: {opset: 1, axis: -9223372036854775808, dtype: string}\n"
     (entry,) = baseline.load_file(write(tmp_path, "openvino", text + ENTRY_TAIL))
@@ -706,11 +713,11 @@ def test_a_baseline_yaml_cannot_mean_is_refused_by_the_cli_at_its_line(tmp_path)
         ("entries:\n  - signature: {axis: 1.0e+999, dtype: string}\n" + ENTRY_TAIL,
          ":2: entries[0].signature.axis: 1.0e+999 is out of range for a float"),
         ("observed:\n  - {version: [2026, 4], profile: default, cpu_flags: []}\nentries: []\n",
-         ":2: observed[0].version: [2026, 4]: the runtime's version"),
+         ":2: observed[0].version: [2026, 4] is not the runtime's version"),
         ("observed:\n  - {version: 2026.4.1, profile: {a: 1}, cpu_flags: []}\nentries: []\n",
          ":2: observed[0].profile: {'a': 1} is not a profile"),
         ("entries:\n  - signature: {opset: true, dtype: string}\n" + ENTRY_TAIL,
-         ":2: entries[0].signature.opset: True (a boolean): not one of"),
+         ":2: entries[0].signature.opset: True (a boolean) is not an opset (1, 11, 13)"),
     ]:  # fmt: skip
         known = tmp_path / "known"
         shutil.rmtree(known, ignore_errors=True)
@@ -723,3 +730,27 @@ def test_a_baseline_yaml_cannot_mean_is_refused_by_the_cli_at_its_line(tmp_path)
         assert done.returncode == 2, said
         assert "internal error" not in said and "Traceback" not in said, said
         assert f"{path}{expected}" in said, (expected, said)
+
+
+def test_a_baseline_folder_gone_during_the_run_is_a_gate_error(tmp_path):
+    """`run --gate` reads the baselines before the run and --known again to
+    gate it: a folder removed meanwhile is a GateError (exit 2, said), not a
+    TypeError from gating against None (found by mypy)."""
+    import argparse
+    import io
+
+    from rich.console import Console
+
+    from conformance.cli import finish
+    from conformance.gate import verdict
+
+    known = tmp_path / "known"
+    known.mkdir()
+    args = argparse.Namespace(known=[known], allow_fixed=False)
+    baselines = verdict.load_baselines(baseline.folders([known]), ["openvino"])
+    known.rmdir()
+    run = records.RunFolder(tmp_path / "run", {}, [record("value_mismatch")])
+    err = io.StringIO()
+    with pytest.raises(verdict.GateError, match="gone since the run began"):
+        finish.gate_run(run, baselines, args, Console(file=err, width=1000))
+    assert f"--known {known}: no such folder" in err.getvalue()

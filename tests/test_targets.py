@@ -86,7 +86,8 @@ def test_a_targets_file_is_checked_like_a_case_file(tmp_path):
         "  both:\n    adapter: openvino\n    profile: f32\n    properties: {A: 1}\n"
         "  badprofile:\n    adapter: onnxruntime\n    profile: turbo\n"
         "  nopython:\n    adapter: onnxruntime\n    python: envs/none/bin/python\n"
-        "  typo:\n    adapter: onnxruntime\n    profiel: no-opt\n",
+        "  typo:\n    adapter: onnxruntime\n    profiel: no-opt\n"
+        "  notits:\n    adapter: onnxruntime\n    profile: f32\n",
     )
     with pytest.raises(CaseErrors) as raised:
         targets.load_file(path)
@@ -96,10 +97,14 @@ def test_a_targets_file_is_checked_like_a_case_file(tmp_path):
         f"{path}:10: targets.both.properties: give a profile or properties" in s for s in said
     )
     assert any(
-        f"{path}:13: targets.badprofile.profile: onnxruntime has no profile" in s for s in said
+        f"{path}:13: targets.badprofile.profile: 'turbo' is not a profile name (1thread, " in s
+        for s in said
     )
     assert any("targets.nopython.python: no interpreter at" in s for s in said)
     assert any(f"{path}:19: targets.typo.profiel: unknown" in s for s in said)
+    assert any(  # a profile, but not this adapter's: the code's table says
+        f"{path}:22: targets.notits.profile: onnxruntime has no profile 'f32'" in s for s in said
+    )
 
 
 def test_a_targets_file_runs_beside_runtime_targets_in_another_interpreter(tmp_path):
@@ -314,10 +319,13 @@ def test_numbers_a_targets_file_cannot_mean_are_refused_at_their_line(tmp_path):
 
 
 def test_a_targets_file_with_no_targets_is_refused(tmp_path):
-    _refused(tmp_path, "targets: {}\n", "FILE:1: targets: no targets")
-    _refused(tmp_path, "targets:\n", "FILE:1: a targets file is a mapping")
+    _refused(tmp_path, "targets: {}\n", "FILE:1: targets: {} is empty; give a mapping of target")
+    _refused(tmp_path, "targets:\n", "FILE:1: targets: None is not a mapping of target name")
     _refused(tmp_path, "targets: {x: {adapter: reference}}\nextra: 1\n",
              "FILE:2: extra: unknown field")  # fmt: skip
+
+
+NAME = "1 to 64 ASCII letters, digits, '_', '-', '.' and ':', starting with a letter or digit"
 
 
 def test_target_names_that_cannot_be_used_are_refused(tmp_path):
@@ -336,16 +344,15 @@ def test_target_names_that_cannot_be_used_are_refused(tmp_path):
         "  openvino:\n    adapter: onnxruntime\n"
         "  onnxruntime:no-opt:\n    adapter: onnxruntime\n    profile: default\n"
         "  openvino:default:\n    adapter: openvino\n",
-        "FILE:2: targets: a target's name is empty",
-        "FILE:6: targets: 'aaaaaaaaaaaa...aaaaaa (300 characters)': a name of 300 characters; "
-        "at most 64",
-        "FILE:8: targets: ",
-        "FILE:10: targets: 'a/b': a target's name is ASCII letters",
-        "FILE:12: targets: '-x': a target's name is",
-        "FILE:14: targets: 'café': a target's name is",
-        "FILE:16: targets: 'tab\\tname': a target's name is",
-        "FILE:18: targets: 2025 is not a target name",
-        "FILE:20: targets: True is not a target name",
+        f"FILE:2: targets: '' is not a target's name: {NAME}",
+        f"FILE:6: targets: 'aaaaaaaaaaa...aaaaa' (302 characters) is not a target's name: {NAME}",
+        f"FILE:8: targets: 'bbbbbbbbbbb...bbbbb' (67 characters) is not a target's name: {NAME}",
+        f"FILE:10: targets: 'a/b' is not a target's name: {NAME}",
+        f"FILE:12: targets: '-x' is not a target's name: {NAME}",
+        f"FILE:14: targets: 'café' is not a target's name: {NAME}",
+        f"FILE:16: targets: 'tab\\tname' is not a target's name: {NAME}",
+        f"FILE:18: targets: 2025 is not a target's name: {NAME}",
+        f"FILE:20: targets: True is not a target's name: {NAME}",
         "FILE:22: targets: 'openvino' is the name of the target openvino in profile default",
         "FILE:24: targets: 'onnxruntime:no-opt' is the name of the target onnxruntime in "
         "profile no-opt",
@@ -387,10 +394,10 @@ def test_other_fields_are_refused_where_their_type_is_wrong(tmp_path):
         wrong + "  f:\n    adapter: reference\n    properties: {A: 2026-04-01}\n",
         "FILE:3: targets.a.adapter: 'openvino:1thread': the adapter alone (openvino); give the "
         "profile as 'profile: 1thread'",
-        "FILE:6: targets.b.profile: False is not a profile name",
+        "FILE:6: targets.b.profile: False is not a profile name (1thread, accuracy, ",
         "FILE:8: targets.c.adapter: unknown runtime 'foo'",
-        "FILE:11: targets.d.python: the path of a Python interpreter",
-        "FILE:14: targets.e.properties: 1: a property name is a non-empty string",
+        "FILE:11: targets.d.python: 3 is not the path of a Python interpreter",
+        "FILE:14: targets.e.properties: 1 is not a property name: a non-empty string",
     )
     assert "targets.f" not in said  # a plain date is the string it is written as
 

@@ -174,7 +174,7 @@ class Adapter:
         """Run the model on the feeds; the session is cached under ``key`` when given."""
         cached = key is not None and key in self._sessions
         start = time.perf_counter()
-        if cached:
+        if cached and key is not None:  # (cached implies a key; says so to mypy)
             session = self._sessions[key]
             self._sessions.move_to_end(key)
         else:

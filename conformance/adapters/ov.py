@@ -128,7 +128,7 @@ class OpenVinoAdapter(Adapter):
         compiled = self._core.compile_model(
             self._core.read_model(probe_model(), b""), self.device, self.properties
         )
-        effective = {}
+        effective: dict[str, str | None] = {}
         for name in self.EFFECTIVE:
             try:
                 effective[name] = _text(compiled.get_property(name))

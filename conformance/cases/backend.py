@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -336,6 +337,7 @@ class _TestFolder:
                 raise _Defect(path, f"mis-numbered: {stem}_<j>.pb with j = 0, 1, 2, ...")
             numbered[int(match.group(2))] = path
         stream = files.get(STREAMS[side])
+        items: Sequence[tuple[Path, str | None, bytes]]  # a name in a stream's items only
         if stream is not None:
             if numbered:
                 first = numbered[min(numbered)]
@@ -371,7 +373,7 @@ class _TestFolder:
         for position, (path, item_name, data) in enumerate(items):
             where = path.name if stream is None else f"{path.name} item {position + 1}"
             tensor = _parse_tensor(data, path, where)
-            name = item_name if stream is not None else tensor.name
+            name = tensor.name if stream is None else item_name or ""
             if not name:
                 name = declared[position]
             elif name not in declared:

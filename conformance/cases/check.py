@@ -100,6 +100,7 @@ def disagreements(case: Case, verdict: oracle.Verdict | None = None) -> list[str
         if not verdict.valid:
             found.append(f"expects an output but the oracle says {verdict.violation}")
         else:
+            assert expectation.output is not None  # kind "output" holds one
             diff = compare.difference(verdict.output, expectation.output)
             if diff is not None:
                 found.append(

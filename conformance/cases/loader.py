@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import jsonschema
+import numpy as np
 import yaml
 
 from conformance import shipped
@@ -78,7 +80,7 @@ def _shown(value) -> str:
     return _SHORT.repr(value)
 
 
-def _yaml_shape_problem(text: str) -> tuple[int, tuple, str] | None:
+def _yaml_shape_problem(text: str) -> tuple[int | None, tuple, str] | None:
     """(line, field path, message) for YAML that parses but cannot be read
     safely: nesting deeper than MAX_DEPTH, a list or mapping as a mapping key
     (unhashable), an alias inside what it names (a cycle), or more than
@@ -121,7 +123,7 @@ def _yaml_shape_problem(text: str) -> tuple[int, tuple, str] | None:
         if isinstance(event, yaml.AliasEvent):
             if event.anchor in open_anchors:
                 return line, where(), f"the alias *{event.anchor} is inside what it names (a cycle)"
-            expanded += sizes.get(event.anchor, 1)
+            expanded += sizes.get(event.anchor, 1) if event.anchor else 1  # (an alias has one)
         else:
             expanded += 1
             if event.anchor and not opens:
@@ -169,7 +171,7 @@ class YamlFileReader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.errors: list[CaseFileError] = []
-        self.root = None
+        self.root: Any = None  # the document: LineDict, LineList or a scalar
 
     def error(self, node_path: tuple, message: str, line: int | None = None) -> None:
         if line is None:
@@ -194,7 +196,7 @@ class YamlFileReader:
                 return False
             self.root = yaml_lines.load(text)
         except yaml_lines.RefusedValue as exc:  # a value no file means, at its field
-            self.error(exc.path, exc.problem, line=exc.problem_mark.line + 1)
+            self.error(exc.path, exc.message, line=exc.line)
             return False
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
@@ -258,7 +260,7 @@ class _CaseFileReader(YamlFileReader):
             self.error(path, message)
         return not found
 
-    def _expand(self, index: int, case: dict, raw: dict) -> list[Case]:
+    def _expand(self, index: int, case: dict, raw: yaml_lines.LineDict) -> list[Case]:
         at = ("cases", index)
         label = f"{case.get('id', '?')}"
 
@@ -302,7 +304,7 @@ class _CaseFileReader(YamlFileReader):
         axis = case.get("attributes", {}).get("axis")
         # Each value is built once per dtype, not once per expansion: the same
         # indices serve every data dtype and opset.
-        built_values: dict[tuple[str, str], object] = {}
+        built_values: dict[tuple[str, str], np.ndarray] = {}
         out: list[Case] = []
         for opset in opsets:
             op_spec = spec.op_spec(op, opset)
@@ -319,7 +321,7 @@ class _CaseFileReader(YamlFileReader):
                     index_type = values.dtype_named(index_name)
                 except values.ValueProblem as problem:
                     return fail("indices_dtype", str(problem))
-                built = {}
+                built: dict[str, np.ndarray] = {}
                 for field, dtype in (
                     ("data", data_type),
                     ("indices", index_type),

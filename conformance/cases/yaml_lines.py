@@ -62,6 +62,8 @@ class RefusedValue(yaml.MarkedYAMLError):
     def __init__(self, node, path: tuple, message: str) -> None:
         super().__init__(problem=message, problem_mark=node.start_mark)
         self.path = path
+        self.message = message  # problem and problem_mark, never None here
+        self.line: int = node.start_mark.line + 1
 
 
 def is_int(value) -> bool:
@@ -76,7 +78,8 @@ _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 
 class LineLoader(yaml.SafeLoader):
     # A plain 2026-04-01 stays a string: no format here has a date.
-    yaml_implicit_resolvers: ClassVar[dict] = {
+    # (types-PyYAML declares it an instance variable; PyYAML's resolvers are per class.)
+    yaml_implicit_resolvers: ClassVar[dict] = {  # type: ignore[misc]
         first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }

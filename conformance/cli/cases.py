@@ -75,8 +75,8 @@ def _check_models(case) -> list[str]:
 def validate_cases(args) -> int:
     cases = inputs.load_cases(args.paths)
     failed = unchecked = 0
-    kinds = Counter()  # of the cases checked
-    disputed = Counter()
+    kinds: Counter[str] = Counter()  # of the cases checked
+    disputed: Counter[str] = Counter()
     for case in cases:
         try:
             verdict = verdict_of(case, args.case_memory)

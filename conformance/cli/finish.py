@@ -93,6 +93,8 @@ def gate_run(
     it on ``run`` for the report) and return the verdict. GateError when it
     cannot decide."""
     folder = options.known_folder(args, err)
+    if folder is None:  # there when the baselines were read, before the run (said)
+        raise verdict.GateError(["cannot gate: the baseline folder is gone since the run began"])
     decided = verdict.decide([run], folder, args.allow_fixed, baselines)
     decided.decides = decides
     run.gate = verdict.write(decided, run.folder)  # first: a verdict not written is not shown

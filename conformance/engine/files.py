@@ -37,11 +37,13 @@ LOCK = ".lock"  # in a run folder while a run writes it
 ENCODING_ERRORS = "conformance-escaped"  # see _escaped
 
 
-def _escaped(error: UnicodeEncodeError) -> tuple[str, int]:
+def _escaped(error: UnicodeError) -> tuple[str, int]:
     """What UTF-8 cannot encode (a lone surrogate, from a runtime message
     decoded with surrogateescape) is written as the text ``\\udXXX``: in a
     JSON or YAML string an escaped backslash, so the file reads back as text
     and our readers (which refuse a lone surrogate) take it; never a traceback."""
+    if not isinstance(error, UnicodeEncodeError):  # only ever named for writing
+        raise error
     bad = error.object[error.start : error.end]
     return "".join(f"\\\\u{ord(char):04x}" for char in bad), error.end
 

@@ -188,8 +188,11 @@ class ForkServer:
         self.bound = 0.0  # seconds its start may take (the pool's start-up bound)
         self.started_at = time.monotonic()
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the server
+        self.sock: socket.socket
+        self._theirs: socket.socket | None
         self.sock, self._theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # The server's sentinel reads this pipe; only this process holds its write end.
+        self.watch: int | None
         self._watch_fd, self.watch = os.pipe()
         if begin:
             self.begin()
@@ -335,6 +338,7 @@ class ForkServer:
         except (OSError, ValueError):
             message = None
         if not isinstance(message, dict):
+            assert self.popen is not None  # a message comes only from a begun server
             self._down("it died" if self.popen.poll() is not None else "it sent garbage")
             raise ForkServerDown(self.label)
         return message
@@ -414,7 +418,7 @@ def unsafe(known: set[int]) -> str:
         thread = python.get(tid)
         if thread is None:
             others.append(f"native thread {tid}")
-        elif not _idle(frames.get(thread.ident)):
+        elif not _idle(None if thread.ident is None else frames.get(thread.ident)):
             others.append(f"Python thread {thread.name!r}")
     return f"threads running: {', '.join(others)}" if others else ""
 

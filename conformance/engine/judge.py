@@ -87,6 +87,7 @@ def judge(verdict: Verdict, raw: Raw) -> Outcome:
     problem = _malformed(raw)
     if problem:  # the pool checks what workers send; nothing else reaches the comparison
         return Outcome("harness_unsupported", problem, {"harness_error": True})
+    assert raw.outputs is not None  # _malformed says why not otherwise
     actual = raw.outputs[0]
     if not isinstance(actual, np.ndarray):  # a numpy scalar from a Python runtime
         actual = np.asarray(actual)

@@ -8,6 +8,8 @@ three ``*_initializer(s)`` variants).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
@@ -57,7 +59,7 @@ def _parts(prefix: str, op: str, data, indices, axis: int | None, variant: str):
     symbolic = variant == "dynamic"
     arrays = {"data": data, "indices": indices}
     types = {name: dtypes.of_array(arrays[name]) for name in INPUTS}
-    attributes = {} if axis is None else {"axis": int(axis)}
+    attributes: dict[str, Any] = {} if axis is None else {"axis": int(axis)}
     names = [prefix + name for name in INPUTS]
     node = helper.make_node(op, names, [prefix + OUTPUT], **attributes)
     shape = oracle.output_shape(op, data.shape, indices.shape, axis)

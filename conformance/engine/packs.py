@@ -91,7 +91,8 @@ class ModelKeys:
     the last ``limit`` of them (as workers keep the last few hundred sessions)."""
 
     def __init__(self, limit: int = 4096) -> None:
-        self.limit, self._seen = limit, dict.fromkeys(())
+        self.limit = limit
+        self._seen: dict[tuple, None] = {}  # insertion order: the oldest first
 
     def repeated(self, key: tuple | None) -> bool:
         """Whether the key was met before; it is met now either way."""

@@ -326,7 +326,7 @@ class Worker:
         self.target = target
         self.server = server
         self.output_limit = output_limit  # bytes one output may hold (worker.OUTPUT_LIMIT_ENV)
-        self.proc: _Spawned | forkserver.Forked | None = None
+        self.proc: _Spawned | forkserver.Forked  # set by _start (or there is no worker)
         self._spawn()
 
     def _spawn(self) -> None:
@@ -346,6 +346,7 @@ class Worker:
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the worker
         # The worker's sentinel reads this pipe; only this process holds its
         # write end (not inheritable), so it closes when this process dies.
+        self.watch: int | None  # None once released
         watch_fd, self.watch = os.pipe()
         self.scratch = tempfile.mkdtemp(prefix="conformance-worker-")
         arguments = [self.scratch, *self.target.worker_arguments()]
@@ -440,6 +441,7 @@ class Worker:
 
     def lost(self, culprit: int) -> list[Job]:
         """The batch's jobs whose results died with the worker, except the culprit."""
+        assert self.batch is not None  # asked of a worker running a batch
         return self.batch[self.delivered : culprit] + self.batch[culprit + 1 :]
 
     def exited(self) -> bool:
@@ -721,9 +723,10 @@ class WorkerPool:
                     "recorded as harness errors, not run" + (f"\n{plan.tail}" if plan.tail else "")
                 )
             else:
-                about = plan.workers[0].info
-                name = plan.target.name or about["name"]
-                about = {**plan.target.describe(), **about}
+                info = plan.workers[0].info
+                assert info is not None  # a started worker said what it runs
+                name = plan.target.name or info["name"]
+                about = {**plan.target.describe(), **info}
             if name in named:
                 raise EngineError(f"two runtimes are both named {name!r}")
             self.info[name] = about
@@ -870,7 +873,8 @@ class WorkerPool:
                 if worker.state in ("busy", "starting")
             }
             ready = wait(list(waiting), timeout=0 if drained else self._tick())
-            batches = drained + [self._receive(*waiting[conn]) for conn in ready]
+            # (typeshed: wait gives a Connection, socket or int; it gives back what it was given)
+            batches = drained + [self._receive(*waiting[conn]) for conn in ready]  # type: ignore[index]
             batches += [self._watch(lane) for lane in lanes]
             for results in batches:
                 if results:
@@ -893,7 +897,7 @@ class WorkerPool:
                 else:  # a suspect is only judged in a worker that ran nothing before it
                     worker.restart()
                 continue
-            batch = []
+            batch: list[Job] = []
             while len(batch) < self.batch_size and (lane.retry or lane.queue):
                 batch.append((lane.retry or lane.queue).popleft())
             worker.send(batch)
@@ -914,6 +918,7 @@ class WorkerPool:
             return []
         kind, first, wire = message
         batch, solo = worker.batch, worker.solo
+        assert batch is not None  # results come from a worker running a batch
         worker.delivered = first + len(wire)
         if kind == "done":
             worker.batch, worker.state = None, "idle"
@@ -1074,6 +1079,7 @@ class WorkerPool:
             else:
                 continue
             culprit = max(progress - worker.base - 1, worker.delivered)
+            assert worker.batch is not None  # a busy worker's
             job, others = worker.batch[culprit], worker.lost(culprit)
             worker.restart()
             lane.retry.extendleft(reversed(others))

@@ -166,7 +166,7 @@ class SmallestInputs:
     def __init__(self) -> None:
         self._by_group: dict[GroupKey, tuple[int, dict, Case]] = {}
         self._reproducers: dict[GroupKey, dict] = {}
-        self._entries: dict[GroupKey, dict] = {}  # groups.json's entry, made once per change
+        self._entries: dict[GroupKey, str] = {}  # groups.json's entry (JSON), made once per change
         self._changed = False
         self._saved_at = 0.0
         self.run_id: str | None = None
@@ -361,6 +361,7 @@ class Run:
         try:
             self.pool.close()
             self.smallest.save(self.out_dir / records.GROUPS)
+            assert self._writer is not None  # made by __enter__
             self._writer.close()
             summary.events = self.pool.events
             summary.duration_s = round(time.monotonic() - self._started, 3)
@@ -436,6 +437,7 @@ class Run:
     def _record(self, settled: Iterable[Settled], recorded: OnRecorded | None) -> None:
         """Write each result, count it in the summary, tell ``recorded``."""
         summary = self.summary
+        assert self._writer is not None  # a run records inside its `with` only
         for one in settled:
             case, runtime, outcome = one.case, one.runtime, one.outcome
             record = records.record(case, one.variant, runtime, one.verdict, outcome, one.raw)
@@ -464,6 +466,7 @@ class Run:
                 recorded(Recorded(case, one.variant, runtime, verdict, outcome, one.raw, record))
 
     def _save(self, now: bool = True) -> None:
+        assert self._writer is not None  # a run records inside its `with` only
         self._writer.flush()
         self.smallest.save(self.out_dir / records.GROUPS, now)
 

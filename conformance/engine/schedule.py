@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from conformance.cases.case import Case
 from conformance.cases.check import over_memory, verdict_of
@@ -137,7 +137,7 @@ class Schedule:
             shared = packs.packable(case, verdict)
             sized = packs.groups(chosen, self.pack_sizes)
             for variant in variants:
-                by_itself = []
+                by_itself: list[str] = []
                 key = models.model_key(
                     case.op, case.opset, case.data, case.indices, case.axis, variant
                 )
@@ -152,8 +152,8 @@ class Schedule:
                     if len(members) >= size:
                         yield self._pack_job(filling.pop(packing), variant, group)
                 if by_itself:
-                    group = None if len(by_itself) == len(self.runtimes) else by_itself
-                    yield self._one_node(case, variant, (index, variant), group, key)
+                    alone_on = None if len(by_itself) == len(self.runtimes) else by_itself
+                    yield self._one_node(case, variant, (index, variant), alone_on, key)
         for (group, _, variant, _), members in filling.items():
             if len(members) == 1:  # a pack of one is its one-node model
                 ((index, _),) = members
@@ -190,8 +190,8 @@ class Schedule:
             elif isinstance(tag, Alone):
                 members = [(tag.index, tag.variant)]
                 self._unconfirmed.pop((tag.index, tag.variant, runtime), None)
-            else:
-                members = [tag]
+            else:  # a one-node job's tag: (case index, variant)
+                members = [cast(tuple[int, str], tag)]
             return [
                 self._finish(index, variant, runtime, raw)._replace(ran=False)
                 for index, variant in members
@@ -200,7 +200,7 @@ class Schedule:
             return self._packed(tag, runtime, raw)
         if isinstance(tag, Alone):
             return [self._confirmed(tag, runtime, raw)]
-        index, variant = tag
+        index, variant = cast(tuple[int, str], tag)  # a one-node job's
         return [self._finish(index, variant, runtime, raw)]
 
     def refused(self) -> list[Settled]:
@@ -274,6 +274,7 @@ class Schedule:
             # Alone, the runtime cannot be judged on this case (e.g. ONNX Runtime
             # does not give a lone GatherElements node to the OpenVINO EP): the
             # pack is its only verdict, kept and marked unconfirmed.
+            assert tag.raw is not None  # the pack's result comes with its outcome (kind)
             note = "; ".join(filter(None, [tag.raw.note, (
                 f"not confirmed alone: in a model of {tag.size} cases it was {tag.kind}; "
                 f"alone, harness_unsupported ({first_line(outcome.message)})"

@@ -8,7 +8,8 @@ test adapter) still works where the part before the colon is not a runtime
 name. The syntax is read by :func:`conformance.adapters.parse` alone, here,
 in the pytest plugin and in a targets file's ``adapter``. ``--targets FILE``
 names targets in YAML, checked like case files (``file:line: field:
-message``, through the strict loader of :mod:`conformance.cases.yaml_lines`)::
+message``, through the strict loader of :mod:`conformance.cases.yaml_lines`)
+against ``docs/schemas/targets.schema.json``::
 
     targets:
       ov2025:                      # the name results carry (`runtime`)
@@ -42,15 +43,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance import adapters
-from conformance.cases import yaml_lines
+from conformance.cases import yaml_lines, yaml_schema
 from conformance.cases.loader import CaseErrors, YamlFileReader
 from conformance.errors import ConformanceError
-from conformance.messages import shortened
 from conformance.tables.profiles import DEFAULT, PROFILES, property_problem
 
-MAX_NAME = 64  # characters of a targets file's target name
+# A targets file's target name; docs/schemas/targets.schema.json says the same
+# (propertyNames), which the reader holds files to (tests/test_file_schemas.py).
+MAX_NAME = 64
 NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:-]{{0,{MAX_NAME - 1}}}")
-TARGET_FIELDS = ("adapter", "profile", "properties", "python")
 
 
 class TargetError(ConformanceError, ValueError):
@@ -160,60 +161,40 @@ def parse_all(specs: Iterable[str]) -> list[Target]:
 
 
 class _TargetsReader(YamlFileReader):
-    """Reads a targets file; every problem as ``file:line: field: message``."""
+    """Reads a targets file; every problem as ``file:line: field: message``.
+    The file is held to ``docs/schemas/targets.schema.json`` (its fields, their
+    types, the names, the profiles there are, a profile or properties but not
+    both: :mod:`conformance.cases.yaml_schema`); what no schema can say is
+    checked here, for each target the schema passed."""
 
     def read(self) -> list[Target]:
+        found = self._read()
+        self.errors.sort(key=lambda error: error.line or 0)  # the schema's and the code's, by line
+        return found
+
+    def _read(self) -> list[Target]:
         if not self.load_yaml():
             return []
-        root = self.root
-        if not isinstance(root, dict) or not isinstance(root.get("targets"), dict):
-            self.error((), "a targets file is a mapping with 'targets': {name: {adapter, ...}}")
-            return []
-        for key in sorted(set(root) - {"targets"}, key=str):
-            self.error((key,), "unknown field; a targets file has 'targets' only")
-        if not root["targets"]:
-            self.error(("targets",), "no targets: name at least one {name: {adapter, ...}}")
-            return []
+        wrong = yaml_schema.check(self, "targets")
+        named = self.root.get("targets") if isinstance(self.root, dict) else None
+        if not isinstance(named, dict):
+            return []  # said by the schema
         found = []
-        for name, raw in root["targets"].items():
+        for name, raw in named.items():
+            at = ("targets", name)
+            if any(path[:2] == at for path in wrong):
+                continue
             target = self._target(name, raw)
             if target is not None:
                 found.append(target)
         return found
 
-    def _name_problem(self, name) -> str | None:
-        if not isinstance(name, str):
-            return f"{name!r} is not a target name: a name is a string (quote it)"
-        if not name:
-            return "a target's name is empty (its results would carry another's name)"
-        if len(name) > MAX_NAME:
-            return (
-                f"{shortened(name)!r}: a name of {len(name)} characters; at most "
-                f"{MAX_NAME} (it becomes part of file names)"
-            )
-        if not NAME.fullmatch(name):
-            return (
-                f"{name!r}: a target's name is ASCII letters, digits, '_', '-', '.' and ':', "
-                "starting with a letter or digit"
-            )
-        return None
-
-    def _target(self, name, raw) -> Target | None:
+    def _target(self, name: str, raw: dict) -> Target | None:
         at = ("targets", name)
-        problem = self._name_problem(name)
-        if problem:  # said of the name, on its line: the field would be the name itself
-            self.error(("targets",), problem, line=yaml_lines.line_of(self.root, at))
-            return None
-        if not isinstance(raw, dict):
-            self.error(at, "give a mapping: {adapter, profile or properties, python}")
-            return None
         before = len(self.errors)
-        for key in sorted(set(raw) - set(TARGET_FIELDS), key=str):
-            self.error((*at, key), f"unknown field; give {', '.join(TARGET_FIELDS)}")
-        adapter = raw.get("adapter")
-        if not isinstance(adapter, str) or not adapter:
-            self.error((*at, "adapter"), "required: a runtime name (openvino) or module:Class")
-            return None
+        # Which names are runtimes is known at run time only (entry points
+        # register more): parse() says, for the name and for the adapter.
+        adapter = raw["adapter"]
         try:
             named = adapters.parse(adapter)
         except adapters.UnknownRuntime as error:
@@ -226,25 +207,17 @@ class _TargetsReader(YamlFileReader):
                 f"'profile: {named.profile}'",
             )
             return None
-        if "profile" in raw and "properties" in raw:
-            self.error((*at, "properties"), "give a profile or properties, not both")
-            return None
-        profile, properties = DEFAULT, {}
+        profile: str | None = DEFAULT
+        properties: dict = {}
         if "properties" in raw:
-            properties = self._properties(raw["properties"], (*at, "properties"))
-            if properties is None:
+            given = self._properties(raw["properties"], (*at, "properties"))
+            if given is None:
                 return None
+            properties = given
             profile = None
         elif "profile" in raw:
             profile = raw["profile"]
-            if not isinstance(profile, str) or not profile:
-                self.error(
-                    (*at, "profile"),
-                    f"{profile!r} is not a profile name (a string; YAML reads yes/no/on/off "
-                    "as booleans: quote it)",
-                )
-                return None
-            try:
+            try:  # the schema knows every profile; which are this adapter's, the table
                 properties = _profile(named.adapter, profile)
             except TargetError as error:
                 self.error((*at, "profile"), str(error))
@@ -276,29 +249,23 @@ class _TargetsReader(YamlFileReader):
             return None
         return Target(name, named.adapter, profile, properties, python)
 
-    def _properties(self, raw, at: tuple) -> dict | None:
-        if not isinstance(raw, dict):
-            self.error(at, "a mapping of property name to value")
-            return None
-        properties = {}
+    def _properties(self, raw: dict, at: tuple) -> dict | None:
+        """The properties, each value held to property_problem: the one rule
+        for a profile's properties and a file's (no null, NaN or infinity,
+        integers within int64, whole thread counts), kept with the profiles'
+        table rather than restated as a schema."""
         for key, value in raw.items():
-            if not isinstance(key, str) or not key:
-                self.error(at, f"{key!r}: a property name is a non-empty string")
-                return None
             problem = property_problem(key, value)
             if problem:
                 below, message = problem
                 self.error((*at, key, *below), message)
                 return None
-            properties[key] = value
-        return properties
+        return dict(raw)
 
-    def _python(self, raw, at: tuple) -> str | None:
+    def _python(self, raw: str, at: tuple) -> str | None:
         """The interpreter, relative to this file's folder unless absolute:
-        never looked up on $PATH, never made relative to the working folder."""
-        if not isinstance(raw, str) or not raw.strip():
-            self.error(at, "the path of a Python interpreter (relative to this file, or absolute)")
-            return None
+        never looked up on $PATH, never made relative to the working folder.
+        Whether it is there is a fact of this machine, not of the file."""
         given = Path(raw)
         folder = self.path.parent.resolve()  # the file's folder; the interpreter's own
         path = given if given.is_absolute() else folder / given  # link is kept (a venv's python)

@@ -163,10 +163,10 @@ def plain_outputs(outputs, limit: int | None = None) -> tuple[list[np.ndarray] |
     """
     if not isinstance(outputs, (list, tuple)):
         return None, f"{type(outputs).__name__}, not a list of NumPy arrays"
-    plain = []
+    plain: list[np.ndarray] = []
     for index, output in enumerate(list(outputs)):
         array, problem = _plain_array(output, limit)
-        if problem:
+        if problem or array is None:  # (no array comes with a problem)
             return None, f"a list whose element {index} is {problem}"
         plain.append(array)
     return plain, ""

@@ -38,6 +38,9 @@ __all__ = ["ExportError", "ExportSummary", "export"]
 
 FORMAT = 1  # the manifest's format: bump when a field changes meaning or goes away
 DATA_SET = "test_data_set_0"
+_ByConfig = dict[
+    failures.Configuration, list[failures.ExpectedFailure]
+]  # a runtime's known failures
 
 
 @dataclass
@@ -165,9 +168,9 @@ def export(
         )
     baselines = _baselines(known)
     known_of: dict[str, list[dict]] = {test.name: [] for test in tests}
-    by_runtime: dict[str, dict] = {}
+    by_runtime: dict[str, tuple[list[Path], _ByConfig]] = {}
     for runtime, (paths, entries, observed) in baselines.items():
-        by_config = {}
+        by_config: _ByConfig = {}
         for config in failures.configurations(runtime, observed):
             by_config[config] = failures.classify(tests, entries, config)
             for item in by_config[config]:

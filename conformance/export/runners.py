@@ -203,10 +203,9 @@ def openvino_xfails(
         "import pytest",
         "",
     ]
-    config = next((c for c in by_config if c.profile == "default"), None)
-    known = by_config.get(config, [])
+    known = _default(by_config)
     marks: dict[str, str] = {}
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, list[ExpectedFailure]] = {}
     for item in known:
         reason = _said(item)
         if reason not in marks:
@@ -235,8 +234,7 @@ def openvino_xfails(
 def tract_allow_list(
     tests: list[Test], by_config: dict[Configuration, list[ExpectedFailure]], header: str
 ) -> str:
-    config = next((c for c in by_config if c.profile == "default"), None)
-    left_out = {item.test.name: item for item in by_config.get(config, [])}
+    left_out = {item.test.name: item for item in _default(by_config)}
     lines = [
         f"# {header}",
         "# tract's onnx suite runs the tests a line matches (^line$), ignores the others.",
@@ -253,13 +251,17 @@ def tract_allow_list(
 TVM_TEST = "tests/python/relax/test_frontend_onnx_backend.py::OnnxBackendNodeModelTest"
 
 
+def _default(by_config: dict[Configuration, list[ExpectedFailure]]) -> list[ExpectedFailure]:
+    """The known failures of the default profile (none where it was not observed)."""
+    return next((known for c, known in by_config.items() if c.profile == "default"), [])
+
+
 def tvm_deselect(by_config: dict[Configuration, list[ExpectedFailure]], header: str) -> str:
     """A pytest argument file (``pytest @deselect.txt``): TVM's Relax ONNX
     backend test has no skip list of its own, and an argument file has no
     comments (the reasons are in failing.txt)."""
-    config = next((c for c in by_config if c.profile == "default"), None)
     del header  # no comment syntax
-    lines = [f"--deselect={TVM_TEST}::{item.test.name}_cpu" for item in by_config.get(config, [])]
+    lines = [f"--deselect={TVM_TEST}::{item.test.name}_cpu" for item in _default(by_config)]
     return "\n".join(lines) + ("\n" if lines else "")
 
 

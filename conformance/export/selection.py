@@ -12,7 +12,7 @@ from conformance.cases.case import Case
 from conformance.cases.check import OverMemory, problems, verdict_of
 from conformance.errors import ConformanceError
 from conformance.export import exactness, names
-from conformance.oracle import Verdict
+from conformance.oracle import Defined
 
 
 class ExportError(ConformanceError, ValueError):
@@ -29,7 +29,7 @@ class Test:
     name: str
     case: Case
     variant: str
-    verdict: Verdict
+    verdict: Defined  # a test is exported for a valid input only
 
     @property
     def output(self) -> np.ndarray:
@@ -57,7 +57,8 @@ def select(
     variants'), and the cases not exported. Two tests that would share a
     folder name are an ExportError (names.py makes it impossible for ids of
     the corpus form; two case files can still give one id)."""
-    tests, refused, seen, wrong = [], [], {}, []
+    tests, refused, wrong = [], [], []
+    seen: dict[str, Test] = {}
     for case in cases:
         try:
             verdict = verdict_of(case, memory)

@@ -136,14 +136,15 @@ def _savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """np.savez, with bfloat16 stored as its uint16 bits under ``<name>.bfloat16``
     (npz has no bfloat16; a reader would get raw void bytes); made in memory
     and written atomically, as every file written whole."""
-    stored = {}
+    stored: dict[str, np.ndarray] = {}
     for name, array in arrays.items():
         if dtypes.name_of(array) == "bfloat16":
             stored[f"{name}.bfloat16"] = array.view(np.uint16)
         else:
             stored[name] = array
     archive = io.BytesIO()
-    np.savez(archive, **stored)
+    # (numpy's stubs: a ** dict might hold allow_pickle; these are tensor names)
+    np.savez(archive, **stored)  # type: ignore[arg-type]
     files.write_bytes(path, archive.getvalue())
 
 

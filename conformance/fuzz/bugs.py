@@ -296,6 +296,7 @@ def cause_of(
     ``dtype``, breaking ``violation`` (None: a valid input)."""
     kind = outcome.kind
     details = outcome.details or {}
+    mechanism: tuple
     if kind == "value_mismatch":
         fitting = [explanations.BY_NAME[name] for name in details.get("explained_by") or ()
                   if name in explanations.BY_NAME]  # fmt: skip

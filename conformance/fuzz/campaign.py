@@ -201,6 +201,7 @@ class Campaign:
         known (it is not shrunk again), and findings.json says which are
         fixed or changed."""
         store, findings = self.options.store, self.findings
+        assert store is not None  # called only when there is one
         entries = store.entries()
         findings.note_store(store)
         if not entries:

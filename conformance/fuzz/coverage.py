@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from hypothesis import strategies as st
@@ -249,7 +249,7 @@ class Coverage:
             meaningful = self.meaningful[table]
             counts = self.counts[table]
             others = sorted(set(counts) - set(meaningful), key=_sort_key)
-            cells = [
+            cells: list[dict[str, Any]] = [
                 {"key": list(cell), "count": counts[cell], "meaningful": cell in meaningful}
                 for cell in (*meaningful, *others)
             ]
@@ -355,7 +355,7 @@ class _Weighted(NamedTuple):
         return rng.choices(self.goals, weights=self.weights)[0]
 
 
-def _weighted(goals: list[tuple[object, float]]) -> _Weighted:
+def _weighted(goals: Sequence[tuple[object, float]]) -> _Weighted:
     return _Weighted([goal for goal, _ in goals], [weight for _, weight in goals])
 
 

@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from conformance import adapters
 from conformance.engine import models
@@ -20,6 +21,11 @@ from conformance.errors import ConformanceError
 from conformance.fuzz import limits
 from conformance.fuzz.store import Store
 
+if TYPE_CHECKING:  # Hypothesis is imported with a campaign, not with the command line
+    from hypothesis.strategies import SearchStrategy
+
+    from conformance.fuzz.strategies import Example
+
 # Seconds per job when --timeout is not given: 2 s, where a healthy runtime
 # takes milliseconds and a hang costs a whole timeout. The compilers compile
 # each job: a full pack of 32 examples takes TVM ~4 s and IREE ~2.7 s alone,
@@ -28,13 +34,15 @@ from conformance.fuzz.store import Store
 FUZZ_TIMEOUTS = Timeouts(2.0, {name: RUN_TIMEOUTS.of(name) for name in sorted(adapters.OPT_IN)})
 
 # Engine options the campaign sets itself, whatever it is given.
-CAMPAIGN_SETS = {
+CAMPAIGN_SETS: dict[str, Any] = {  # engine option -> its value in a campaign
     "variants": models.VARIANTS,  # each example runs in its own drawn variant (of these)
     "default_timeouts": FUZZ_TIMEOUTS,
 }
 
 
-@dataclass(init=False)
+# kw_only: fields without a default follow the engine's, which have one (its own
+# __init__ takes them by position; kw_only only tells type checkers the order is fine)
+@dataclass(init=False, kw_only=True)
 class CampaignOptions(Options):
     """The engine's options (:class:`conformance.engine.run.Options`, defined
     there only: ``workers``, ``timeout``, ``pack``, ``worker_memory``...) and the
@@ -55,7 +63,7 @@ class CampaignOptions(Options):
     confirm_alone: int = 2  # discrepancies per bug re-run alone before packs are trusted
     # fuzz --model: a strategy of Examples every round draws from (None: coverage-guided
     # keys), and what the header says of it
-    strategy: object = None
+    strategy: SearchStrategy[Example] | None = None
     extra_header: dict | None = None
     batch_size: int = 16  # the engine's, smaller: rounds are short
     # the engine's, set by the campaign whatever it is given (CAMPAIGN_SETS)

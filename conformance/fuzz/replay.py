@@ -34,6 +34,7 @@ from conformance.engine.judge import DISCREPANCIES, Outcome
 from conformance.fuzz.bugs import Cause, cause_of
 from conformance.fuzz.store import StoreEntry
 from conformance.fuzz.strategies import Example
+from conformance.oracle import Verdict
 from conformance.tables.features import features
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ def replay(
     """Run every entry's reproducer on every target of ``run`` (a started
     :class:`conformance.engine.run.Run`); each bug judged on its own runtime."""
     examples = [example_of(entry, out_dir) for entry in entries]
-    seen: dict[tuple[str, str], tuple[Outcome, object]] = {}
+    seen: dict[tuple[str, str], tuple[Outcome, Verdict | None]] = {}
 
     def recorded(result: Recorded) -> None:
         if result.ran:
@@ -106,13 +107,14 @@ def replay(
     run.drive(items, recorded=recorded, deadline=deadline)
     results = []
     for entry, (example, case_file) in zip(entries, examples, strict=True):
-        runtime = entry.bug.get("runtime")
+        runtime: str = entry.bug["runtime"]  # a str: checked on reading, set by the campaign
         got = seen.get((example.id, runtime))
         if got is None:
             results.append(Replayed(entry, NOT_RUN, case_file=case_file))
             continue
         outcome, verdict = got
         if outcome.kind in DISCREPANCIES:
+            assert verdict is not None  # it ran
             clause = None if verdict.valid else verdict.violation.clause
             cause = cause_of(runtime, example.op, outcome, features(example), clause, example.dtype)
             status = STILL if cause.id == entry.bug_id else CHANGED

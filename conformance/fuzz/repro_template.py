@@ -16,8 +16,12 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # imported where used: a reproducer needs only its runtime's module
+    import onnx
 
 RUNTIME = "onnxruntime"
 SIGNATURE = ""
@@ -114,10 +118,11 @@ def run_openvino(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
 def run_reference(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
     from onnx.reference import ReferenceEvaluator
 
-    return ReferenceEvaluator(str(model)).run(None, feeds)[0]
+    # onnx annotates run's result list | dict: a dict only with intermediate=True
+    return ReferenceEvaluator(str(model)).run(None, feeds)[0]  # type: ignore[index]
 
 
-def _fed(model: Path) -> tuple[object, list[str]]:
+def _fed(model: Path) -> tuple[onnx.ModelProto, list[str]]:
     """The ONNX model and its graph inputs that are not initializers, in order:
     what a compiler's entry function takes, positionally."""
     import onnx

@@ -38,7 +38,7 @@ def cost_keys(example: Example) -> list[tuple]:
       whatever else the input has; in-range inputs never share this key.
     """
     classes = coverage.index_classes(example)
-    keys = [(example.op, features(example), classes)]
+    keys: list[tuple] = [(example.op, features(example), classes)]
     wrong = tuple(c for c in classes if c in strategies.INVALID_INDEX_CLASSES)
     if wrong:
         keys.append((example.op, "indices", wrong))

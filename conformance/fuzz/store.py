@@ -1019,7 +1019,7 @@ def _dumps(entry: StoreEntry) -> str:
 def _reason(error: BaseException) -> str:
     """The operating system's words for ``error`` ("Connection refused")
     when it has them (also as the cause of a Redis error), else its text."""
-    seen = error
+    seen: BaseException | None = error
     while seen is not None:
         if isinstance(seen, OSError) and seen.strerror:
             return seen.strerror

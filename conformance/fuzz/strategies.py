@@ -51,7 +51,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from numbers import Integral
-from typing import NoReturn
+from typing import NoReturn, TypeGuard, cast
 
 import ml_dtypes
 import numpy as np
@@ -168,7 +168,7 @@ def _listing(values: Collection[object]) -> str:
     return ", ".join(map(repr, values))
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int | np.integer]:  # NumPy's are Integral
     return isinstance(value, Integral) and not isinstance(value, bool)
 
 
@@ -223,7 +223,7 @@ def _check_op_opset(op: object, opset: object, *, exact: bool = False) -> dict[s
     (operator, opset) pairs a strategy given them can draw, by ``Op-opset`` name."""
     if op is not None or exact:
         _check_choice(OPSETS, "an operator of the spec", op=op)
-    ops = [op] if op is not None else list(OPSETS)
+    ops = [cast(str, op)] if op is not None else list(OPSETS)  # checked above
     if opset is not None or exact:
         known = sorted({v for o in ops for v in OPSETS[o]})
         if not _is_int(opset) or opset not in known:
@@ -291,6 +291,7 @@ def _check_example_args(
             _bad(what, f"one of {_listing(common)}", clause=clause)
     if dtype is not None:
         if clause == "data-dtype":
+            wrong: dict[str, Collection[str]]
             wrong = {where: _wrong_data_dtypes(s) for where, s in specs.items()}
             _check_dtype(wrong, f"a data dtype that breaks {clause!r} at", dtype=dtype)
         else:
@@ -314,10 +315,10 @@ def _check_classes(
     ``index_class`` None or one of ``index_classes``."""
     if axis_length is not None:
         _check_choice(AXIS_LENGTH_RANGES, "an axis-length class", axis_length=axis_length)
-        cap = _cap(max_elements)
+        cap = _cap(cast(int | None, max_elements))  # checked by _check_example_args
         fitting = [name for name, (low, _) in AXIS_LENGTH_RANGES.items() if low <= cap]
         if axis_length not in fitting:
-            low = AXIS_LENGTH_RANGES[axis_length][0]
+            low = AXIS_LENGTH_RANGES[cast(str, axis_length)][0]  # checked above
             what = f"possible with max_elements={cap} (an axis of {low} elements exceeds it)"
             _bad(what, f"None or one of {_listing(fitting)}", axis_length=axis_length)
     if index_class is not None:
@@ -337,7 +338,7 @@ def _check_valid_example_args(
     """The arguments of :func:`valid_examples`."""
     _check_example_args(op, opset, dtype, index_dtype, variant, max_elements)
     _check_classes(max_elements, axis_length, index_class, VALID_INDEX_CLASSES)
-    if index_class is not None and axis_length is not None and _empty_axis(axis_length):
+    if index_class is not None and isinstance(axis_length, str) and _empty_axis(axis_length):
         what = f"possible with axis_length={axis_length!r}: no index is valid on an empty axis"
         _bad(what, f"None or an axis_length other than {axis_length!r}", index_class=index_class)
 
@@ -468,7 +469,8 @@ def _check_shapes_args(
     min_rank: object, max_rank: object, max_elements: object, empty: object, max_dim: object
 ) -> None:
     _check_int("a rank a shape can have", 0, MAX_SHAPE_RANK, min_rank=min_rank)
-    _check_int(f"a rank from min_rank={min_rank} up", min_rank, MAX_SHAPE_RANK, max_rank=max_rank)
+    low = cast(int, min_rank)  # checked above
+    _check_int(f"a rank from min_rank={min_rank} up", low, MAX_SHAPE_RANK, max_rank=max_rank)
     _check_max_elements(max_elements)
     _check_bool("a bool, or None to draw it", or_none=True, empty=empty)
     if empty and min_rank == 0:
@@ -548,13 +550,14 @@ def _check_ge_indices_shapes_args(
     data_shape: object, axis: object, off_axis: object, max_elements: object
 ) -> None:
     _check_shape(data_shape=data_shape)
-    rank = len(data_shape)
+    shape = cast(tuple[int, ...], data_shape)  # checked above (or a list of ints)
+    rank = len(shape)
     if not rank:
         what = "a shape with an axis to gather along"
         _bad(what, f"a tuple of 1 to {MAX_SHAPE_RANK} ints >= 0", data_shape=data_shape)
     _check_int(f"an axis of data_shape={data_shape!r}", -rank, rank - 1, axis=axis)
     _check_choice(OFF_AXIS, "a relation to the data's shape", off_axis=off_axis)
-    if off_axis != "equal" and not _off_axis_candidates(data_shape, axis, off_axis):
+    if off_axis != "equal" and not _off_axis_candidates(shape, cast(int, axis), str(off_axis)):
         what = f"possible for data_shape={data_shape!r} and axis={axis!r}"
         expected = f"{OFF_AXIS[0]!r} (no dimension off the axis can be {off_axis})"
         _bad(what, expected, off_axis=off_axis)
@@ -810,7 +813,7 @@ def _check_indices_in_range_args(
     dtype_name: object, shape: object, size: object, negative: object
 ) -> None:
     _check_index_args(dtype_name, shape, size)
-    if size == 0 and math.prod(shape):
+    if size == 0 and math.prod(cast(tuple[int, ...], shape)) != 0:  # checked above
         what = f"possible with shape={shape!r}: no index is valid on an empty axis"
         _bad(what, f"an int >= {size + 1} (or a shape with a 0 in it)", size=size)
     _check_bool("a bool (True: allow negatives)", negative=negative)
@@ -843,11 +846,12 @@ def indices_in_range(
 
 def _check_indices_out_of_range_args(dtype_name: object, shape: object, size: object) -> None:
     _check_index_args(dtype_name, shape, size)
-    if not math.prod(shape):
+    if not math.prod(cast(tuple[int, ...], shape)):  # checked above, as the others
         what = "a shape with an element to put the bad index in"
         _bad(what, "a tuple of ints, each >= 1", shape=shape)
-    low, high = _index_range(dtype_name)
-    if -size - 1 < low and size > high:
+    low, high = _index_range(cast(str, dtype_name))
+    axis_size = cast(int, size)
+    if -axis_size - 1 < low and axis_size > high:
         what = f"a size that leaves {dtype_name} ([{low}, {high}]) an index out of range"
         _bad(what, f"an int from 0 to {high}", size=size)
 

@@ -74,6 +74,12 @@ large slices and do not count, nor do ``versions``, ``profile`` and ``cpu``
 (where an entry holds, not which results it covers). An entry that would
 accept every crash (or every Gather crash) of a runtime would let any new one
 pass the gate: it is refused at load.
+
+A file is held to ``docs/schemas/baseline.schema.json`` (fields, types, the
+kinds, dtypes, ops, variants, decision ids, features, explanations, profiles
+and CPU flags each may be: :mod:`conformance.cases.yaml_schema`); what no
+schema can say (a PEP 440 specifier, the rules that relate fields, the
+catch-all) is checked here after it.
 """
 
 from __future__ import annotations
@@ -88,20 +94,19 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from conformance import adapters, shipped
-from conformance.cases import yaml_lines
+from conformance.cases import yaml_lines, yaml_schema
 from conformance.cases.loader import CaseErrors, YamlFileReader
-from conformance.cases.yaml_lines import is_int
 from conformance.engine import models
-from conformance.engine.judge import DISCREPANCIES, KINDS
-from conformance.engine.records import CPU_FLAGS
 from conformance.engine.targets import adapter_of
-from conformance.messages import shown
 from conformance.tables import decisions, dtypes, explanations, spec
 from conformance.tables.features import FEATURES
-from conformance.tables.profiles import INT64_MAX, INT64_MIN, PROFILES
+from conformance.tables.profiles import PROFILES
 
 FOLDER = "known"  # below the cases folder; never read as case files
-SIGNATURE_FIELDS: dict[str, tuple] = {
+# What each signature field may hold, from the code's tables: the enums of
+# docs/schemas/baseline.schema.json, which the reader holds files to, say the
+# same (tests/test_file_schemas.py keeps the two in step).
+SIGNATURE_FIELDS: dict[str, tuple | None] = {
     "op": spec.OPS,
     "opset": tuple(sorted({o for opsets in spec.OPSETS.values() for o in opsets})),
     "dtype": tuple(dtypes.NAMES),
@@ -111,12 +116,6 @@ SIGNATURE_FIELDS: dict[str, tuple] = {
     "violation": ("none", *decisions.BY_ID),
     "features": tuple(FEATURES),
 }
-INTEGER_FIELDS = ("opset", "axis")  # a bool or a float is refused in these, whatever it equals
-ENTRY_FIELDS = (
-    "case", "signature", "outcome", "reason", "clause", "upstream", "versions", "depends_on_values",
-    "model", "profile", "cpu",
-)  # fmt: skip
-OBSERVED_FIELDS = ("version", "profile", "cpu_flags")
 # Outcomes only a valid input can have (judge: a refusal of an invalid input
 # conforms, an output for one is accepted_invalid): their violation is "none".
 VALID_ONLY = frozenset({"value_mismatch", "dtype_mismatch", "shape_mismatch", "rejected"})
@@ -244,8 +243,9 @@ class BaselineEntry:
         if self.profile and target.profile not in self.profile:
             return False
         flags = target.cpu_flags
-        recorded = flags is not None and (self.cpu_has or self.cpu_lacks)
-        return not (recorded and (not self.cpu_has <= flags or self.cpu_lacks & flags))
+        if flags is None or not (self.cpu_has or self.cpu_lacks):  # nothing to hold it to
+            return True
+        return not (not self.cpu_has <= flags or self.cpu_lacks & flags)
 
     def conditions(self) -> str:
         """Where the entry holds, for a person: ``versions >=2026.4, profile
@@ -315,89 +315,70 @@ def release(version: str | None) -> Version | None:
 
 
 class _BaselineReader(YamlFileReader):
-    """Turns one baseline file into entries."""
+    """Turns one baseline file into entries: the file held to its schema
+    (docs/schemas/baseline.schema.json: fields, types, enums), then what no
+    schema can say checked here, for each entry the schema passed."""
 
     def read(self) -> list[BaselineEntry]:
+        found = self._read()
+        self.errors.sort(key=lambda error: error.line or 0)  # the schema's and the code's, by line
+        return found
+
+    def _read(self) -> list[BaselineEntry]:
         self.observed: list[Observed] = []
         if not self.load_yaml():
             return []
         if self.root is None:
             return []  # an empty file: no known discrepancy
-        if not isinstance(self.root, dict) or set(self.root) - {"entries", "observed"}:
-            self.error((), "a baseline file is a mapping of 'observed' and 'entries' (a list)")
+        wrong = yaml_schema.check(self, "baseline")
+        if not isinstance(self.root, dict):
             return []
-        self.observed = self._observed(self.root.get("observed"))
-        raw_entries = self.root.get("entries") or []
+        if not any(path[:1] == ("observed",) for path in wrong):
+            self.observed = [
+                Observed(item["version"], item["profile"], frozenset(item["cpu_flags"]))
+                for item in self.root.get("observed") or ()
+            ]
+        raw_entries = self.root.get("entries")
         if not isinstance(raw_entries, list):
-            self.error(("entries",), "must be a list of entries")
-            return []
-        entries = [self._entry(i, raw) for i, raw in enumerate(raw_entries)]
+            return []  # none (null), or said by the schema
+        entries = []
+        for index, raw in enumerate(raw_entries):
+            if isinstance(raw, dict):
+                at = ("entries", index)
+                bad = {path[2] if len(path) > 2 else "" for path in wrong if path[:2] == at}
+                entries.append(self._entry(index, raw, bad))
         return [entry for entry in entries if entry is not None]
 
-    def _entry(self, index: int, raw) -> BaselineEntry | None:
+    def _entry(self, index: int, raw: dict, bad: set) -> BaselineEntry | None:
+        """The entry, or None after saying what else is wrong with it: what
+        relates its fields, or needs more than a schema's keywords. ``bad``:
+        the fields the schema found wrong ("" for the entry itself), which are
+        not looked at again; an entry with any is not made."""
         at = ("entries", index)
-        if not isinstance(raw, dict):
-            self.error(at, "an entry is a mapping (case or signature, outcome, reason, ...)")
-            return None
+        given = {key: raw[key] for key in raw if key not in bad}
+        case, outcome = _listed(given, "case"), _listed(given, "outcome")
+        model = _listed(given, "model")
+        values = given.get("depends_on_values", False)
         before = len(self.errors)
-        for key in sorted(set(raw) - set(ENTRY_FIELDS), key=str):
-            self.error((*at, key), f"unknown field (allowed: {', '.join(ENTRY_FIELDS)})")
-        case = self._strings(raw, at, "case")
-        signature = self._signature(raw.get("signature"), at) if "signature" in raw else {}
-        if "case" not in raw and "signature" not in raw:
-            self.error(at, "an entry needs a case pattern or a signature (or both)")
-        outcome = self._strings(raw, at, "outcome")
-        if "outcome" not in raw:
-            self.error(at, "missing field 'outcome' (the discrepancy kind expected)")
-        values = raw.get("depends_on_values", False)
-        if not isinstance(values, bool):
-            self.error((*at, "depends_on_values"), "must be true or false")
-        elif values and case:
+        if values and case:  # a relation of two fields
             self.error((*at, "depends_on_values"), "only for families (signature without case)")
-        for kind in outcome:
-            if kind not in DISCREPANCIES:
-                allowed = ", ".join(k for k in KINDS if k in DISCREPANCIES)
-                self.error((*at, "outcome"), f"{kind!r} is not a discrepancy kind ({allowed})")
-        for key in ("reason", "clause", "upstream", "versions"):
-            if key in raw and (not isinstance(raw[key], str) or not raw[key].strip()):
-                self.error((*at, key), "must be a non-empty string")
-        if "reason" not in raw:
-            self.error(at, "missing field 'reason': say why this is known and accepted")
-        if "clause" not in raw and "upstream" not in raw:
-            self.error(at, "give the decisions-table 'clause' or an 'upstream' issue link")
-        clause = raw.get("clause")
-        if isinstance(clause, str) and clause not in decisions.BY_ID:
-            self.error((*at, "clause"), f"{clause!r} is not a decision id (conformance decisions)")
-        versions = raw.get("versions")
-        if isinstance(versions, str):
+        versions = given.get("versions")
+        if versions is not None:  # PEP 440's grammar is packaging's, not a pattern's
             try:
                 SpecifierSet(versions)
             except InvalidSpecifier:
                 self.error((*at, "versions"), f"{versions!r} is not a version specifier (>=2026.4)")
-        model = self._strings(raw, at, "model")
-        for name in model:
-            if name not in explanations.BY_NAME:
-                self.error(
-                    (*at, "model"),
-                    f"{name!r} is not an explanation ({', '.join(explanations.BY_NAME)})",
-                )
-        if values and "value_mismatch" in outcome and not model:
-            self.error(
+        if values and "value_mismatch" in outcome and not model and "model" not in bad:
+            self.error(  # a relation of three fields
                 (*at, "model"),
                 "a value-dependent value_mismatch family names its explanation "
                 f"({', '.join(explanations.BY_NAME)}): only outputs it explains are covered",
             )
-        profile = self._strings(raw, at, "profile")
-        known = KNOWN_PROFILES
-        for name in profile:
-            if name not in known:
-                self.error(
-                    (*at, "profile"), f"{name!r} is not a profile ({', '.join(sorted(known))})"
-                )
-        has, lacks = self._cpu(raw.get("cpu"), at) if "cpu" in raw else (frozenset(), frozenset())
-        if len(self.errors) > before:
+        if bad or len(self.errors) > before:
             return None
-        broad = unnarrowed(outcome, case, signature, model)
+        named = raw.get("signature", {})
+        signature = {name: tuple(_listed(named, name)) for name in named}
+        broad = unnarrowed(outcome, case, signature, model)  # what the values mean together
         if broad:
             self.error(
                 (*at, "signature" if signature else "case"),
@@ -407,6 +388,7 @@ class _BaselineReader(YamlFileReader):
                 "model for value_mismatch (cases/README.md)",
             )
             return None
+        cpu = raw.get("cpu", {})
         return BaselineEntry(
             runtime=self.path.stem,
             path=self.path,
@@ -415,104 +397,21 @@ class _BaselineReader(YamlFileReader):
             reason=raw["reason"].strip(),
             case=tuple(case),
             signature=signature,
-            clause=clause,
+            clause=raw.get("clause"),
             upstream=raw.get("upstream"),
             versions=versions,
             depends_on_values=values,
             model=tuple(model),
-            profile=tuple(profile),
-            cpu_has=has,
-            cpu_lacks=lacks,
+            profile=tuple(_listed(raw, "profile")),
+            cpu_has=frozenset(_listed(cpu, "has")),
+            cpu_lacks=frozenset(_listed(cpu, "lacks")),
         )
 
-    def _cpu(self, raw, at: tuple) -> tuple[frozenset[str], frozenset[str]]:
-        at = (*at, "cpu")
-        if not isinstance(raw, dict) or not raw or set(raw) - {"has", "lacks"}:
-            self.error(at, "a mapping of has and/or lacks: lists of CPU flags (avx512_bf16...)")
-            return frozenset(), frozenset()
-        found = []
-        for key in ("has", "lacks"):
-            flags = self._strings(raw, at, key)
-            for flag in flags:
-                if flag not in CPU_FLAGS:
-                    self.error(
-                        (*at, key), f"{flag!r} is not a recorded CPU flag ({', '.join(CPU_FLAGS)})"
-                    )
-            found.append(frozenset(flags))
-        return found[0], found[1]
 
-    def _observed(self, raw) -> list[Observed]:
-        if raw is None:
-            return []
-        if not isinstance(raw, list):
-            self.error(("observed",), "a list of {version, profile, cpu_flags}")
-            return []
-        profiles = KNOWN_PROFILES
-        found = []
-        for index, item in enumerate(raw):
-            at = ("observed", index)
-            if not isinstance(item, dict) or set(item) != set(OBSERVED_FIELDS):
-                self.error(at, "give exactly version, profile and cpu_flags (a list)")
-                continue
-            before = len(self.errors)
-            version, profile, flags = item["version"], item["profile"], item["cpu_flags"]
-            if not isinstance(version, str) or not version.strip():
-                quote = " (quote a version: '2026.4')" if isinstance(version, (int, float)) else ""
-                self.error(
-                    (*at, "version"),
-                    f"{shown(version)}: the runtime's version as the run header has it, "
-                    f"a string{quote}",
-                )
-            if not isinstance(profile, str) or profile not in profiles:
-                self.error(
-                    (*at, "profile"),
-                    f"{shown(profile)} is not a profile ({', '.join(sorted(profiles))})",
-                )
-            if not isinstance(flags, list) or any(
-                not isinstance(f, str) or f not in CPU_FLAGS for f in flags
-            ):
-                self.error((*at, "cpu_flags"), f"a list of CPU flags among {', '.join(CPU_FLAGS)}")
-            if len(self.errors) == before:
-                found.append(Observed(version, profile, frozenset(flags)))
-        return found
-
-    def _strings(self, raw: dict, at: tuple, key: str) -> list[str]:
-        if key not in raw:
-            return []
-        value = raw[key]  # present but empty (a bare `case:`) is an error, not "anything"
-        values = value if isinstance(value, list) else [value]
-        if not values or not all(isinstance(v, str) and v for v in values):
-            self.error((*at, key), "must be a non-empty string or a list of them")
-            return []
-        return list(values)
-
-    def _signature(self, raw, at: tuple) -> dict[str, tuple]:
-        at = (*at, "signature")
-        if not isinstance(raw, dict) or not raw:
-            self.error(at, f"a mapping of some of: {', '.join(SIGNATURE_FIELDS)}")
-            return {}
-        signature = {}
-        for name, value in raw.items():
-            if name not in SIGNATURE_FIELDS:
-                self.error((*at, name), f"unknown field (allowed: {', '.join(SIGNATURE_FIELDS)})")
-                continue
-            values = tuple(value) if isinstance(value, list) else (value,)
-            allowed = SIGNATURE_FIELDS[name]
-            if name in INTEGER_FIELDS:  # true is not opset 1, nor 13.0 opset 13
-                bad = [v for v in values if not is_int(v) or (allowed and v not in allowed)]
-            else:
-                bad = [v for v in values if not isinstance(v, str) or v not in allowed]
-            if bad or not values:
-                what = "an integer" if allowed is None else f"one of {', '.join(map(str, allowed))}"
-                said = [f"{v} (a boolean)" if isinstance(v, bool) else shown(v) for v in bad]
-                self.error((*at, name), f"{', '.join(said) or '[]'}: not {what}")
-                continue
-            if allowed is None and not all(INT64_MIN <= v <= INT64_MAX for v in values):
-                wide = next(v for v in values if not INT64_MIN <= v <= INT64_MAX)
-                self.error((*at, name), f"{shown(wide)}: outside int64 (an ONNX attribute int)")
-                continue
-            signature[name] = values
-        return signature
+def _listed(raw: dict, key: str) -> list:
+    """A field that is one value or a list of them (the schema says which), as a list."""
+    value = raw.get(key, [])
+    return list(value) if isinstance(value, list) else [value]
 
 
 def load_file(path: Path) -> list[BaselineEntry]:

@@ -30,7 +30,7 @@ that gates a subset gets the verdict of what it ran.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
@@ -125,7 +125,7 @@ class Gate:
 def check(
     records: Iterable[dict],
     baselines: dict[str, list[BaselineEntry]],
-    targets: dict[str, Where | str | None],
+    targets: Mapping[str, Where | str | None],
 ) -> Gate:
     """Hold records against the baselines of the runtimes they come from.
     ``targets`` maps runtime name -> what it is (:class:`Where`: version,
@@ -139,11 +139,12 @@ def check(
     for result in sorted(results, key=lambda r: not r.entry.each):  # case entries first
         if result.applies:
             by_runtime.setdefault(result.entry.runtime, []).append(result)
-    unexpected, total, discrepant, covered_by = [], 0, [], {}
+    unexpected, total, discrepant = [], 0, []
+    covered_by: dict[int, BaselineEntry] = {}
     for record in records:
         total += 1
         kind = record.get("kind")
-        for result in by_runtime.get(record.get("runtime"), ()):
+        for result in by_runtime.get(record.get("runtime", ""), ()):
             if not result.entry.in_scope(record):
                 continue
             if result.entry.covers(record):

@@ -40,7 +40,7 @@ class GateError(ConformanceError):
         self.problems = problems
 
 
-def load_baselines(folder: Path, runtimes) -> dict:
+def load_baselines(folder: Path | baseline.BaselineFolders, runtimes) -> dict:
     """The baselines of these runtimes in ``folder`` (a missing file, or
     folder, is an empty baseline); ``runtimes`` are names, or a mapping of
     target names to their adapters. The one reading of baselines for a verdict:
@@ -60,7 +60,7 @@ class GateVerdict:
     """A gate decision over some runs, and where its baseline came from."""
 
     gate: Gate
-    folder: Path  # the baseline folder
+    folder: baseline.BaselineFolders  # the baseline folders
     allow_fixed: bool
     # targets no baseline file says it was observed on, each with the difference
     unobserved: list[str] = field(default_factory=list)
@@ -154,7 +154,7 @@ def _entry(item: EntryResult) -> dict:
 
 def decide(
     runs: list[records.RunFolder],
-    folder: Path,
+    folder: Path | baseline.BaselineFolders,
     allow_fixed: bool = False,
     baselines: dict | None = None,
     finished_only: bool = False,
@@ -171,7 +171,7 @@ def decide(
     recorded = records.runtime_targets([run.header for run in runs])
     adapters = {name: about["adapter"] for name, about in recorded.items()}
     baselines = dict(baselines or {})
-    missing = sorted({r.get("runtime") for r in results} - set(baselines))
+    missing = sorted({r["runtime"] for r in results} - set(baselines))  # (READ_REQUIRES)
     if missing:  # `conformance gate` learns the runtimes from the records
         baselines.update(
             load_baselines(folder, {name: adapters.get(name) or name for name in missing})
@@ -180,11 +180,11 @@ def decide(
         name: baseline.Where(about["version"], about["profile"], about["cpu_flags"])
         for name, about in recorded.items()
     }
-    folder = baseline.known(folder)  # one folder or several (--known a b)
-    unobserved = _unobserved(folder, where, adapters, {r.get("runtime") for r in results})
+    folders = baseline.known(folder)  # one folder or several (--known a b)
+    unobserved = _unobserved(folders, where, adapters, {r.get("runtime") for r in results})
     return GateVerdict(
         check(results, baselines, where),
-        folder,
+        folders,
         allow_fixed,
         unobserved,
         [run.judged() for run in runs],

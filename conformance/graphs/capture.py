@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -217,7 +218,7 @@ def captured_cases(
     captured: Captured,
     dims: dict[str, int],
     case_memory: int,
-    files: list[GraphFile] = (),
+    files: Sequence[GraphFile] = (),
 ) -> list:
     """Cases of the captured tensors: each site's own, deduplicated in its group.
     A node not judged because shape inference left its shapes or types unknown

@@ -28,8 +28,10 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,8 +64,9 @@ class NodeGroup:
     indices: np.ndarray | None
     seed: int = 0
     cases: list[Case] = field(default_factory=list)
-    # per case id: how the case's tensors came to be (saving writes them back)
-    made: dict[str, dict] = field(default_factory=dict)
+    # per case id: how the case's tensors came to be (saving writes them back);
+    # capture adds "__captured__": the set of captured inputs it has seen
+    made: dict[str, Any] = field(default_factory=dict)
 
     @property
     def nodes(self) -> tuple[tuple[str, str, str], ...]:
@@ -150,7 +153,8 @@ def group_nodes(files: list[GraphFile], dims: dict[str, int], case_memory: int) 
 
 
 def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> str | None:
-    scope = site.scope
+    scope, opset = site.scope, site.opset
+    assert scope is not None and opset is not None  # reading sets both on a judged site
     data = scope.value(site.data_name)
     indices = scope.value(site.indices_name)
     site.data_constant, site.indices_constant = data is not None, indices is not None
@@ -161,16 +165,16 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
             dtypes.name_of(indices), tuple(indices.shape), site.indices.elem_type
         )
     dtype, why = _dtype_of("data", site.data, data)
-    if why:
+    if dtype is None:  # (each of these gives a value or why not)
         return why
     indices_dtype, why = _dtype_of("indices", site.indices, indices)
-    if why:
+    if indices_dtype is None:
         return why
     data_shape, why = concrete("data", site.data, data, dims)
-    if why:
+    if data_shape is None:
         return why
     indices_shape, why = concrete("indices", site.indices, indices, dims)
-    if why:
+    if indices_shape is None:
         return why
     site.data = TensorType(dtype, data_shape, site.data.elem_type)  # as judged
     site.indices = TensorType(indices_dtype, indices_shape, site.indices.elem_type)
@@ -208,7 +212,7 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
             key,
             [],
             site.op,
-            site.opset,
+            opset,
             axis,
             data_shape,
             indices_shape,
@@ -288,6 +292,7 @@ def make_cases(groups: list[NodeGroup], draws: int = DEFAULT_DRAWS) -> list[Case
                 site.not_judged = f"its data cannot be drawn: {error}"
             continue
         data_recipe = "model" if group.data is not None else {"random": data_seed}
+        plan: Sequence[tuple[str, dict | None]]
         if group.indices is not None:
             plan = [("const", None)]
         else:
@@ -298,6 +303,7 @@ def make_cases(groups: list[NodeGroup], draws: int = DEFAULT_DRAWS) -> list[Case
                 plan = index_plan(size, math.prod(group.indices_shape), draws)
         for name, recipe in plan:
             if recipe is None:
+                assert group.indices is not None  # the "const" plan: the model's constant
                 indices = group.indices
             else:
                 indices = run_time_indices(

@@ -27,7 +27,7 @@ import onnx.shape_inference
 from google.protobuf.message import DecodeError
 
 from conformance.errors import ConformanceError
-from conformance.graphs.constants import DEFAULT_DOMAINS, external_info
+from conformance.graphs.constants import DEFAULT_DOMAINS, Scope, external_info
 from conformance.tables import dtypes
 from conformance.tables.spec import OPSETS
 
@@ -80,7 +80,7 @@ class Site:
     indices: TensorType = UNKNOWN
     data_name: str = ""
     indices_name: str = ""
-    scope: object = None  # the constants.Scope the node's inputs resolve in
+    scope: Scope | None = None  # where the node's inputs resolve (set on a judged site)
     not_judged: str | None = None
     cases: list[str] = field(default_factory=list)
     indices_constant: bool = False

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -20,7 +21,16 @@ from conformance.oracle.checks import require_arrays
 from conformance.oracle.errors import SpecViolation
 from conformance.tables.spec import op_spec
 
-__all__ = ["OPERATORS", "SpecViolation", "Verdict", "evaluate", "output_shape", "verdict"]
+__all__ = [
+    "OPERATORS",
+    "Defined",
+    "SpecViolation",
+    "Verdict",
+    "Violated",
+    "evaluate",
+    "output_shape",
+    "verdict",
+]
 
 OPERATORS: dict[str, Callable] = {
     "Gather": gather.evaluate,
@@ -29,20 +39,38 @@ OPERATORS: dict[str, Callable] = {
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """What the spec says about one input: an output, or the clause it breaks.
+class Defined:
+    """A :data:`Verdict` on a valid input: the output the spec defines.
 
-    ``disputed`` lists the ids of disputed decisions the input falls under
-    (empty when ``violation`` is set).
+    ``disputed`` lists the ids of disputed decisions the input falls under.
     """
 
-    output: np.ndarray | None
-    violation: SpecViolation | None
+    output: np.ndarray
+    violation: None = None
     disputed: tuple[str, ...] = ()
 
     @property
-    def valid(self) -> bool:
-        return self.violation is None
+    def valid(self) -> Literal[True]:
+        return True
+
+
+@dataclass(frozen=True)
+class Violated:
+    """A :data:`Verdict` on an input that breaks the spec: the clause it breaks."""
+
+    output: None
+    violation: SpecViolation
+    disputed: tuple[str, ...] = ()  # always empty
+
+    @property
+    def valid(self) -> Literal[False]:
+        return False
+
+
+# What the spec says about one input: an output, or the clause it breaks. Two
+# classes, so that a type checker knows ``output`` is an array where ``valid``
+# is true and ``violation`` is set where it is false.
+Verdict = Defined | Violated
 
 
 def _operator(op: str, opset: int) -> Callable:
@@ -71,8 +99,8 @@ def verdict(
     try:
         output, disputed = _operator(op, opset)(opset, data, indices, axis)
     except SpecViolation as violation:
-        return Verdict(None, violation)
-    return Verdict(output, None, disputed)
+        return Violated(None, violation)
+    return Defined(output, None, disputed)
 
 
 def output_shape(op: str, data_shape, indices_shape, axis: int | None) -> tuple[int, ...] | None:

@@ -115,6 +115,7 @@ def explained_by(expected: np.ndarray, actual: np.ndarray) -> list[str]:
             if explanation.transform is not None:
                 allowed = ~differing_mask(explanation.transform(expected), actual)
             else:
+                assert explanation.allowed is not None  # it has a transform or an allowed
                 allowed = explanation.allowed(expected, actual)
         if bool((same | allowed).all()):
             found.append(explanation.name)

@@ -323,8 +323,8 @@ def compare(
         by="result",
     )
     if entries_a and entries_b:
-        diff.cross = _targets(_runtimes(entries_a), _runtimes(entries_b), cross_runtime)
-    for name in sorted({e.get("runtime") for e in entries_a + entries_b}):
+        diff.cross = _targets(_runtimes(entries_a), _runtimes(entries_b), bool(cross_runtime))
+    for name in sorted({e["runtime"] for e in entries_a + entries_b}):  # (READ_REQUIRES)
         diff.kinds[name] = (
             Counter(e["kind"] for e in entries_a if e.get("runtime") == name),
             Counter(e["kind"] for e in entries_b if e.get("runtime") == name),
@@ -378,7 +378,8 @@ def _by_signature(
 
     count_a = Counter(signature(e) for e in entries_a if e.get("kind") in DISCREPANCIES)
     count_b = Counter(signature(e) for e in entries_b if e.get("kind") in DISCREPANCIES)
-    first_a, first_b = {}, {}
+    first_a: dict[Signature, dict] = {}
+    first_b: dict[Signature, dict] = {}
     for record in entries_a:
         first_a.setdefault(signature(record), record)
     for record in entries_b:

@@ -261,5 +261,7 @@ def write_junit(
 ) -> None:
     tree = junit(results, known, verdicts, unfinished)
     ElementTree.indent(tree)
-    text = ElementTree.tostring(tree.getroot(), encoding="unicode", xml_declaration=True)
+    root = tree.getroot()
+    assert root is not None  # junit builds the tree on its root
+    text = ElementTree.tostring(root, encoding="unicode", xml_declaration=True)
     files.write_text(path, text + "\n")

@@ -15,6 +15,7 @@ import jinja2
 from conformance import __version__
 from conformance.engine import files, records
 from conformance.engine.judge import KINDS
+from conformance.gate import baseline
 from conformance.report import machine
 from conformance.report.view import Report, from_runs
 from conformance.tables import decisions
@@ -61,11 +62,11 @@ def write(
     out: Path,
     junit: Path | None = None,
     report_json: Path | None = None,
-    known: Path | None = None,
+    known: Path | baseline.BaselineFolders | None = None,
 ) -> Report:
     """Write the report of these runs to ``out``, and JUnit XML and report.json
     where asked; ``known`` is a baseline folder to gate the runs
-    against now instead of their own gate.json (see :func:`model.from_runs`)."""
+    against now instead of their own gate.json (see :func:`view.from_runs`)."""
     report = from_runs(runs, out, known)
     files.write_text(out, render(report))
     if junit:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from conformance import __version__
 from conformance.engine import records
@@ -70,6 +71,7 @@ def _tensor(tensor: Tensor | None) -> dict | None:
 def _smallest(family: Family) -> dict:
     """The smallest input of a family, as the run recorded it and groups.json kept it."""
     record = family.example
+    assert record is not None  # asked of a family with an example only
     found = {
         name: record.get(name)
         for name in (
@@ -103,7 +105,7 @@ def _reason(message: str) -> str:
     return line[:160]
 
 
-def _digests(folder: Path | None, adapters: set[str]) -> list[dict]:
+def _digests(folder: Path | baseline.BaselineFolders | None, adapters: set[str]) -> list[dict]:
     if folder is None:
         return []
     found = []
@@ -149,7 +151,9 @@ def distinct(runs: list[records.RunFolder]) -> list[records.RunFolder]:
     return kept
 
 
-def build(runs: list[records.RunFolder], out: Path, known: Path | None = None) -> dict:
+def build(
+    runs: list[records.RunFolder], out: Path, known: Path | baseline.BaselineFolders | None = None
+) -> dict:
     """The scoreboard of these runs (:func:`distinct`: ScoreboardError for a
     target in two runs); ``known`` gates them against that baseline folder
     now (else each run's gate.json, as the report does)."""
@@ -172,7 +176,7 @@ def build(runs: list[records.RunFolder], out: Path, known: Path | None = None) -
         for header in report.headers
         for name in header.get("runtimes") or {}
     }
-    targets = []
+    targets: list[dict[str, Any]] = []
     for name in report.runtimes:
         info = about.get(name, {})
         targets.append(

@@ -22,7 +22,7 @@ from pathlib import Path
 from conformance.engine import credentials, models, records
 from conformance.engine.groups import GroupKey, Signature, group_key
 from conformance.engine.judge import DISCREPANCIES, KINDS
-from conformance.gate import verdict
+from conformance.gate import baseline, verdict
 from conformance.messages import first_line
 from conformance.tables import decisions
 
@@ -298,7 +298,8 @@ def _leaves(values, rank: int, most: int) -> list:
     """The first ``most`` elements of a tensor's nested ``values`` in row-major
     order, each what lies ``rank`` lists deep (a complex element, a [real,
     imaginary] pair, is one), without trusting the nesting to fit the shape."""
-    found, todo = [], [(values, 0)]
+    found: list = []
+    todo = [(values, 0)]
     while todo and len(found) < most:
         value, depth = todo.pop()
         if isinstance(value, list) and depth < rank:
@@ -349,7 +350,9 @@ def _node_verdicts(runs: list[records.RunFolder]) -> list:
 
 
 def from_runs(
-    runs: list[records.RunFolder], report_path: Path, known: Path | None = None
+    runs: list[records.RunFolder],
+    report_path: Path,
+    known: Path | baseline.BaselineFolders | None = None,
 ) -> Report:
     """The report of these runs. Discrepancy groups are marked known or new
     as each run's gate decided (gate.json), or, with ``known``, by holding
@@ -443,7 +446,7 @@ def mechanism_text(mechanism: dict | None) -> str:
         return f"killed by {mechanism.get('signal', 'a signal')} on inputs with {trigger}"
     if by == "dtype":
         return f"refuses valid inputs of data type {mechanism.get('dtype', '?')}"
-    if by in ("explanations", "bug_models"):  # explanations, models: findings of earlier versions
+    if by in ("explanations", "bug_models"):  # "bug_models", "models": earlier findings
         named = ", ".join(mechanism.get("explanations") or mechanism.get("models") or [])
         return f"outputs explained exactly by the explanation (or its family) {named}"
     if by == "unexplained":
@@ -466,7 +469,7 @@ def fuzz_bugs(per_run: list[tuple[dict, list[dict]]]) -> tuple[list[FuzzBug], li
     unassigned = []
     for content, classes in per_run:
         numbered = {found.get("number"): found for found in classes}
-        listed = set()
+        listed: set[int] = set()  # the classes' numbers
         for entry in content.get("bugs") or []:
             mine = [numbered[n] for n in entry.get("classes") or [] if n in numbered]
             listed.update(entry.get("classes") or [])
@@ -716,7 +719,7 @@ def _mark(
         if not mine:  # a run without a gate: its results are not known to be known
             group.new = group.count
             continue
-        new_results = set()
+        new_results: set[tuple] = set()
         for mark in mine:
             group.new += mark["new"]
             for entry in mark.get("known", []):

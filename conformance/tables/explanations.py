@@ -96,12 +96,12 @@ def _flushed(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     """Subnormals and -0.0 may come back +0.0 (denormals-are-zero)."""
     wide = expected.astype(np.float64)
     tiny = {
-        np.dtype(np.float16): np.finfo(np.float16).tiny,
-        np.dtype(np.float32): np.finfo(np.float32).tiny,
-        np.dtype(np.float64): np.finfo(np.float64).tiny,
-        _BFLOAT16: ml_dtypes.finfo(ml_dtypes.bfloat16).tiny,
+        np.dtype(np.float16): float(np.finfo(np.float16).tiny),
+        np.dtype(np.float32): float(np.finfo(np.float32).tiny),
+        np.dtype(np.float64): float(np.finfo(np.float64).tiny),
+        _BFLOAT16: float(ml_dtypes.finfo(ml_dtypes.bfloat16).tiny),
     }[expected.dtype]
-    return (np.abs(wide) < float(tiny)) & _plus_zero(actual)
+    return (np.abs(wide) < tiny) & _plus_zero(actual)
 
 
 def _float32_bf16_clamped(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:

@@ -32,7 +32,7 @@ _INT32 = (-(2**31), 2**31 - 1)
 def features(example) -> tuple[str, ...]:
     """The features of an input, in :data:`FEATURES` order."""
     data, indices = example.data, example.indices
-    found = set()
+    found: set[str] = set()
     rank = data.ndim
     axis = 0 if example.axis is None else example.axis
     axis_ok = rank > 0 and -rank <= axis < rank

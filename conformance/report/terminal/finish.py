@@ -34,7 +34,7 @@ def path_line(label: str, path: Path, width: int) -> str:
 def cpu_note(budget: dict | None) -> str | None:
     """A note when the workers' threads outnumber the cores (header.json
     ``cpu_budget``), else None."""
-    if not (budget or {}).get("oversubscribed"):
+    if not budget or not budget.get("oversubscribed"):
         return None
     return (
         f"note: up to {budget['threads_at_most']} compute threads on {budget['cores']} "

@@ -196,8 +196,8 @@ def bug_lines(
         lines.append(head + cause + tail)
         if not reproducers:
             continue
-        smallest = classes.get(bug.get("reproducer"))
-        repro = ((smallest or {}).get("files") or {}).get("repro")
+        smallest = classes.get(bug.get("reproducer")) or {}
+        repro = (smallest.get("files") or {}).get("repro")
         if repro:
             where = Path(repro).parent
             shown_at = relative(folder / where) if folder is not None else str(where)
@@ -215,7 +215,7 @@ def replay_lines(replayed: dict, limit: int = BUGS_SHOWN) -> list[str]:
     kind, op, cause; what it does now when it changed), then the counts."""
     bugs = replayed.get("bugs") or []
     order = {status: n for n, status in enumerate(("changed", "still there", "fixed", "not run"))}
-    lines = []
+    lines: list[str] = []
     for bug in sorted(bugs, key=lambda b: (order.get(b["status"], 9), b.get("runtime") or "")):
         if len(lines) >= limit:
             lines.append(f"  ... {len(bugs) - limit} more in replay.json")
