@@ -317,7 +317,7 @@ def test_entries_map_to_tests_as_the_gate_matches_them(tmp_path):
         "  - signature: {dtype: int64}\n"
         "    depends_on_values: true\n"
         "    outcome: value_mismatch\n"
-        "    model: int64-low32\n"
+        "    explained_by: int64-low32\n"
         "    reason: a value-dependent family with an explanation\n"
         "    clause: bitwise-exact\n"
         "  - signature: {dtype: uint8}\n"
@@ -342,7 +342,7 @@ def test_entries_map_to_tests_as_the_gate_matches_them(tmp_path):
     assert not [n for n in int8 if n not in named and n in known]
     for test in (t for t in tests if t.case.dtype == "int64"):
         beyond = bool(np.any(test.output != test.output.astype(np.int32)))
-        # the model leaves an output within int32 as it is: the bug cannot show
+        # the explanation leaves an output within int32 as it is: the bug cannot show
         assert (test.name in known) == beyond, test.name
         if beyond:
             assert known[test.name].status == failures.MAY_FAIL

@@ -352,7 +352,8 @@ def test_only_conforming_results_are_evidence_that_a_family_is_fixed(tmp_path):
 
 
 def test_a_family_that_depends_on_values_is_never_called_fixed(tmp_path):
-    known = entries(tmp_path, FAMILY + "    depends_on_values: true\n    model: nan-quieted\n")
+    explained = "    depends_on_values: true\n    explained_by: nan-quieted\n"
+    known = entries(tmp_path, FAMILY + explained)
     passes = [record("pass", case_id=f"p-{i}") for i in range(100)]
     result = gate.check(passes, known, {})
     assert result.passed() and len(result.unproven) == 1
@@ -458,6 +459,21 @@ def test_an_entry_scoped_to_a_profile_or_cpu_is_not_used_elsewhere_never_fixed(t
     assert known["openvino"][1].applies_to(baseline.Where("2026.4.1", "default", None))
 
 
+def test_model_the_old_spelling_of_explained_by_is_read_as_it(tmp_path):
+    """Baselines of earlier versions name an entry's explanations ``model:``."""
+    old = entries(tmp_path, FAMILY + "    depends_on_values: true\n    model: nan-quieted\n")
+    assert old["openvino"][0].explained_by == ("nan-quieted",)
+    found = problems(
+        tmp_path,
+        "entries:\n" + FAMILY + "    depends_on_values: true\n"
+        "    explained_by: nan-quieted\n    model: nan-quieted\n",
+    )
+    assert any(
+        "entries[0].model: the old spelling of explained_by: give one of the two" in line
+        for line in found
+    )
+
+
 def test_bad_scopes_are_errors_with_their_line(tmp_path):
     found = problems(
         tmp_path,
@@ -465,7 +481,7 @@ def test_bad_scopes_are_errors_with_their_line(tmp_path):
         "  - case: x\n    outcome: crash\n    reason: r\n    clause: bitwise-exact\n"
         "    profile: turbo\n    cpu: {lacks: [avx1024]}\n"
         "  - signature: {dtype: int64}\n    depends_on_values: true\n    outcome: value_mismatch\n"
-        "    reason: r\n    clause: bitwise-exact\n    model: garbage\n",
+        "    reason: r\n    clause: bitwise-exact\n    explained_by: garbage\n",
     )
     where = tmp_path / "openvino.yaml"
     assert any(
@@ -474,7 +490,7 @@ def test_bad_scopes_are_errors_with_their_line(tmp_path):
     )
     assert any(line.startswith(f"{where}:7: entries[0].cpu.lacks: 'avx1024'") for line in found)
     assert any(
-        line.startswith(f"{where}:13: entries[1].model: 'garbage' is not an explanation")
+        line.startswith(f"{where}:13: entries[1].explained_by: 'garbage' is not an explanation")
         for line in found
     )
 
@@ -562,7 +578,8 @@ CATCH_ALL = [  # (entry, the outcomes it would cover whole, the field named)
     (_entry("signature: {violation: [none, index-out-of-range]}", "value_mismatch"),
      "value_mismatch", "signature"),
     (_entry("signature: {indices_dtype: [int32, int64]}", "rejected"), "rejected", "signature"),
-    (_entry("signature: {op: Gather}", "[value_mismatch, crash]", "    model: int64-low32\n"),
+    (_entry("signature: {op: Gather}", "[value_mismatch, crash]",
+            "    explained_by: int64-low32\n"),
      "crash", "signature"),
     (_entry("case: '*'"), "crash", "case"),
     (_entry("case: ['gather-x', '*-*']"), "crash", "case"),
@@ -580,7 +597,7 @@ NARROW = [  # each narrows by what the input is or how the runtime fails
     _entry("signature: {features: empty_indices, variant: static}"),
     _entry("signature: {indices_dtype: [uint8, int16]}", "accepted_invalid"),
     _entry("signature: {op: Gather}", "value_mismatch",
-           "    depends_on_values: true\n    model: int64-low32\n"),
+           "    depends_on_values: true\n    explained_by: int64-low32\n"),
 ]  # fmt: skip
 
 
@@ -605,7 +622,8 @@ def test_entries_that_narrow_load(tmp_path):
     # The shipped baselines narrow every entry (they load: the test at the top).
     for runtime in ("onnxruntime", "openvino", "reference"):
         for entry in baseline.load_file(KNOWN / f"{runtime}.yaml"):
-            assert not baseline.unnarrowed(entry.outcome, entry.case, entry.signature, entry.model)
+            narrowed_by = (entry.case, entry.signature, entry.explained_by)
+            assert not baseline.unnarrowed(entry.outcome, *narrowed_by)
 
 
 def test_gate_and_run_refuse_a_catch_all_baseline_with_exit_2(tmp_path):

@@ -103,12 +103,12 @@ def _cannot_show(entry: BaselineEntry, expected: np.ndarray) -> bool:
     """Whether the entry's explanations, each a function, leave the expected
     output as it is, bit for bit (then the discrepancy cannot show on it)."""
     if (
-        not entry.model
+        not entry.explained_by
         or "value_mismatch" not in entry.outcome
         or set(entry.outcome) - {"value_mismatch"}
     ):
         return False
-    for name in entry.model:
+    for name in entry.explained_by:
         model = explanations.BY_NAME[name]
         if model.transform is None:
             return False  # a relation: what it allows depends on the runtime

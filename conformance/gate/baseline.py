@@ -41,11 +41,13 @@ Gather goes wrong only when the strings of a block differ) says
 ``depends_on_values: true``: inputs in its scope that pass prove nothing,
 so the gate never calls it fixed; case entries pin such bugs in the corpus.
 
-A value-mismatch family names its **explanation** (``model: int64-low32``, or
-a list; :mod:`conformance.tables.explanations`): a result is covered only when
-the runtime's output is exactly the oracle's output as the model transforms
-it (the judge records the models that explain it, ``explained_by``). A new
-mechanism, garbage from a regression, is not covered: it is NEW.
+A value-mismatch family names its **explanation** (``explained_by:
+int64-low32``, or a list; :mod:`conformance.tables.explanations`; ``model:``
+is its spelling in baselines of earlier versions, still read): a result is
+covered only when the runtime's output is exactly the oracle's output as the
+explanation transforms it (the judge records those that fit it, the record's
+``explained_by``). A new mechanism, garbage from a regression, is not
+covered: it is NEW.
 
 ``clause`` is an id of the decisions table, ``upstream`` a link to the
 runtime's issue; an entry gives at least one, and always a ``reason``.
@@ -68,8 +70,8 @@ No **catch-all**: an entry must narrow, for each outcome it lists, by what
 the input is or how the runtime goes wrong (:func:`unnarrowed`): a case glob
 with a letter or digit in its case-file id, ``dtype`` (not every dtype),
 ``axis``, ``features``, ``violation`` (some clauses, not all, not ``none``
-alone), an ``indices_dtype`` that Tind forbids, or, for ``value_mismatch``, a
-bug ``model``. ``op``, ``opset`` and ``variant`` split the results into a few
+alone), an ``indices_dtype`` that Tind forbids, or, for ``value_mismatch``, an
+explanation (``explained_by``). ``op``, ``opset`` and ``variant`` split the results into a few
 large slices and do not count, nor do ``versions``, ``profile`` and ``cpu``
 (where an entry holds, not which results it covers). An entry that would
 accept every crash (or every Gather crash) of a runtime would let any new one
@@ -116,6 +118,7 @@ SIGNATURE_FIELDS: dict[str, tuple | None] = {
     "violation": ("none", *decisions.BY_ID),
     "features": tuple(FEATURES),
 }
+NAMES_EXPLAINED = frozenset({"explained_by", "model"})  # model: its spelling before
 # Outcomes only a valid input can have (judge: a refusal of an invalid input
 # conforms, an output for one is accepted_invalid): their violation is "none".
 VALID_ONLY = frozenset({"value_mismatch", "dtype_mismatch", "shape_mismatch", "rejected"})
@@ -173,7 +176,7 @@ class BaselineEntry:
     upstream: str | None = None
     versions: str | None = None
     depends_on_values: bool = False  # a family no run of passing inputs can call fixed
-    model: tuple[str, ...] = ()  # explanations (tables.explanations) one of which must explain it
+    explained_by: tuple[str, ...] = ()  # explanations (tables.explanations), one must fit
     profile: tuple[str, ...] = ()  # the target profiles it holds for; empty: any
     cpu_has: frozenset[str] = frozenset()
     cpu_lacks: frozenset[str] = frozenset()
@@ -222,12 +225,12 @@ class BaselineEntry:
     def covers(self, record: dict) -> bool:
         """Whether the record shows this entry's discrepancy (the one rule the
         gate, the report and the pytest plugin use; where it holds is
-        :meth:`applies_to`). With an explanation, a value mismatch is covered
-        only when one of the models explains its output exactly."""
+        :meth:`applies_to`). With explanations, a value mismatch is covered
+        only when one of them fits its output exactly."""
         if record.get("kind") not in self.outcome or not self.in_scope(record):
             return False
-        if self.model and record.get("kind") == "value_mismatch":
-            return bool(set(self.model) & set(record.get("explained_by") or ()))
+        if self.explained_by and record.get("kind") == "value_mismatch":
+            return bool(set(self.explained_by) & set(record.get("explained_by") or ()))
         return True
 
     def applies_to(self, target: Where | str | None) -> bool:
@@ -275,12 +278,12 @@ def unnarrowed(
     outcomes: Iterable[str],
     case: Iterable[str],
     signature: dict[str, tuple],
-    model: Iterable[str] = (),
+    explained_by: Iterable[str] = (),
 ) -> list[str]:
     """The outcomes of an entry that nothing narrows to something specific:
     for each, the entry would cover every discrepancy of that kind of its
     runtime (in an op, opset or variant at most). Empty for a good entry."""
-    case, model = list(case), list(model)
+    case, explained = list(case), list(explained_by)
     if case and all(_glob_narrows(glob) for glob in case):
         return []
     if any(name in signature for name in ("axis", "features")):
@@ -291,7 +294,7 @@ def unnarrowed(
         return []  # only index types Tind forbids: an input the spec refuses
     left = []
     for kind in outcomes:
-        if kind == "value_mismatch" and model:
+        if kind == "value_mismatch" and explained:
             continue  # only outputs an explanation fits exactly
         if "violation" in signature:
             possible = {"none"} if kind in VALID_ONLY else set(decisions.BY_ID)
@@ -357,9 +360,12 @@ class _BaselineReader(YamlFileReader):
         at = ("entries", index)
         given = {key: raw[key] for key in raw if key not in bad}
         case, outcome = _listed(given, "case"), _listed(given, "outcome")
-        model = _listed(given, "model")
+        # ``model:`` is how baselines of earlier versions spell ``explained_by:``.
+        explained = _listed(given, "explained_by") or _listed(given, "model")
         values = given.get("depends_on_values", False)
         before = len(self.errors)
+        if "explained_by" in raw and "model" in raw:  # one field under two names
+            self.error((*at, "model"), "the old spelling of explained_by: give one of the two")
         if values and case:  # a relation of two fields
             self.error((*at, "depends_on_values"), "only for families (signature without case)")
         versions = given.get("versions")
@@ -368,9 +374,9 @@ class _BaselineReader(YamlFileReader):
                 SpecifierSet(versions)
             except InvalidSpecifier:
                 self.error((*at, "versions"), f"{versions!r} is not a version specifier (>=2026.4)")
-        if values and "value_mismatch" in outcome and not model and "model" not in bad:
+        if values and "value_mismatch" in outcome and not explained and not bad & NAMES_EXPLAINED:
             self.error(  # a relation of three fields
-                (*at, "model"),
+                (*at, "explained_by"),
                 "a value-dependent value_mismatch family names its explanation "
                 f"({', '.join(explanations.BY_NAME)}): only outputs it explains are covered",
             )
@@ -378,14 +384,14 @@ class _BaselineReader(YamlFileReader):
             return None
         named = raw.get("signature", {})
         signature = {name: tuple(_listed(named, name)) for name in named}
-        broad = unnarrowed(outcome, case, signature, model)  # what the values mean together
+        broad = unnarrowed(outcome, case, signature, explained)  # what the values mean together
         if broad:
             self.error(
                 (*at, "signature" if signature else "case"),
                 f"a catch-all: it would cover every {'/'.join(broad)} of this runtime "
                 "(op, opset and variant do not narrow an entry); narrow it by what the input is "
-                "or how the runtime fails: a case id, dtype, axis, features, violation, or a bug "
-                "model for value_mismatch (cases/README.md)",
+                "or how the runtime fails: a case id, dtype, axis, features, violation, or an "
+                "explanation for value_mismatch (explained_by; cases/README.md)",
             )
             return None
         cpu = raw.get("cpu", {})
@@ -401,7 +407,7 @@ class _BaselineReader(YamlFileReader):
             upstream=raw.get("upstream"),
             versions=versions,
             depends_on_values=values,
-            model=tuple(model),
+            explained_by=tuple(explained),
             profile=tuple(_listed(raw, "profile")),
             cpu_has=frozenset(_listed(cpu, "has")),
             cpu_lacks=frozenset(_listed(cpu, "lacks")),

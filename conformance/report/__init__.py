@@ -1,2 +1,2 @@
-"""The HTML report: :mod:`.model` reads run folders into plain data,
+"""The HTML report: :mod:`.view` reads run folders into plain data,
 :mod:`.render` puts it through the Jinja2 template (autoescaping on)."""
