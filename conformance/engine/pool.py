@@ -240,7 +240,7 @@ def _raw_from_wire(packed) -> Raw:
         if isinstance(message, str) and _seconds(load_s) and _seconds(run_s):
             return Raw(status, message=message, load_s=load_s, run_s=run_s)
     elif (
-        status in ("unsupported", "harness_error")
+        status in ("unsupported", "harness_error", "timeout")
         and len(result) == 2
         and isinstance(result[1], str)
     ):
