@@ -162,4 +162,3 @@ def test_off_sets_no_cache_folder(monkeypatch):
     adapter = ov_adapter.OpenVinoAdapter()
     assert adapter.cache_dir is None
     assert adapter._core.get_property("CACHE_DIR") == ""
-

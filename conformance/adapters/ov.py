@@ -134,14 +134,15 @@ def cache_key(device_name: str, properties: dict) -> str:
     """The subfolder of one cache: OpenVINO's own key holds the model, the
     properties given and the device's name (the CPU's brand string, which a
     virtual machine may share across CPUs of other instruction sets), not the
-    CPU's flags, on which the defaults it compiles with depend (bf16 where
-    AMX or avx512_bf16 is there). So the folder is keyed by all of them: a
-    blob is only ever read back where it was compiled for the same things."""
+    CPU's flags and cores, on which the defaults it compiles with depend (bf16
+    where AMX or avx512_bf16 is there; threads). So the folder is keyed by all
+    of them: a blob is only read back where it was compiled for the same."""
     held = json.dumps(
         {
             "openvino": ov.get_version(),
             "device": device_name,
             "flags": _cpu_flags(),
+            "cores": os.cpu_count(),  # the thread count it compiles for by default
             "properties": {str(k): str(v) for k, v in sorted(properties.items())},
         },
         sort_keys=True,

@@ -120,9 +120,7 @@ class ReferenceAdapter(Adapter):
 
     def load(self, model: bytes):
         try:
-            return ReferenceEvaluator(
-                onnx.load_model_from_string(model), new_ops=[GatherElements]
-            )
+            return ReferenceEvaluator(onnx.load_model_from_string(model), new_ops=[GatherElements])
         except Exception as error:
             raise LoadError(f"{type(error).__name__}: {error}") from None
 
