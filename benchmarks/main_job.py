@@ -11,8 +11,9 @@ included), with the load average before it, since wall figures on a shared
 machine mean little without it.
 
 OpenVINO's compiled-model cache (docs/development.md, "The main job's time")
-is measured three ways: `off` (CONFORMANCE_OPENVINO_CACHE=off), `cold` (a new
-empty folder) and `warm` (the same folder again). From the run's records it
+is measured three ways: `off` (CONFORMANCE_OPENVINO_CACHE=off), `cold` (an
+empty folder before each command) and `warm` (the folder the cold commands
+filled). From the run's records it
 also counts what the levers act on: onnx.reference's timeouts (and how many
 were counted, not waited for), the discrepancies re-run alone to be
 confirmed, and each runtime's recorded load and run seconds.
@@ -115,9 +116,9 @@ def main() -> int:
         step = timed([conformance, "cases", "validate", "--check-models"], env)
         results["phases"].append({"phase": "validate --check-models", **step})
         for mode in args.cache:
+            env = {**base, CACHE_ENV: "off" if mode == "off" else str(cache)}
             if mode == "cold":
                 shutil.rmtree(cache, ignore_errors=True)
-            env = {**base, CACHE_ENV: "off" if mode == "off" else str(cache)}
             out = folder / f"run-{mode}"
             command = [conformance, "run", "--runtime", *RUNTIMES, "--gate", "--no-progress"]
             step = timed([*command, "--out", str(out), "-j", str(args.j)], env)
@@ -125,6 +126,8 @@ def main() -> int:
             results["phases"].append({"phase": f"run, OpenVINO cache {mode}", **step})
             if args.per_runtime:
                 for runtime in RUNTIMES:
+                    if mode == "cold":  # each command from an empty cache
+                        shutil.rmtree(cache, ignore_errors=True)
                     alone = folder / f"{runtime}-{mode}"
                     command = [conformance, "run", "--runtime", runtime, "--no-progress"]
                     step = timed([*command, "--out", str(alone), "-j", str(args.j)], env)
