@@ -52,6 +52,11 @@ def test_wrap_steps_counts_numpy_s_loop_exactly():
     assert reference.wrap_steps(extremes, 3) == (2**63 - 1) // 3 + (2**63 + 2) // 3
 
 
+def test_the_evaluator_s_source_holds_the_call_counted():
+    # onnx as pinned gathers with the wrap call; another would run untouched
+    assert reference.counts_wrap_loop()
+
+
 def test_choose_limit_is_where_numpy_refuses():
     limit = reference.choose_limit()
     index = np.zeros(1, np.intp)
