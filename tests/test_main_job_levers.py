@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import time
 
 import numpy as np
 import pytest
@@ -55,6 +56,15 @@ def test_wrap_steps_counts_numpy_s_loop_exactly():
 def test_the_evaluator_s_source_holds_the_call_counted():
     # onnx as pinned gathers with the wrap call; another would run untouched
     assert reference.counts_wrap_loop()
+
+
+def test_numpy_still_wraps_by_a_loop():
+    # What the counted timeout rests on: wrap mode costs a step per axis size.
+    # 2**29 steps take ~0.2 s of CPU here; a modulo would take a microsecond.
+    index, choices = np.array([2**29], np.intp), np.zeros((1, 1))
+    start = time.process_time()
+    np.choose(index, choices, mode="wrap")
+    assert time.process_time() - start > 0.005
 
 
 def test_choose_limit_is_where_numpy_refuses():
