@@ -179,10 +179,15 @@ class OpenVinoAdapter(Adapter):
         self._core = ov.Core()
         root = cache_root()
         self.cache_dir = None
+        self._uncached = None  # a Core without the cache, made if the cache fails
         if root:
             name = self._core.get_property(self.device, "FULL_DEVICE_NAME")
-            self.cache_dir = os.path.join(root, cache_key(name, self.properties or {}))
-            self._core.set_property({"CACHE_DIR": self.cache_dir})
+            folder = os.path.join(root, cache_key(name, self.properties or {}))
+            try:
+                self._core.set_property({"CACHE_DIR": folder})
+                self.cache_dir = folder
+            except RuntimeError:  # not a folder it can make (read-only home): no cache
+                pass
 
     def info(self) -> dict:
         compiled = self._core.compile_model(
@@ -205,14 +210,30 @@ class OpenVinoAdapter(Adapter):
     def load(self, model: bytes):
         _refuse_trailing_nul_initializers(model)
         try:
-            compiled = self._core.compile_model(
-                self._core.read_model(model, b""), self.device, self.properties
-            )
+            compiled = self._compile(model)
             request = compiled.create_infer_request()
         except Exception as error:
             raise LoadError(str(error)) from None
         names = [port.any_name for port in compiled.inputs]
         return request, names, len(compiled.outputs)
+
+    def _compile(self, model: bytes):
+        try:
+            return self._core.compile_model(
+                self._core.read_model(model, b""), self.device, self.properties
+            )
+        except Exception as error:
+            if not self.cache_dir or self.cache_dir not in str(error):
+                raise
+        # The cache failed, not the model: two workers writing one blob race in
+        # OpenVINO's cache manager ("filesystem error: cannot set permissions:
+        # No such file or directory [<cache folder>/<blob>]"). What OpenVINO
+        # says of the model is what it says without the cache.
+        if self._uncached is None:
+            self._uncached = ov.Core()
+        return self._uncached.compile_model(
+            self._uncached.read_model(model, b""), self.device, self.properties
+        )
 
     def execute(self, session, feeds):
         request, names, n_outputs = session
