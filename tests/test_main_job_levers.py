@@ -212,3 +212,25 @@ def test_a_cache_failure_is_compiled_again_without_the_cache(monkeypatch, tmp_pa
     adapter._core = RacingCore(adapter._core._core, "Model wasn't fully converted")
     with pytest.raises(LoadError, match="fully converted"):
         adapter.run(probe_model(), probe_feeds())
+
+
+def test_a_fuzz_campaign_runs_without_the_cache_unless_asked(monkeypatch):
+    from conformance.cli import fuzz
+
+    monkeypatch.delenv(ov_adapter.CACHE_ENV, raising=False)
+    assert fuzz.OPENVINO_CACHE_ENV == ov_adapter.CACHE_ENV
+
+    class Stop(Exception):
+        pass
+
+    def stop(args):
+        raise Stop
+
+    monkeypatch.setattr(fuzz.finish, "check_outputs", stop)
+    with pytest.raises(Stop):
+        fuzz.command(None)
+    assert os.environ[ov_adapter.CACHE_ENV] == "off"
+    monkeypatch.setenv(ov_adapter.CACHE_ENV, "/somewhere")
+    with pytest.raises(Stop):
+        fuzz.command(None)
+    assert os.environ[ov_adapter.CACHE_ENV] == "/somewhere"

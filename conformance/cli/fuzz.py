@@ -222,7 +222,14 @@ def model_strategy(paths: list[Path], max_elements: int):
     return model_nodes.examples(usable, max_elements), {"graphs": about}
 
 
+# A campaign compiles models that never recur (its own cache keeps the shapes
+# that do): OpenVINO's compiled-model cache would only grow by a blob each
+# (docs/cli.md, "OpenVINO's compiled-model cache"), so it is off unless asked.
+OPENVINO_CACHE_ENV = "CONFORMANCE_OPENVINO_CACHE"  # conformance.adapters.ov.CACHE_ENV
+
+
 def command(args) -> int:
+    os.environ.setdefault(OPENVINO_CACHE_ENV, "off")  # its workers inherit it
     finish.check_outputs(args)
     err = options.stderr()
     missing = [flag for flag, value in (("--time-budget", args.time_budget), ("--seed", args.seed))
