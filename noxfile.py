@@ -71,7 +71,8 @@ def conformance(session: nox.Session) -> None:
     gate.json, report.html, junit.xml, report.json) and exits by the gate: 0
     when every discrepancy is a known one in cases/known/, 1 on a new one or on
     an entry that no longer reproduces, 2 on usage or harness errors. One run,
-    not one per runtime: onnx.reference's timeouts overlap OpenVINO's compiles
+    not one per runtime: one start, one report, the cores shared; OpenVINO's
+    compiles are read back from the user's cache folder on later runs
     (docs/development.md, "The main job's time"). Extra arguments go to
     `conformance run`, e.g. `-- --allow-fixed` or `-- -j 2`; one runtime per
     session (a CI matrix): `conformance-runtime`.

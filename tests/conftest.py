@@ -22,6 +22,9 @@ REPO = Path(__file__).resolve().parents[1]
 # unless a test gives one: the default, the user's cache folder, would carry
 # bugs from one test (and one run of the suite) to the next.
 os.environ["CONFORMANCE_FUZZ_STORE"] = "off"
+# Nor OpenVINO's compiled-model cache (the main job's default): a test compiles
+# what it tests; tests/test_main_job_levers.py gives the cache its own folder.
+os.environ["CONFORMANCE_OPENVINO_CACHE"] = "off"
 CASES = REPO / "cases"
 SPECS = REPO / "specs"
 # A campaign seed whose first round is drawn at a complex dtype (a round's key

@@ -120,6 +120,16 @@ class HarnessUnsupported(Exception):
     """
 
 
+class WouldNotFinish(Exception):
+    """The runtime cannot answer this input within any timeout, and the adapter
+    knows it before running: it has counted the steps of a loop the runtime
+    would enter (``reference``: NumPy's wrap loop, docs/development.md, "The
+    main job's time"). Recorded as ``timeout`` with this message, without
+    spending the timeout, so that the verdict does not depend on the machine's
+    load. Raised only on a count, never on a guess.
+    """
+
+
 class UnknownRuntime(ConformanceError, LookupError):
     """Not a runtime name (:func:`parse`); the message says what is known."""
 

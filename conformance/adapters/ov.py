@@ -15,6 +15,10 @@ Traps handled here:
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+
 import ml_dtypes
 import numpy as np
 import onnx
@@ -96,6 +100,56 @@ def _refuse_trailing_nul_initializers(model: bytes) -> None:
             )
 
 
+# OpenVINO's own compiled-model cache (CACHE_DIR): a compile whose blob is
+# there is an import, about a third of its CPU (docs/development.md, "The main
+# job's time"). The folder, unless this variable names another or says "off".
+CACHE_ENV = "CONFORMANCE_OPENVINO_CACHE"
+NO_CACHE = "off"
+
+
+def cache_root() -> str | None:
+    """$CONFORMANCE_OPENVINO_CACHE, else the user's cache folder; None: "off"."""
+    given = os.environ.get(CACHE_ENV)
+    if given == NO_CACHE:
+        return None
+    if given:
+        return given
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "onnx-gather-conformance", "openvino")
+
+
+def _cpu_flags() -> str:
+    """Every flag /proc/cpuinfo lists (empty elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return " ".join(sorted(line.partition(":")[2].split()))
+    except OSError:
+        pass
+    return ""
+
+
+def cache_key(device_name: str, properties: dict) -> str:
+    """The subfolder of one cache: OpenVINO's own key holds the model, the
+    properties given and the device's name (the CPU's brand string, which a
+    virtual machine may share across CPUs of other instruction sets), not the
+    CPU's flags and cores, on which the defaults it compiles with depend (bf16
+    where AMX or avx512_bf16 is there; threads). So the folder is keyed by all
+    of them: a blob is only read back where it was compiled for the same."""
+    held = json.dumps(
+        {
+            "openvino": ov.get_version(),
+            "device": device_name,
+            "flags": _cpu_flags(),
+            "cores": os.cpu_count(),  # the thread count it compiles for by default
+            "properties": {str(k): str(v) for k, v in sorted(properties.items())},
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(held.encode()).hexdigest()[:16]
+
+
 def _text(value) -> str:
     """A property value as its name: ``bf16`` (not ``<Type: 'bfloat16'>``), ``ACCURACY``."""
     if isinstance(value, ov.Type):
@@ -123,6 +177,17 @@ class OpenVinoAdapter(Adapter):
     def __init__(self, properties: dict | None = None) -> None:
         super().__init__(properties)
         self._core = ov.Core()
+        root = cache_root()
+        self.cache_dir = None
+        self._uncached = None  # a Core without the cache, made if the cache fails
+        if root:
+            name = self._core.get_property(self.device, "FULL_DEVICE_NAME")
+            folder = os.path.join(root, cache_key(name, self.properties or {}))
+            try:
+                self._core.set_property({"CACHE_DIR": folder})
+                self.cache_dir = folder
+            except RuntimeError:  # not a folder it can make (read-only home): no cache
+                pass
 
     def info(self) -> dict:
         compiled = self._core.compile_model(
@@ -145,14 +210,30 @@ class OpenVinoAdapter(Adapter):
     def load(self, model: bytes):
         _refuse_trailing_nul_initializers(model)
         try:
-            compiled = self._core.compile_model(
-                self._core.read_model(model, b""), self.device, self.properties
-            )
+            compiled = self._compile(model)
             request = compiled.create_infer_request()
         except Exception as error:
             raise LoadError(str(error)) from None
         names = [port.any_name for port in compiled.inputs]
         return request, names, len(compiled.outputs)
+
+    def _compile(self, model: bytes):
+        try:
+            return self._core.compile_model(
+                self._core.read_model(model, b""), self.device, self.properties
+            )
+        except Exception as error:
+            if not self.cache_dir or self.cache_dir not in str(error):
+                raise
+        # The cache failed, not the model: two workers writing one blob race in
+        # OpenVINO's cache manager ("filesystem error: cannot set permissions:
+        # No such file or directory [<cache folder>/<blob>]"). What OpenVINO
+        # says of the model is what it says without the cache.
+        if self._uncached is None:
+            self._uncached = ov.Core()
+        return self._uncached.compile_model(
+            self._uncached.read_model(model, b""), self.device, self.properties
+        )
 
     def execute(self, session, feeds):
         request, names, n_outputs = session

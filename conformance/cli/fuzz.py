@@ -217,10 +217,17 @@ def model_strategy(paths: list[Path], max_elements: int):
     return model_nodes.examples(usable, max_elements), {"graphs": about}
 
 
+# A campaign compiles models that never recur (its own cache keeps the shapes
+# that do): OpenVINO's compiled-model cache would only grow by a blob each
+# (docs/cli.md, "OpenVINO's compiled-model cache"), so it is off unless asked.
+OPENVINO_CACHE_ENV = "CONFORMANCE_OPENVINO_CACHE"  # conformance.adapters.ov.CACHE_ENV
+
+
 def command(args) -> int:
     # Hypothesis comes with the campaign: imported here, not at every command's start.
     from conformance.fuzz.campaign import Campaign, Status
 
+    os.environ.setdefault(OPENVINO_CACHE_ENV, "off")  # its workers inherit it
     finish.check_outputs(args)
     err = options.stderr()
     missing = [flag for flag, value in (("--time-budget", args.time_budget), ("--seed", args.seed))

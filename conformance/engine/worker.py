@@ -39,6 +39,7 @@ Wire format (pickled):
       ("ok", outputs, load_s, run_s, cached)
       ("load_error" | "run_error", message, load_s, run_s)
       ("unsupported", message)
+      ("timeout", message)         # the adapter knows the runtime would not finish
       ("harness_error", message)   # a bug in the adapter, not the runtime
 
 An adapter is third-party code: whatever its ``execute`` returns is
@@ -72,7 +73,7 @@ from multiprocessing.connection import Connection
 
 import numpy as np
 
-from conformance.adapters import AdapterError, HarnessUnsupported, instantiate
+from conformance.adapters import AdapterError, HarnessUnsupported, WouldNotFinish, instantiate
 from conformance.tables import dtypes
 
 PROGRESS = struct.Struct("=Q")  # jobs started by this worker so far
@@ -107,6 +108,8 @@ def run_job(adapter, job, limit: int | None = None) -> tuple:
         return (kind, str(error), elapsed if error.stage == "load" else None, None)
     except HarnessUnsupported as error:
         return ("unsupported", str(error))
+    except WouldNotFinish as error:  # counted, not waited for: the same on any machine
+        return ("timeout", str(error))
     except SystemExit as stop:  # the adapter asked to end the process: do so now
         _exit(stop.code)
     except BaseException:  # KeyboardInterrupt too: SIGINT is ignored, so the adapter raised it
