@@ -229,11 +229,10 @@ class OpenVinoAdapter(Adapter):
         # OpenVINO's cache manager ("filesystem error: cannot set permissions:
         # No such file or directory [<cache folder>/<blob>]"). What OpenVINO
         # says of the model is what it says without the cache.
-        if self._uncached is None:
-            self._uncached = ov.Core()
-        return self._uncached.compile_model(
-            self._uncached.read_model(model, b""), self.device, self.properties
-        )
+        uncached = self._uncached
+        if uncached is None:
+            uncached = self._uncached = ov.Core()
+        return uncached.compile_model(uncached.read_model(model, b""), self.device, self.properties)
 
     def execute(self, session, feeds):
         request, names, n_outputs = session
