@@ -121,8 +121,8 @@ def test_hostile_target_names_are_refused_and_printed_escaped(tmp_path):
     assert done.returncode == 2
     shown = _clean(done)
     where = f"{tmp_path}/targets\\x1b[2J.yaml"
-    assert f"{where}:2: targets: 'ref\\x1b[2J\\r': a target's name is" in shown, shown
-    assert f"{where}:4: targets: '[/]': a target's name is" in shown, shown
+    assert f"{where}:2: targets: 'ref\\x1b[2J\\r' is not a target's name" in shown, shown
+    assert f"{where}:4: targets: '[/]' is not a target's name" in shown, shown
     assert not (tmp_path / "out").exists()
 
 
