@@ -11,8 +11,8 @@ outcome kind:
 ============================  ==============================================
 kind                          the bug is told apart by
 ============================  ==============================================
-``value_mismatch``            the mechanism (a model's family) of the first
-                              explanation that explains the output exactly
+``value_mismatch``            the mechanism (an explanation's family) of the
+                              explanation that fits the output exactly
                               (``explained_by``, :mod:`conformance.tables.explanations`);
                               none: "unexplained", with the input's features
 ``crash``                     the signal (or exit status), and the trigger; a

@@ -378,7 +378,7 @@ class _BaselineReader(YamlFileReader):
             self.error(  # a relation of three fields
                 (*at, "explained_by"),
                 "a value-dependent value_mismatch family names its explanation "
-                f"({', '.join(explanations.BY_NAME)}): only outputs it explains are covered",
+                f"({', '.join(explanations.BY_NAME)}): only outputs it fits are covered",
             )
         if bad or len(self.errors) > before:
             return None
