@@ -11,7 +11,7 @@ outcome kind:
 ============================  ==============================================
 kind                          the bug is told apart by
 ============================  ==============================================
-``value_mismatch``            the mechanism (an explanation's family) of the
+``value_mismatch``            the mechanism (its family) of the first
                               explanation that fits the output exactly
                               (``explained_by``, :mod:`conformance.tables.explanations`);
                               none: "unexplained", with the input's features
