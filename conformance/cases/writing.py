@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import yaml
 
+from conformance.oracle import Verdict
 from conformance.tables import dtypes
 
 
@@ -55,4 +56,16 @@ def entry(case_id: str, description: str, spec: str, op: str, opset: int, dtype:
     }
     if axis is not None:
         written["attributes"] = {"axis": int(axis)}
+    return written
+
+
+def expectation(verdict: Verdict) -> dict:
+    """A case entry's fields after its tensors, from the oracle's verdict:
+    ``expected: oracle`` or ``expect_error: CLAUSE``, and the disputed
+    decisions the verdict rests on."""
+    written: dict = (
+        {"expected": "oracle"} if verdict.valid else {"expect_error": verdict.violation.clause}
+    )
+    if verdict.disputed:
+        written["decisions"] = list(verdict.disputed)
     return written

@@ -172,12 +172,7 @@ def case_yaml(found) -> str:
     )  # fmt: skip
     entry["data"] = writing.literal(example.data)
     entry["indices"] = writing.literal(example.indices)
-    if verdict.valid:
-        entry["expected"] = "oracle"
-    else:
-        entry["expect_error"] = verdict.violation.clause
-    if verdict.disputed:
-        entry["decisions"] = list(verdict.disputed)
+    entry.update(writing.expectation(verdict))
     entry["tags"] = ["regression", "fuzz", f"variant-{example.variant.replace('_', '-')}"]
     # Comment lines: a name with a line break or a control character in it
     # must not end the comment (nor make the file unreadable), so each is

@@ -51,13 +51,7 @@ def document(path: Path, groups, case_memory: int) -> tuple[dict, dict[str, byte
                     entry[field] = {"npy": name}
                 else:
                     entry[field] = writing.literal(array)
-            verdict = verdict_of(case, case_memory)
-            if verdict.valid:
-                entry["expected"] = "oracle"
-            else:
-                entry["expect_error"] = verdict.violation.clause
-            if verdict.disputed:
-                entry["decisions"] = list(verdict.disputed)
+            entry.update(writing.expectation(verdict_of(case, case_memory)))
             entry["tags"] = list(case.tags)
             entries.append(entry)
     models = sorted({site.model for group in groups for site in group.sites})
