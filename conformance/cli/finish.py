@@ -47,6 +47,7 @@ def finish(
     summary, written: records.RunFolder, baselines: dict | None, args, err: Console, *,
     decides: bool, kept: str, label_width: int,
     preamble: Callable[[verdict.GateVerdict | None], list[str]] | None = None,
+    judge: Callable[[verdict.GateVerdict | None], tuple[bool, list[str], str]] | None = None,
 ) -> int:  # fmt: skip
     """Gate the run (when there are ``baselines``; its verdict ``decides`` the
     exit code or only says why the run exits as it does), write its report,
@@ -54,18 +55,27 @@ def finish(
     what was ``found``, a discrepancy or with the gate a failing verdict.
     ``kept`` says what an interrupted run keeps; ``label_width`` aligns the
     report's line with the lines printed before it. ``preamble`` makes the
-    lines printed before the verdict's, knowing it (None: no gate)."""
+    lines printed before the verdict's, knowing it (None: no gate). ``judge``
+    (``conformance model``) decides what is ``found`` itself, knowing the
+    gate's verdict: (found, its verdict lines, printed first and heading the
+    Markdown summary, why it exits so); the gate's own line then only counts."""
     found = bool(summary.discrepancies)
     try:
         decided = None
+        headline: list[str] = []
+        reason = None
         try:
             if baselines is not None:  # before the report, which shows its verdict
                 decided = gate_run(written, baselines, args, err, decides)
         finally:  # what ran is said even when the gate cannot decide
+            if judge is not None:
+                found, headline, reason = judge(decided)
+                print("\n".join(headline))
             if preamble is not None:
                 print("\n".join(preamble(decided)))
         if decided is not None:
-            found = not decided.passed if decides else found
+            if judge is None:
+                found = not decided.passed if decides else found
             code = exit_code(summary, found)
             lines = gate_text.gate_lines(
                 decided.gate,
@@ -74,12 +84,15 @@ def finish(
                 places=gate_text.fuzz_class_places([written]),
                 unobserved=decided.unobserved,
                 verbose=args.verbose,
-                decides=decides,
+                decides=decides and judge is None,
                 troubles=finish_text.run_troubles(summary),
                 code=code,
+                reason=reason,
             )
             print("\n".join(lines))
             markdown = summary_of(f"conformance {args.command}", decided, lines, [written])
+            if headline:
+                markdown = "\n".join(["```", *headline, "```", "", markdown])
             write_summaries(args, err, markdown)
     finally:  # a gate that cannot decide still leaves the report of what ran
         print(finish_text.path_line("report:", write_report(written), label_width))

@@ -11,7 +11,7 @@ from pathlib import Path
 from conformance.cases import writing
 from conformance.cli import exits, finish, options
 from conformance.cli import run as run_command
-from conformance.engine import files
+from conformance.engine import files, whole_model
 from conformance.engine.pool import DEFAULT_BATCH, DEFAULT_WORKER_MEMORY, RUN_TIMEOUTS
 from conformance.errors import ConformanceError
 from conformance.graphs import capture, drawing, nodes, reading, saving
@@ -130,6 +130,10 @@ def command(args) -> int:
         print(f"node cases written to {args.save_cases}")
     out = args.out or options.default_out("model")
     document = nodes.document(read, groups, dims, args.draws, captured)
+    if cases:
+        start = time.perf_counter()
+        _whole_models(document, read, runtimes, fed, dims, args)
+        timings["whole_model_s"] = time.perf_counter() - start
     if not cases:
         out.mkdir(parents=True, exist_ok=True)
         files.write_json(out / NODES, document)
@@ -144,6 +148,9 @@ def command(args) -> int:
         raise ConformanceError(f"{out}: cannot create the output folder: {error}") from None
     files.write_json(out / NODES, document)
     header = {"corpus": None, "graphs": nodes.header(read, dims, args, captured, timings)}
+    if args.variants:  # each node is judged as built whatever else is asked
+        built = {entry["as_built"]["variant"] for entry in document["nodes"] if entry["as_built"]}
+        args.variants = [*args.variants, *sorted(built - set(args.variants))]
     return run_command.execute(
         cases,
         args,
@@ -152,7 +159,49 @@ def command(args) -> int:
         out,
         header,
         after=lambda written: node_verdicts.table_lines(document, written.records),
+        judge=lambda written: _judge(document, written, args.gate),
     )
+
+
+def _whole_models(document: dict, read, runtimes, fed, dims: dict[str, int], args) -> None:
+    """Each model whole on every target (loaded; with --inputs run, its nodes judged
+    in situ, its outputs compared), into nodes.json's ``whole_model`` and ``in_situ``."""
+    wholes, in_situ = whole_model.run(
+        read, runtimes, fed, dims, drawing.DEFAULT_DIM, args.timeout, args.worker_memory
+    )
+    document["whole_model"] = wholes
+    for entry in document["nodes"]:
+        entry["in_situ"] = in_situ.get((entry["model"], entry["graph"], entry["node"]), {})
+
+
+def _judge(document: dict, written, gated: bool):
+    """finish's judge: the exit from the as-built verdicts alone (docs/models.md)."""
+
+    def judge(decided):
+        made = node_verdicts.verdicts(document, written.records)
+        unexpected = None
+        if gated and decided is not None:
+            unexpected = {
+                (r["runtime"], r["case_id"], r.get("variant")) for r in decided.gate.unexpected
+            }
+        found = node_verdicts.failing(document, written.records, made, unexpected)
+        if gated:
+            reason = (
+                "exit 1: a target cannot run a model, or differs as built outside its baseline"
+                if found
+                else "exit 0: every as-built difference is in the baseline (what-if results "
+                "never decide)"
+            )
+        else:
+            reason = (
+                "exit 1: a target cannot run a model, or differs as built"
+                if found
+                else "exit 0: every target computes every node right as built (what-if "
+                "results never decide)"
+            )
+        return found, node_verdicts.headline_lines(made), reason
+
+    return judge
 
 
 def _baselines(args, runtimes, err):

@@ -102,10 +102,13 @@ def command(args) -> int:
     return execute(cases, args, runtimes, baselines, out, extra)
 
 
-def execute(cases, args, runtimes, baselines, out: Path, extra_header: dict, after=None) -> int:
+def execute(
+    cases, args, runtimes, baselines, out: Path, extra_header: dict, after=None, judge=None
+) -> int:
     """Run ``cases`` as ``run`` does (progress, summary, gate, report) and
     return the exit code; ``conformance model`` shares it. ``after(written)``
-    gives lines printed once the verdict and the report are said."""
+    gives lines printed once the verdict and the report are said;
+    ``judge(written)`` gives :func:`finish.finish`'s ``judge``."""
     err = options.stderr()
     variants = tuple(dict.fromkeys(args.variants or models.VARIANTS))
     settings = Options(
@@ -165,6 +168,7 @@ def execute(cases, args, runtimes, baselines, out: Path, extra_header: dict, aft
     code = finish.finish(
         summary, written, baselines, args, err,
         decides=args.gate, kept="the results recorded so far", label_width=8,
+        judge=None if judge is None else judge(written),
     )  # fmt: skip
     if after is not None:
         print("\n".join(after(written)))

@@ -259,10 +259,12 @@ def captured_cases(
                 continue
             group.cases.append(case)
             group.made[case.id] = {"data": "captured", "indices": "captured"}
+            group.as_built.add(case.id)  # what the model was fed: receivable by proof
             made.append(case)
         group.made["__captured__"] = seen
         for site in group.sites:
             site.cases = [c.id for c in group.cases]
+            site.as_built_cases = [c.id for c in group.cases if c.id in group.as_built]
             if site.cases and site.not_judged:  # judged on what the run fed it
                 site.not_judged = None
                 site.data = reading.TensorType(group.data_dtype, group.data_shape)
@@ -276,6 +278,7 @@ def _group_of_captured(site, pair) -> drawing.NodeGroup | None:
     if data_dtype not in dtypes.NAMES or indices_dtype not in dtypes.NAMES:
         return None
     key = ("captured", site.model, site.graph, site.node)
+    site.variant = "dynamic"  # its shapes unknown to the model: run-time values, symbolic dims
     return drawing.NodeGroup(
         key,
         [site],
@@ -288,4 +291,5 @@ def _group_of_captured(site, pair) -> drawing.NodeGroup | None:
         indices_dtype,
         None,
         None,
+        variant="dynamic",
     )

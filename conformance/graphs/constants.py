@@ -53,12 +53,15 @@ class Scope:
         self._producers: dict[str, onnx.NodeProto] = {}
         self._defined: set[str] = set()
         self._values: dict[str, np.ndarray | None] = {}
+        # name -> its type as shape inference gave it (reading sets it: a TensorType or None)
+        self.types = lambda name: None
         inputs = (
             {v.name for v in graph.input}
             if isinstance(graph, onnx.GraphProto)
             else set(graph.input)
         )
         self._defined |= inputs
+        self._inputs = inputs
         for tensor in getattr(graph, "initializer", ()):
             self._defined.add(tensor.name)
             if tensor.name not in inputs:  # an input may override it: not constant
@@ -68,6 +71,29 @@ class Scope:
                 if output:
                     self._defined.add(output)
                     self._producers[output] = node
+
+    def owner(self, name: str) -> tuple[Scope | None, str | None]:
+        """The scope that defines ``name`` and how: ``initializer``, ``input`` or
+        ``node`` (None, None: no graph here defines it)."""
+        if name in self._initializers:
+            return self, "initializer"
+        if name in self._inputs:
+            return self, "input"
+        if name in self._producers:
+            return self, "node"
+        if name in self._defined or self.parent is None:
+            return None, None
+        return self.parent.owner(name)
+
+    def producer(self, name: str) -> onnx.NodeProto:
+        return self._producers[name]
+
+    def type_of(self, name: str):
+        """``name``'s inferred type here or in an enclosing scope (None: unknown)."""
+        found = self.types(name)
+        if found is None and name not in self._defined and self.parent is not None:
+            return self.parent.type_of(name)
+        return found
 
     def value(self, name: str) -> np.ndarray | None:
         """The constant ``name`` holds, or None when it is computed at run time."""

@@ -39,6 +39,7 @@ from conformance import oracle
 from conformance.cases.case import Case, Source, concrete_id
 from conformance.cases.check import STRING_ELEMENT_BYTES
 from conformance.cases.values import MAX_ELEMENTS, ValueProblem, build
+from conformance.graphs import sources
 from conformance.graphs.reading import GraphFile, Site, TensorType
 from conformance.tables import dtypes
 
@@ -63,7 +64,11 @@ class NodeGroup:
     data: np.ndarray | None  # the model's constant, else None (drawn)
     indices: np.ndarray | None
     seed: int = 0
+    variant: str | None = None  # as built (sources.as_built_variant)
+    data_bounds: tuple[int, int] | None = None  # the values the node can receive (sources)
+    indices_bounds: tuple[int, int] | None = None
     cases: list[Case] = field(default_factory=list)
+    as_built: set[str] = field(default_factory=set)  # ids of the cases of receivable values
     # per case id: how the case's tensors came to be (saving writes them back);
     # capture adds "__captured__": the set of captured inputs it has seen
     made: dict[str, Any] = field(default_factory=dict)
@@ -127,6 +132,23 @@ def declared_bytes(op: str, data_shape, indices_shape, axis, dtype: str, indices
     return (math.prod(data_shape) + elements) * itemsize + math.prod(indices_shape) * index_size
 
 
+def as_built_variant(data_constant: bool, indices_constant: bool, declared) -> str:
+    """The model variant (:data:`conformance.engine.models.VARIANTS`) that stores
+    a node's inputs as the model does: a constant as an initializer, a value
+    computed or fed at run time as a graph input, with symbolic dims
+    (``dynamic``) unless the model fixes every dim of both (``static``)."""
+    if data_constant and indices_constant:
+        return "both_initializers"
+    if data_constant:
+        return "data_initializer"
+    if indices_constant:
+        return "indices_initializer"
+    fixed = all(
+        shape is not None and all(isinstance(d, int) for d in shape) for shape in declared
+    )
+    return "static" if fixed else "dynamic"
+
+
 def _digest(array: np.ndarray | None) -> str:
     if array is None:
         return ""
@@ -164,6 +186,7 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
         site.indices = TensorType(
             dtypes.name_of(indices), tuple(indices.shape), site.indices.elem_type
         )
+    declared = (site.data.shape, site.indices.shape)
     dtype, why = _dtype_of("data", site.data, data)
     if dtype is None:  # (each of these gives a value or why not)
         return why
@@ -192,6 +215,11 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
         return (
             f"its data would be drawn with {drawn:,} elements, over the limit of {MAX_ELEMENTS:,}"
         )
+    site.sources = {
+        "data": sources.source_of(scope, site.data_name, dtype, dims),
+        "indices": sources.source_of(scope, site.indices_name, indices_dtype, dims),
+    }
+    site.variant = as_built_variant(data is not None, indices is not None, declared)
     key = (
         site.op,
         site.opset,
@@ -204,6 +232,9 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
         indices is not None,
         _digest(data),
         _digest(indices),
+        site.variant,
+        site.sources["data"].bounds,
+        site.sources["indices"].bounds,
     )
     group = groups.get(key)
     if group is None:
@@ -221,19 +252,32 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
             data,
             indices,
             seed,
+            variant=site.variant,
+            data_bounds=site.sources["data"].bounds,
+            indices_bounds=site.sources["indices"].bounds,
         )
     group.sites.append(site)
     return None
 
 
-def index_plan(size: int, count: int, draws: int) -> list[tuple[str, dict]]:
+def index_plan(
+    size: int, count: int, draws: int, receivable: tuple[int, int] | None = None
+) -> list[tuple[str, dict]]:
     """How a run-time indices tensor of ``count`` elements is filled for an
     axis of ``size``: (name, recipe) per case. Bounds cases take ``-s``,
     ``s-1``, ``-1``, ``0`` in turn (as many cases as a tensor that small
-    needs), then ``draws`` uniform draws, then the two out-of-range cases."""
+    needs), then ``draws`` uniform draws, then the two out-of-range cases.
+    ``receivable``: the indices the producer can yield, when narrower than
+    the axis' range: its ends and ``draws`` draws within it come first
+    (``built``, ``built-draw<k>``)."""
     if count == 0:
         return [("empty", {"fill": []})]
     plan: list[tuple[str, dict]] = []
+    if receivable is not None and size > 0:
+        lo, hi = receivable
+        plan.append(("built", {"fill": list(dict.fromkeys([lo, hi]))}))
+        for k in range(draws):
+            plan.append((f"built-draw{k + 1}", {"draw": k, "low": lo, "high": hi}))
     if size > 0:
         bounds = list(dict.fromkeys([-size, size - 1, -1, 0]))
         cases = math.ceil(len(bounds) / count)
@@ -242,7 +286,7 @@ def index_plan(size: int, count: int, draws: int) -> list[tuple[str, dict]]:
             plan.append((f"bounds{k + 1}" if cases > 1 else "bounds", {"fill": part}))
         for k in range(draws):
             plan.append((f"draw{k + 1}", {"draw": k}))
-    base = plan[0][1] if plan else {"fill": [0]}
+    base = next((r for n, r in plan if n.startswith("bounds")), {"fill": [0]})
     plan.append(("oob-high", {**base, "first": size}))
     plan.append(("oob-low", {**base, "first": -size - 1}))
     return plan
@@ -255,7 +299,8 @@ def run_time_indices(
     count = math.prod(shape)
     if "draw" in recipe:
         rng = np.random.default_rng([seed, recipe["draw"]])
-        flat = rng.integers(-size, size, size=count, dtype=np.int64)
+        low, high = recipe.get("low", -size), recipe.get("high", size - 1)
+        flat = rng.integers(low, high, size=count, dtype=np.int64, endpoint=True)
     else:
         fill = recipe["fill"] or [0]
         flat = np.resize(np.array(fill, dtype=np.int64), count)
@@ -269,56 +314,119 @@ def run_time_indices(
     return np.clip(flat, info.min, info.max).astype(numpy).reshape(shape)
 
 
-def drawn_data(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
-    """Data as the case files' ``random`` generator draws it (full range, bit patterns)."""
-    return build({"random": {"shape": list(shape), "seed": seed}}, dtypes.by_name(dtype))
+def drawn_data(
+    shape: tuple[int, ...], dtype: str, seed: int, bounds: tuple[int, int] | None = None
+) -> np.ndarray:
+    """Data as the case files' ``random`` generator draws it: the dtype's full
+    range (bit patterns), or uniform integers within ``bounds`` (inclusive)."""
+    spec: dict = {"shape": list(shape), "seed": seed}
+    if bounds is not None:
+        spec.update(low=bounds[0], high=bounds[1])
+    return build({"random": spec}, dtypes.by_name(dtype))
+
+
+def receivable_indices(group: NodeGroup) -> tuple[int, int] | None:
+    """The indices a node can receive as built, when its producer proves them
+    narrower than the axis' valid range ``[-s, s-1]`` (None: the whole range)."""
+    size = _axis_size(group)
+    if group.indices_bounds is None or size is None:
+        return None
+    lo, hi = max(group.indices_bounds[0], -size), min(group.indices_bounds[1], size - 1)
+    if lo > hi or (lo, hi) == (-size, size - 1):
+        return None
+    return lo, hi
+
+
+def _narrower(bounds: tuple[int, int] | None, dtype: str) -> bool:
+    if bounds is None or dtypes.by_name(dtype).kind not in ("int", "uint"):
+        return False
+    info = np.iinfo(dtypes.by_name(dtype).numpy)
+    return (bounds[0], bounds[1]) != (int(info.min), int(info.max))
+
+
+def _within(indices: np.ndarray, span: tuple[int, int]) -> bool:
+    if indices.size == 0:
+        return True
+    values = indices.astype(np.float64) if indices.dtype.kind == "f" else indices
+    return bool((values >= span[0]).all() and (values <= span[1]).all())
 
 
 def make_cases(groups: list[NodeGroup], draws: int = DEFAULT_DRAWS) -> list[Case]:
-    """Every group's cases (also kept on the group and its sites' ``cases``)."""
+    """Every group's cases (also kept on the group and its sites' ``cases``).
+
+    A case is *as built* (``group.as_built``) when its values are ones the node
+    can receive in the model as built: constants exactly, run-time data within
+    what its producer yields (the dtype's range when nothing is proven),
+    indices within both the producer's bounds and the axis' range. The others
+    are the *what if* cases: data beyond the producer's bounds (``-wide``),
+    indices the producer never yields, and the out-of-range indices the spec
+    forbids."""
     taken: set[str] = set()
     every: list[Case] = []
     for group in groups:
         base = base_of(group.sites[0])
         data_seed = group.seed
+        narrow = group.data is None and _narrower(group.data_bounds, group.data_dtype)
+        datas: list[tuple[str, Any, bool]] = []  # (suffix, recipe, as built)
+        if group.data is not None:
+            datas.append(("", "model", True))
+        elif narrow:
+            assert group.data_bounds is not None
+            lo, hi = group.data_bounds
+            datas.append(("", {"random": data_seed, "low": lo, "high": hi}, True))
+            datas.append(("-wide", {"random": data_seed}, False))
+        else:
+            datas.append(("", {"random": data_seed}, True))
         try:
-            data = (
+            tensors = [
                 group.data
-                if group.data is not None
-                else drawn_data(group.data_shape, group.data_dtype, data_seed)
-            )
+                if recipe == "model"
+                else drawn_data(
+                    group.data_shape,
+                    group.data_dtype,
+                    data_seed,
+                    (recipe["low"], recipe["high"]) if "low" in recipe else None,
+                )
+                for _, recipe, _ in datas
+            ]
         except ValueProblem as error:
             for site in group.sites:
                 site.not_judged = f"its data cannot be drawn: {error}"
             continue
-        data_recipe = "model" if group.data is not None else {"random": data_seed}
+        size = _axis_size(group)
+        receivable = receivable_indices(group)
+        span = receivable or ((-size, size - 1) if size is not None else None)
         plan: Sequence[tuple[str, dict | None]]
         if group.indices is not None:
             plan = [("const", None)]
+        elif size is None:  # the axis is outside the rank: the oracle says which error
+            plan = [("bounds", {"fill": [0]})]
         else:
-            size = _axis_size(group)
-            if size is None:  # the axis is outside the rank: the oracle says which error
-                plan = [("bounds", {"fill": [0]})]
-            else:
-                plan = index_plan(size, math.prod(group.indices_shape), draws)
-        for name, recipe in plan:
-            if recipe is None:
-                assert group.indices is not None  # the "const" plan: the model's constant
-                indices = group.indices
-            else:
-                indices = run_time_indices(
-                    recipe,
-                    group.indices_shape,
-                    _axis_size(group) or 0,
-                    group.indices_dtype,
-                    group.seed,
-                )
-            case = node_case(group, f"{base}-{name}", data, indices, name, taken)
-            group.cases.append(case)
-            group.made[case.id] = {"data": data_recipe, "indices": recipe or "model"}
-            every.append(case)
+            plan = index_plan(size, math.prod(group.indices_shape), draws, receivable)
+        for (suffix, data_recipe, data_built), data in zip(datas, tensors, strict=True):
+            for name, recipe in plan:
+                if recipe is None:
+                    assert group.indices is not None  # the "const" plan: the model's constant
+                    indices = group.indices
+                    built = True
+                else:
+                    indices = run_time_indices(
+                        recipe, group.indices_shape, size or 0, group.indices_dtype, group.seed
+                    )
+                    built = span is not None and _within(indices, span)
+                if not data_built and not built:
+                    continue  # beyond the producer twice over: one what-if at a time
+                case = node_case(group, f"{base}-{name}{suffix}", data, indices, name, taken)
+                group.cases.append(case)
+                group.made[case.id] = {"data": data_recipe, "indices": recipe or "model"}
+                if built and data_built:
+                    group.as_built.add(case.id)
+                every.append(case)
+                if not data_built:
+                    break  # the wide data once, beside the first receivable indices
         for site in group.sites:
             site.cases = [c.id for c in group.cases]
+            site.as_built_cases = [c.id for c in group.cases if c.id in group.as_built]
     return every
 
 

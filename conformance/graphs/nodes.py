@@ -8,20 +8,7 @@ import difflib
 
 from conformance.graphs.reading import GraphFile, GraphFileError, tensor_type
 
-NODES_FORMAT = 1  # bumped when a field of nodes.json changes meaning or goes away
-FIELDS = (
-    "model",
-    "graph",
-    "node",
-    "op",
-    "opset",
-    "axis",
-    "data",
-    "indices",
-    "indices_constant",
-    "cases",
-    "not_judged",
-)
+NODES_FORMAT = 2  # bumped when a field of nodes.json changes meaning or goes away
 
 
 def check_dims(files: list[GraphFile], given: dict[str, int]) -> dict[str, int]:
@@ -68,6 +55,11 @@ def entry(site) -> dict:
         "indices_constant": site.indices_constant,
         "cases": list(site.cases),
         "not_judged": site.not_judged,
+        "as_built": None
+        if site.variant is None or not site.cases
+        else {"variant": site.variant, "cases": list(site.as_built_cases)},
+        "sources": {k: v.to_json() for k, v in site.sources.items()} or None,
+        "in_situ": {},
     }
 
 
@@ -83,6 +75,7 @@ def document(
         "default_dim": DEFAULT_DIM,
         "draws": draws,
         "nodes": [entry(site) for found in files for site in found.sites],
+        "whole_model": {},
         "captured": None
         if captured is None
         else {

@@ -85,6 +85,10 @@ class Site:
     cases: list[str] = field(default_factory=list)
     indices_constant: bool = False
     data_constant: bool = False
+    # where data and indices come from in the model as built (graphs.sources.Source)
+    sources: dict = field(default_factory=dict)
+    variant: str | None = None  # the model variant that stores them as the model does
+    as_built_cases: list[str] = field(default_factory=list)  # of ``cases``: receivable values
 
     @property
     def where(self) -> dict:
@@ -330,6 +334,7 @@ def _walk_all(found: GraphFile, constants) -> Iterator[Site]:
         opsets = {o.domain: o.version for o in function.opset_import}
         scope = constants.Scope(found, function, None)
         types = body_types.get((function.domain, function.name, ""), {})
+        scope.types = types.get
         for index, node in enumerate(function.node):
             site = _site(model, path, node, index, opsets.get("", found.opset), found.opset)
             if site is None:
@@ -437,6 +442,7 @@ def _walk(
 ) -> Iterator[Site]:
     types = [*outer, _types(inferred)]
     model = str(found.path)
+    scope.types = types[-1].get  # this level's; the scope asks its parent for the rest
 
     def lookup(name: str) -> TensorType:
         for level in reversed(types):

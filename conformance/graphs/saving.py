@@ -38,9 +38,10 @@ def document(path: Path, groups, case_memory: int) -> tuple[dict, dict[str, byte
             for field, array in (("data", case.data), ("indices", case.indices)):
                 recipe = made.get(field)
                 if isinstance(recipe, dict) and "random" in recipe:
-                    entry[field] = {
-                        "random": {"shape": list(array.shape), "seed": recipe["random"]}
-                    }
+                    spec = {"shape": list(array.shape), "seed": recipe["random"]}
+                    if "low" in recipe:  # drawn within what the node can receive
+                        spec.update(low=recipe["low"], high=recipe["high"])
+                    entry[field] = {"random": spec}
                 elif array.size > LITERAL_LIMIT:
                     name = f"{path.stem}.{case.base_id}.{field}.npy"
                     buffer = io.BytesIO()

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from conformance.engine.judge import DISCREPANCIES, Outcome
 from conformance.fuzz.bugs import cause_of
+from conformance.tables import explanations
 from conformance.report.terminal.escape import safe
 
 NAMES_SHOWN = 8  # node names listed per discrepancy
@@ -32,10 +33,15 @@ class Mechanism:
     nodes: list[str] = field(default_factory=list)
     occurrences: int = 0
     smallest: dict | None = None  # the record of the smallest input
+    workaround: str = ""
+    as_built: bool = True  # False: seen only on what-if cases (other storage, other values)
 
 
 @dataclass
 class TargetVerdict:
+    """One target's verdict on one model. The counts are of the model as built:
+    each node in its as-built variant on the values it can receive."""
+
     runtime: str
     unique_ok: int = 0
     unique: int = 0
@@ -43,6 +49,19 @@ class TargetVerdict:
     captured: int = 0  # nodes with cases of the tensors the model was fed (--inputs)
     captured_ok: int = 0  # of them, those whose captured cases all conform
     weighted: int = 0
+    differing: list[str] = field(default_factory=list)  # nodes that differ as built
+    what_if: list[str] = field(default_factory=list)  # nodes exact as built, not in what-if
+    whole: dict = field(default_factory=dict)  # the whole model on it: status, message
+    in_situ: dict[str, int] = field(default_factory=dict)  # verdict -> nodes
+    in_situ_differing: list[tuple[str, str]] = field(default_factory=list)  # (node, mechanism)
+
+    @property
+    def status(self) -> str:
+        """safe | differs | cannot load | cannot run (and the like): the headline word."""
+        whole = self.whole.get("status", "")
+        if whole in ("cannot load", "cannot run", "crashed", "timed out"):
+            return whole
+        return "differs" if self.differing or self.in_situ_differing else "safe"
 
 
 @dataclass
@@ -55,6 +74,13 @@ class ModelVerdict:
     targets: list[TargetVerdict]
     mechanisms: list[Mechanism]
     not_judged: list[tuple[str, str]]  # (node label, reason)
+    whole: dict = field(default_factory=dict)  # nodes.json's whole_model entry
+    fed: bool = False
+
+    @property
+    def lines(self) -> list[str]:
+        """Its verdict lines, as the terminal prints them first."""
+        return headline_lines([self])
 
 
 def _label(entry: dict) -> str:
@@ -76,6 +102,36 @@ def mechanism_of(record: dict) -> str:
     return cause.text
 
 
+# What a deployer can do, by kind, where no explanation names the mechanism.
+KIND_WORKAROUNDS = {
+    "rejected": "give the node a dtype or storage this runtime takes (cast before the Gather)",
+    "accepted_invalid": "keep indices within the axis: this runtime does not check them",
+    "crash": "keep the node's inputs away from the smallest input shown; report it upstream",
+    "timeout": "keep the node's inputs away from the smallest input shown; report it upstream",
+    "dtype_mismatch": "cast the output back to the data's dtype after the Gather",
+    "shape_mismatch": "reshape the output to the spec's shape after the Gather",
+    "value_mismatch": "no known mechanism: report it upstream with the smallest input shown",
+}
+
+
+def workaround_of(record: dict) -> str:
+    """One line a deployer can act on: the fitting explanation's, else the kind's."""
+    for name in record.get("explained_by") or ():
+        found = explanations.BY_NAME.get(name)
+        if found is not None and found.workaround:
+            return found.workaround
+    return KIND_WORKAROUNDS.get(record["kind"], "")
+
+
+def as_built_record(entry: dict, record: dict) -> bool:
+    """The record judges the node as built: an as-built case in its as-built
+    variant (a nodes.json of format 1 has no as_built: every record counts)."""
+    built = entry.get("as_built")
+    if built is None:
+        return "as_built" not in entry
+    return record["case_id"] in built["cases"] and record.get("variant") == built["variant"]
+
+
 def verdicts(document: dict, records: list[dict]) -> list[ModelVerdict]:
     """One verdict per model of nodes.json, from the run's records."""
     by_case: dict[str, list[dict]] = defaultdict(list)
@@ -87,40 +143,60 @@ def verdicts(document: dict, records: list[dict]) -> list[ModelVerdict]:
     entries_by_model: dict[str, list[dict]] = defaultdict(list)
     for entry in document["nodes"]:
         entries_by_model[entry["model"]].append(entry)
+    wholes = document.get("whole_model") or {}
+    for whole in wholes.values():
+        for name in whole.get("targets", {}):
+            if name not in runtimes:
+                runtimes.append(name)
     made = []
     for model, entries in entries_by_model.items():
         judged = [e for e in entries if e["not_judged"] is None and e["cases"]]
         groups: dict[tuple, list[dict]] = defaultdict(list)
         for entry in judged:
             groups[tuple(entry["cases"])].append(entry)
+        whole = wholes.get(model) or {}
         targets = []
         mechanisms: dict[tuple, Mechanism] = {}
         for runtime in runtimes:
             verdict = TargetVerdict(runtime, unique=len(groups), weighted=len(judged))
+            verdict.whole = (whole.get("targets") or {}).get(runtime, {})
+            for entry in judged:
+                said = (entry.get("in_situ") or {}).get(runtime)
+                if said:
+                    verdict.in_situ[said["verdict"]] = verdict.in_situ.get(said["verdict"], 0) + 1
+                    if said["verdict"] == "differs":
+                        verdict.in_situ_differing.append((_label(entry), said.get("mechanism", "")))
             for ids, members in groups.items():
-                bad = [
-                    r
-                    for i in ids
-                    for r in by_case.get(i, ())
-                    if r["runtime"] == runtime and r["kind"] in DISCREPANCIES
-                ]
+                mine = [r for i in ids for r in by_case.get(i, ()) if r["runtime"] == runtime]
+                bad = [r for r in mine if r["kind"] in DISCREPANCIES]
+                built_bad = [r for r in bad if as_built_record(members[0], r)]
                 captured = [i for i in ids if CAPTURED.search(i)]
                 if captured:
                     verdict.captured += len(members)
-                    if not any(CAPTURED.search(r["case_id"]) for r in bad):
+                    if not any(CAPTURED.search(r["case_id"]) for r in built_bad):
                         verdict.captured_ok += len(members)
-                if not bad:
+                labels = [_label(m) for m in members]
+                if not built_bad:
                     verdict.unique_ok += 1
                     verdict.weighted_ok += len(members)
-                    continue
+                    if bad:
+                        verdict.what_if += labels
+                else:
+                    verdict.differing += labels
                 seen: set[tuple] = set()
                 for record in bad:
-                    key = (runtime, record["kind"], mechanism_of(record))
-                    found = mechanisms.setdefault(key, Mechanism(*key))
+                    built = record in built_bad
+                    key = (runtime, record["kind"], mechanism_of(record), built)
+                    found = mechanisms.get(key)
+                    if found is None:
+                        found = mechanisms[key] = Mechanism(
+                            runtime, record["kind"], key[2], workaround=workaround_of(record),
+                            as_built=built,
+                        )  # fmt: skip
                     if key not in seen:
                         seen.add(key)
                         found.occurrences += len(members)
-                        found.nodes += [_label(m) for m in members]
+                        found.nodes += labels
                     size = _size(record)
                     if found.smallest is None or size < _size(found.smallest):
                         found.smallest = record
@@ -134,11 +210,43 @@ def verdicts(document: dict, records: list[dict]) -> list[ModelVerdict]:
                 len(groups),
                 len(cases),
                 targets,
-                sorted(mechanisms.values(), key=lambda m: (m.runtime, -m.occurrences, m.text)),
+                sorted(
+                    mechanisms.values(),
+                    key=lambda m: (not m.as_built, m.runtime, -m.occurrences, m.text),
+                ),
                 [(_label(e), e["not_judged"]) for e in entries if e["not_judged"] is not None],
+                whole,
+                bool(whole.get("fed")),
             )
         )
     return made
+
+
+def failing(
+    document: dict,
+    records: list[dict],
+    made: list[ModelVerdict],
+    unexpected: set[tuple] | None = None,
+) -> bool:
+    """Whether ``conformance model`` exits 1: a target cannot load or run a model,
+    differs in situ, or differs as built; with the gate (``unexpected``: the
+    (runtime, case_id, variant) of each discrepancy outside the baseline), an
+    as-built difference counts only when it is outside the baseline. What-if
+    results never count."""
+    for verdict in made:
+        for target in verdict.targets:
+            if target.status not in ("safe", "differs") or target.in_situ_differing:
+                return True
+    entry_of = {i: e for e in document["nodes"] for i in e["cases"]}
+    for record in records:
+        if record["kind"] not in DISCREPANCIES or record["case_id"] not in entry_of:
+            continue
+        if not as_built_record(entry_of[record["case_id"]], record):
+            continue
+        key = (record["runtime"], record["case_id"], record.get("variant"))
+        if unexpected is None or key in unexpected:
+            return True
+    return False
 
 
 def _size(record: dict) -> int:
@@ -173,8 +281,130 @@ def nothing_judged_line(path) -> str:
     return safe(f"no node can be judged (each says why in {path})")
 
 
+def headline_lines(made: list[ModelVerdict]) -> list[str]:
+    """The verdict first: per model, one line per target (*safe*, *differs* with
+    the nodes, mechanism and what to do, *cannot load* with why), then what the
+    whole model's outputs show, then the what-if part in one line."""
+    lines: list[str] = []
+    for verdict in made:
+        lines.append(safe(f"model {verdict.model}:"))
+        if not verdict.judged:
+            lines.append("  no node judged (nodes.json says why)")
+        for target in verdict.targets:
+            lines.append(safe("  " + target_line(verdict, target)))
+            for line in todo_lines(verdict, target):
+                lines.append(safe("    " + line))
+        lines += [safe("  " + line) for line in output_lines(verdict)]
+        what_if = [t for t in verdict.targets if t.what_if]
+        if what_if:
+            said = "; ".join(
+                f"{t.runtime} on {len(set(t.what_if))} node(s)" for t in what_if
+            )
+            lines.append(
+                safe(
+                    f"  what if (not the verdict: other storage, or values these nodes never "
+                    f"receive as built): differs {said}; see below"
+                )
+            )
+    return lines
+
+
+def target_line(verdict: ModelVerdict, target: TargetVerdict) -> str:
+    status = target.status
+    n = verdict.judged
+    if status in ("cannot load", "cannot run", "crashed", "timed out"):
+        what = {
+            "cannot load": "cannot load this model",
+            "cannot run": "cannot run this model on --inputs",
+            "crashed": "crashed on this model",
+            "timed out": "did not finish this model",
+        }[status]
+        message = target.whole.get("message") or "no message"
+        return (
+            f"{target.runtime}: {what}: {message}; its node verdicts are judged only on "
+            "extracted one-node models"
+        )
+    situ = ""
+    if verdict.fed:
+        exact = target.in_situ.get("exact", 0)
+        situ = f"; in situ {exact} exact"
+        others = [f"{k} {v}" for k, v in sorted(target.in_situ.items()) if k != "exact"]
+        situ += f", {', '.join(others)}" if others else ""
+    if status == "safe":
+        tail = " and in situ" if verdict.fed else ""
+        return f"{target.runtime}: safe: every one of {n} node(s) exact as built{tail}{situ}"
+    wrong = len(set(target.differing))
+    said = f"{target.runtime}: differs: {wrong} of {n} node(s) as built"
+    if target.in_situ_differing:
+        said += f", {len(target.in_situ_differing)} in situ"
+    return said + situ
+
+
+def todo_lines(verdict: ModelVerdict, target: TargetVerdict) -> list[str]:
+    """For a target that differs: each mechanism, its nodes, and what to do."""
+    lines = []
+    for m in verdict.mechanisms:
+        if m.runtime != target.runtime or not m.as_built:
+            continue
+        names = ", ".join(dict.fromkeys(m.nodes[:3])) + (
+            f" and {len(m.nodes) - 3} more" if len(m.nodes) > 3 else ""
+        )
+        lines.append(f"{m.kind}: {m.text} ({names}); to do: {m.workaround or 'see docs/models.md'}")
+    for label, mechanism in target.in_situ_differing[:5]:
+        found = explanations.BY_NAME.get(mechanism)
+        todo = found.workaround if found is not None and found.workaround else (
+            "report it upstream with the model and inputs"
+        )
+        lines.append(f"in situ: {label}: {mechanism}; to do: {todo}")
+    return lines
+
+
+def output_lines(verdict: ModelVerdict) -> list[str]:
+    """The model's outputs between targets, and what the precision reruns measured."""
+    whole = verdict.whole
+    if whole.get("skipped"):
+        return [f"whole model not run: {whole['skipped']}"]
+    if not verdict.fed:
+        return ["whole model: loaded on each target (give --inputs to run it, and to judge "
+                "every node in situ)"] if whole else []  # fmt: skip
+    reference = whole.get("compared_with")
+    if reference is None:
+        return []
+    if not whole.get("differences"):
+        return [f"outputs: every target that ran gives {reference}'s outputs bit for bit"]
+    lines = []
+    for found in whole["differences"]:
+        target = found["target"]
+        gap = _largest(found["outputs"])
+        ulp = max((d["max_ulp"] or 0 for d in found["outputs"]), default=0)
+        line = f"outputs: {target} differs from {reference} by {_num(gap)} (max {ulp} ULP)"
+        situ = next((t for t in verdict.targets if t.runtime == target), None)
+        if situ is not None and not situ.in_situ_differing and situ.in_situ.get("exact"):
+            line += "; not from Gather: every Gather exposed is exact in situ"
+        for rerun in found.get("reruns", []):
+            if rerun["status"] != "ran":
+                line += f"; {rerun['target']}: {rerun['status']}"
+                continue
+            again = _largest(rerun["outputs"])
+            same = not any(d["differs"] for d in rerun["outputs"])
+            line += f"; with {rerun['target']} " + (
+                "the outputs are bit for bit the same" if same else f"the difference is {_num(again)}"
+            )
+        lines.append(line)
+    return lines
+
+
+def _largest(outputs: list[dict]) -> float | None:
+    gaps = [d["max_abs"] for d in outputs if d.get("max_abs") is not None]
+    return max(gaps) if gaps else None
+
+
+def _num(value: float | None) -> str:
+    return "?" if value is None else f"{value:.3g}"
+
+
 def table_lines(document: dict, records: list[dict]) -> list[str]:
-    """Per model: its verdict first, then the table and the discrepancies."""
+    """Per model: the details after the verdict: the table and the discrepancies."""
     lines: list[str] = []
     for verdict in verdicts(document, records):
         lines += model_lines(verdict)
@@ -182,33 +412,20 @@ def table_lines(document: dict, records: list[dict]) -> list[str]:
 
 
 def model_lines(verdict: ModelVerdict) -> list[str]:
-    wrong = [t for t in verdict.targets if t.unique_ok < t.unique]
-    right = [t.runtime for t in verdict.targets if t.unique_ok == t.unique]
-    head = f"model {verdict.model}: "
-    if not verdict.judged:
-        said = "no node judged"
-    elif not wrong:
-        said = "every target computes every judged node as the oracle does"
-    else:
-        said = "; ".join(
-            f"{t.runtime} differs from the oracle on {t.weighted - t.weighted_ok} of "
-            f"{t.weighted} nodes"
-            for t in wrong
-        ) + (f"; as the oracle: {', '.join(right)}" if right else "")
-    lines = [safe(head + said)]
-    lines.append(
+    lines = [
         safe(
-            f"  {verdict.found} node(s) found, {verdict.judged} judged as {verdict.unique} unique "
-            f"node case group(s) ({verdict.cases} cases), {len(verdict.not_judged)} not judged"
+            f"model {verdict.model}: {verdict.found} node(s) found, {verdict.judged} judged as "
+            f"{verdict.unique} unique node case group(s) ({verdict.cases} cases), "
+            f"{len(verdict.not_judged)} not judged"
         )
-    )
+    ]
     if verdict.targets and verdict.judged:
         width = max(len(t.runtime) for t in verdict.targets) + 2
         fed = any(t.captured for t in verdict.targets)
-        head = f"  {'target':<{width}}{'as the oracle (unique)':<26}{'weighted by occurrence':<26}"
+        head = f"  {'target':<{width}}{'as built (unique)':<22}{'weighted by occurrence':<26}"
         lines.append((head + ("on the inputs it was fed" if fed else "")).rstrip())
         for t in verdict.targets:
-            row = f"  {t.runtime:<{width}}{f'{t.unique_ok}/{t.unique}':<26}"
+            row = f"  {t.runtime:<{width}}{f'{t.unique_ok}/{t.unique}':<22}"
             row += f"{f'{t.weighted_ok}/{t.weighted}':<26}"
             row += f"{t.captured_ok}/{t.captured}" if fed else ""
             lines.append(safe(row.rstrip()))
@@ -216,15 +433,17 @@ def model_lines(verdict: ModelVerdict) -> list[str]:
         names = ", ".join(dict.fromkeys(m.nodes[:NAMES_SHOWN]))
         more = f" and {len(m.nodes) - NAMES_SHOWN} more" if len(m.nodes) > NAMES_SHOWN else ""
         small = m.smallest or {}
+        part = "as built" if m.as_built else "what if"
         lines.append(
-            safe(f"  {m.runtime} {m.kind}: {m.text}; {m.occurrences} node(s): {names}{more}")
+            safe(f"  {part}: {m.runtime} {m.kind}: {m.text}; {m.occurrences} node(s): {names}{more}")
         )
+        axis = small.get("axis")
         lines.append(
             safe(
                 f"    smallest input: {small.get('case_id')} ({small.get('variant')}): data "
                 f"{small.get('dtype')}{small.get('data_shape')}, indices "
                 f"{small.get('indices_dtype')}{small.get('indices_shape')}, "
-                f"axis {small.get('axis')}"
+                f"axis {0 if axis is None else axis}{' (the default)' if axis is None else ''}"
             )
         )
     for label, reason in verdict.not_judged[:20]:

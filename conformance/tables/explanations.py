@@ -41,6 +41,9 @@ class Explanation:
     # float64 constant is narrowed depends on the plugin's precision): a fuzz
     # campaign counts one bug per family (conformance.fuzz.bugs). "": its name.
     family: str = ""
+    # What a model's deployer can do about it, in one line (conformance model
+    # shows it beside each node it hits).
+    workaround: str = ""
 
     @property
     def mechanism(self) -> str:
@@ -140,18 +143,21 @@ EXPLANATIONS: tuple[Explanation, ...] = (
         ("int64", "uint64"),
         "64-bit integers keep their low 32 bits (sign-extended): computed in int32",
         transform=_low32,
+        workaround="keep int64 data within int32's range, or cast it to int32 before the Gather",
     ),
     Explanation(
         "saturate-int32",
         ("int64", "uint64", "uint32"),
         "integers beyond int32 saturate to its range (a constant narrowed to int32)",
         transform=_saturate_int32,
+        workaround="keep integer data within int32's range, or cast it to int32 before the Gather",
     ),
     Explanation(
         "float64-as-float32",
         ("float64",),
         "float64 narrowed to float32, out-of-range values and infinities clamped to ±FLT_MAX",
         transform=_float32_clamped(_FLOAT32_MAX),
+        workaround="use float32 data, or keep float64 values within float32's range and precision",
     ),
     Explanation(
         "float64-constant-as-float32",
@@ -161,6 +167,7 @@ EXPLANATIONS: tuple[Explanation, ...] = (
         "zero or subnormal results possibly +0.0 (flush-to-zero)",
         allowed=_constant_narrowed(_FLOAT32_MAX),
         family="float64-as-float32",
+        workaround="store the constant as float32, or feed it as an input instead of an initializer",
     ),
     Explanation(
         "float64-constant-as-float32-bf16-clamp",
@@ -170,12 +177,14 @@ EXPLANATIONS: tuple[Explanation, ...] = (
         "results possibly +0.0",
         allowed=_constant_narrowed(_BFLOAT16_MAX),
         family="float64-as-float32",
+        workaround="store the constant as float32 and request f32 inference precision (openvino: INFERENCE_PRECISION_HINT=f32)",
     ),
     Explanation(
         "subnormals-flushed",
         ("float16", "bfloat16", "float32", "float64"),
         "subnormal values and -0.0 come back +0.0 (denormals-are-zero)",
         allowed=_flushed,
+        workaround="feed the tensor as an input rather than a constant, or accept that subnormals read as zero",
     ),
     Explanation(
         "float32-constant-bf16-clamp",
@@ -183,18 +192,21 @@ EXPLANATIONS: tuple[Explanation, ...] = (
         "a float32 constant clamped to +-bfloat16's max (where the inference precision is "
         "bf16; infinities and NaNs kept), subnormal values and -0.0 possibly +0.0",
         allowed=_float32_bf16_clamped,
+        workaround="request f32 inference precision (openvino: INFERENCE_PRECISION_HINT=f32)",
     ),
     Explanation(
         "nan-quieted",
         ("float16", "bfloat16", "float32", "float64"),
         "signalling NaNs come back quiet (the quiet bit set, payload kept)",
         transform=_quiet_nans,
+        workaround="do not rely on signalling NaN payloads passing through",
     ),
     Explanation(
         "strings-emptied",
         ("string",),
         "some string elements come back empty",
         allowed=_emptied,
+        workaround="avoid string tensors on this runtime, or check their values after the Gather",
     ),
     Explanation(
         "strings-trailing-nul-dropped",
@@ -202,6 +214,7 @@ EXPLANATIONS: tuple[Explanation, ...] = (
         "strings come back without their trailing NUL characters (read as NumPy "
         "fixed-width strings)",
         allowed=_nul_dropped,
+        workaround="do not end strings with NUL characters",
     ),
 )
 BY_NAME: dict[str, Explanation] = {explanation.name: explanation for explanation in EXPLANATIONS}

@@ -57,6 +57,11 @@ PROFILES: dict[str, dict[str, dict[str, object]]] = {
     },
 }
 
+# Per runtime, its profiles of full precision and no optimisation: where a whole
+# model's outputs differ between targets, `conformance model` runs the model
+# again in these and records whether the difference disappears (docs/models.md).
+PRECISE: dict[str, tuple[str, ...]] = {"openvino": ("f32",), "onnxruntime": ("no-opt",)}
+
 # Profiles whose runtime comes from another package, which cannot share an
 # environment with the runtime's usual one (onnxruntime-openvino is imported as
 # `onnxruntime` too): run them through a targets file's `python`.

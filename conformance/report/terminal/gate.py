@@ -26,6 +26,7 @@ def gate_lines(
     decides: bool = True,
     troubles: list[str] | None = None,
     code: int | None = None,
+    reason: str | None = None,
 ) -> list[str]:
     """What the gate found, in lines for the terminal: the verdict first, with
     its reasons (:func:`verdict_line`), then the failures, each with where to
@@ -36,7 +37,9 @@ def gate_lines(
     verdict does not decide (``decides`` False: no --gate), the first line says
     so and why it exits with ``code``, and the rest is shown only ``verbose``.
     ``troubles`` are what else makes the exit code (:func:`run_troubles`)."""
-    first = verdict_line(gate, allow_fixed, decides=decides, troubles=troubles or [], code=code)
+    first = verdict_line(
+        gate, allow_fixed, decides=decides, troubles=troubles or [], code=code, reason=reason
+    )
     if not decides and not verbose:
         return [safe(first)]
     places = places or {}
@@ -93,12 +96,14 @@ def verdict_line(
     decides: bool = True,
     troubles: list[str] | None = None,
     code: int | None = None,
+    reason: str | None = None,
 ) -> str:
     """The gate's first line: ``gate FAILED: <reasons>; <counts>`` or ``gate
     PASSED: <counts>``, the reasons being new discrepancy groups, entries fixed
     upstream? and the ``troubles`` of the run (harness errors...). In a run it
     does not decide, ``not gated: <counts>; exit <code>: <why>``: the word
-    PASSED is never said of a run that exits non-zero."""
+    PASSED is never said of a run that exits non-zero; ``reason`` (when
+    another verdict decides the exit) says why it exits as it does."""
     troubles = list(troubles or [])
     new_groups = grouped(gate.unexpected)
     known = gate.discrepancies - len(gate.unexpected)
@@ -113,6 +118,8 @@ def verdict_line(
         would = "pass" if gate.passed(allow_fixed) else "fail"
         if troubles:
             return f"{said}; exit {code if code is not None else 2}: {', '.join(troubles)}"
+        if reason is not None:  # another verdict decides the exit (conformance model's)
+            return f"{said}; {reason}"
         if gate.discrepancies:
             return (
                 f"{said}; exit 1 because a run without --gate fails on any discrepancy "
