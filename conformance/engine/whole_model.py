@@ -26,6 +26,7 @@ Nothing here is inferred: every claim is a run's outputs.
 from __future__ import annotations
 
 from collections.abc import Sequence
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -99,6 +100,7 @@ def run(
         try:
             proto = onnx.load(str(found.path))  # its external data too: the run needs it all
             name_unnamed_dims(proto)  # as read: a dim with no size and no name is symbolic
+            _plain_dim_names(proto)
             small = proto.ByteSize() < IN_MEMORY_LIMIT
             original = proto.SerializeToString() if small else None
             exposed = exposing.expose(found, proto)
@@ -154,6 +156,17 @@ def run(
                 record["differences"].append({"target": name, "outputs": diffs})
     _precision_reruns(prepared, wholes, runtimes, results, timeout, worker_memory)
     return wholes, in_situ
+
+
+def _plain_dim_names(proto: onnx.ModelProto) -> None:
+    """Symbolic dims named as identifiers (``input[1]`` -> ``input_1_``): tract reads a
+    dim's name as an expression and cannot place a bracket."""
+    for value in (*proto.graph.input, *proto.graph.output):
+        if value.type.WhichOneof("value") != "tensor_type":
+            continue
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.dim_param:
+                dim.dim_param = re.sub(r"\W", "_", dim.dim_param)
 
 
 def _run_jobs(prepared, runtimes, timeout, worker_memory) -> dict[str, dict]:
