@@ -2,10 +2,11 @@
 
 The file is parsed without its external data (``load_external_data=False``):
 a model over 2 GB keeps its tensors on disk, and only the constants a node
-needs are read later, each once (:mod:`.constants`). What the external data
-must hold is checked up front (each file there, inside the model's folder,
-long enough), so a missing or short file is an error naming it, not a
-failure half-way.
+needs are read later, each once (:mod:`.constants`, through
+:mod:`.tensors`, the one reader). Every tensor of the model, wherever it
+stands, is checked up front by :func:`.tensors.check` (its dims, its bytes,
+its external file: inside the model's folder, a regular file, long enough),
+so a broken tensor is an error naming it, not a failure half-way.
 
 Shapes and element types come from onnx's shape inference with data
 propagation (in memory, or through ``infer_shapes_path`` when the proto
@@ -27,7 +28,8 @@ import onnx.shape_inference
 from google.protobuf.message import DecodeError
 
 from conformance.errors import ConformanceError
-from conformance.graphs.constants import DEFAULT_DOMAINS, Scope, external_info
+from conformance.graphs import tensors
+from conformance.graphs.constants import DEFAULT_DOMAINS, Scope
 from conformance.tables import dtypes
 from conformance.tables.spec import OPSETS
 
@@ -121,7 +123,7 @@ def op_version(op: str, opset: int) -> int | None:
 def load(path: Path) -> GraphFile:
     """Parse ``path`` (GraphFileError for anything wrong), infer its shapes and find its nodes."""
     proto = _parse(path)
-    _check_external(proto, path)
+    _check_tensors(proto, path)
     opset = _default_opset(proto, path)
     name_unnamed_dims(proto)
     start = time.perf_counter()
@@ -192,62 +194,11 @@ def _default_opset(proto: onnx.ModelProto, path: Path) -> int:
     return version
 
 
-def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
-    """Every tensor a graph holds: initializers, Constant values, at any depth."""
-    yield from graph.initializer
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.HasField("t"):
-                yield attribute.t
-            yield from attribute.tensors
-            if attribute.HasField("g"):
-                yield from _tensors(attribute.g)
-            for sub in attribute.graphs:
-                yield from _tensors(sub)
-
-
-def _all_tensors(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
-    yield from _tensors(proto.graph)
-    for function in proto.functions:
-        for node in function.node:
-            for attribute in node.attribute:
-                if attribute.HasField("t"):
-                    yield attribute.t
-
-
-def _check_external(proto: onnx.ModelProto, path: Path) -> None:
-    """Every external tensor's file exists inside the model's folder and holds its bytes."""
-    folder = path.parent.resolve()
-    for tensor in _all_tensors(proto):
-        if tensor.data_location != onnx.TensorProto.EXTERNAL:
-            continue
-        info = external_info(tensor)
-        location = info.get("location", "")
-        where = f"external data of tensor {tensor.name!r} ({location or 'no location'})"
-        target = (folder / location).resolve()
-        if not location or (folder not in target.parents):
-            raise GraphFileError(path, f"{where}: the location must be a file in {folder}")
-        try:
-            size = target.stat().st_size
-        except OSError:
-            raise GraphFileError(path, f"{where}: missing file {target}") from None
-        offset = int(info.get("offset", 0) or 0)
-        length = info.get("length")
-        need = offset + (int(length) if length else _bytes_of(tensor))
-        if need is not None and size < need:
-            raise GraphFileError(
-                path, f"{where}: the file is short: {size} bytes, {need} needed (offset + length)"
-            )
-
-
-def _bytes_of(tensor: onnx.TensorProto) -> int:
-    known = dtypes.BY_PROTO.get(tensor.data_type)
-    if known is None or known.kind == "string":
-        return 0
-    count = 1
-    for dim in tensor.dims:
-        count *= dim
-    return count * known.numpy.itemsize
+def _check_tensors(proto: onnx.ModelProto, path: Path) -> None:
+    """Every tensor of the model, wherever it stands, checked (:func:`.tensors.check`:
+    its dims, its bytes, its external file inside the model's folder and long enough)."""
+    for tensor in tensors.every_tensor(proto):
+        tensors.check(tensor, path)
 
 
 def infer(proto: onnx.ModelProto, path: Path) -> onnx.ModelProto:

@@ -1,0 +1,262 @@
+"""Hostile input, fourth round (issue 36): models whose tensors lie.
+
+Every tensor ``conformance model`` reads, wherever it stands, goes through
+one check and one reader (``conformance.graphs.tensors``): external data
+that leaves the model's folder from any depth (1), a constant whose bytes
+do not fit its dims (3), external-data fields past the spec (4), a FIFO or
+any file that is not a regular one (10). Each is ``error: FILE: tensor NAME:
+WHAT``, exit 2, never a traceback, never a verdict on drawn values.
+
+In-process (``conformance.cli.main``, ``reading.load``); models of a node or
+two built with onnx.helper in the test's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from conformance.cli import main
+from conformance.graphs import capture, drawing, reading, tensors
+from conformance.graphs.tensors import BrokenTensor
+
+OUTSIDE = "../outside/secret.bin"
+SECRET = np.array([1, 0], np.int64)
+
+
+def vi(name: str, elem: int, shape) -> onnx.ValueInfoProto:
+    return h.make_tensor_value_info(name, elem, shape)
+
+
+def external(name: str, location: str, dims, dtype: int = T.INT64, **fields) -> onnx.TensorProto:
+    """A tensor whose bytes are external data at ``location`` (fields in the order given)."""
+    tensor = onnx.TensorProto(name=name, data_type=dtype, dims=list(dims))
+    tensor.data_location = T.EXTERNAL
+    for key, value in {"location": location, **fields}.items():
+        tensor.external_data.add(key=key, value=str(value))
+    return tensor
+
+
+def model(nodes, inputs, initializers=(), **extra) -> onnx.ModelProto:
+    outputs = [vi(o, T.FLOAT, None) for n in nodes[-1:] for o in n.output]
+    graph = h.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    imports = [h.make_opsetid("", 15), *extra.pop("imports", [])]
+    return h.make_model(graph, opset_imports=imports, ir_version=8, **extra)
+
+
+def saved(folder: Path, proto: onnx.ModelProto, name: str = "m.onnx") -> Path:
+    """The model in ``folder/model/``, and the secret one folder up, beside it."""
+    (folder / "outside").mkdir(exist_ok=True)
+    SECRET.tofile(folder / "outside" / "secret.bin")
+    (folder / "model").mkdir(exist_ok=True)
+    path = folder / "model" / name
+    onnx.save(proto, path)
+    return path
+
+
+X = vi("x", T.FLOAT, [3, 2])
+GATHER = h.make_node("Gather", ["x", "i"], ["y"], name="g", axis=0)
+
+
+def constant(tensor: onnx.TensorProto, out: str = "i") -> onnx.NodeProto:
+    return h.make_node("Constant", [], [out], value=tensor)
+
+
+def branch(nodes, out: str = "y") -> onnx.GraphProto:
+    return h.make_graph(nodes, f"b_{out}", [], [vi(out, T.FLOAT, None)])
+
+
+def if_node(then: onnx.GraphProto, out: str = "y") -> onnx.NodeProto:
+    other = branch([h.make_node("Identity", ["x"], [out])], out)
+    return h.make_node("If", ["c"], [out], then_branch=then, else_branch=other)
+
+
+# -- 1: one check, wherever the tensor stands ----------------------------------------
+def _in_function_if() -> onnx.ModelProto:
+    """The issue's: a Constant in an If branch inside a model-local function."""
+    then = branch([constant(external("i", OUTSIDE, [2])), GATHER])
+    body = [if_node(then)]
+    function = h.make_function("local", "F", ["x", "c"], ["y"], body, [h.make_opsetid("", 15)])
+    call = h.make_node("F", ["x", "c"], ["y"], domain="local")
+    return model(
+        [call],
+        [X, vi("c", T.BOOL, [])],
+        imports=[h.make_opsetid("local", 1)],
+        functions=[function],
+    )
+
+
+def _two_ifs_deep() -> onnx.ModelProto:
+    inner = branch([constant(external("i", OUTSIDE, [2])), GATHER])
+    return model([if_node(branch([if_node(inner)]))], [X, vi("c", T.BOOL, [])])
+
+
+def _sparse(where: str) -> onnx.ModelProto:
+    sparse = h.make_sparse_tensor(
+        external("v", OUTSIDE, [1]), nh.from_array(np.array([1], np.int64), "k"), [2]
+    )
+    if where == "initializer":
+        proto = model([GATHER], [X, vi("i", T.INT64, [2])])
+        proto.graph.sparse_initializer.append(sparse)
+        return proto
+    return model([h.make_node("Constant", [], ["i"], sparse_value=sparse), GATHER], [X])
+
+
+def _in_a_loop_body_attribute() -> onnx.ModelProto:
+    """ConstantOfShape's ``value`` (an attribute of another op) in a Loop body."""
+    shape = nh.from_array(np.array([2], np.int64), "s")
+    body = h.make_graph(
+        [
+            h.make_node("Constant", [], ["s"], value=shape),
+            h.make_node("ConstantOfShape", ["s"], ["i"], value=external("v", OUTSIDE, [1])),
+            h.make_node("Identity", ["cond"], ["cond_out"]),
+            h.make_node("Gather", ["x", "i"], ["row"], axis=0),
+        ],
+        "body",
+        [vi("n", T.INT64, []), vi("cond", T.BOOL, [])],
+        [vi("cond_out", T.BOOL, []), vi("row", T.FLOAT, None)],
+    )
+    trip = nh.from_array(np.array(1, np.int64), "trip")
+    yes = nh.from_array(np.array(True), "yes")
+    return model([h.make_node("Loop", ["trip", "yes"], ["y"], body=body)], [X], [trip, yes])
+
+
+def _custom_tensors_attribute() -> onnx.ModelProto:
+    theirs = h.make_node("Thing", [], ["i"], domain="theirs")
+    theirs.attribute.append(h.make_attribute("tables", [external("v", OUTSIDE, [2])]))
+    return model([theirs, GATHER], [X], imports=[h.make_opsetid("theirs", 1)])
+
+
+def _training_graph() -> onnx.ModelProto:
+    proto = model([GATHER], [X, vi("i", T.INT64, [2])])
+    training = proto.training_info.add()
+    training.initialization.CopyFrom(
+        h.make_graph([], "init", [], [], initializer=[external("v", OUTSIDE, [2])])
+    )
+    return proto
+
+
+PLACES = {
+    "main-initializer": lambda: model([GATHER], [X], [external("i", OUTSIDE, [2])]),
+    "main-constant": lambda: model([constant(external("i", OUTSIDE, [2])), GATHER], [X]),
+    "if-branch-two-deep": _two_ifs_deep,
+    "function-if-branch": _in_function_if,
+    "sparse-initializer": lambda: _sparse("initializer"),
+    "constant-sparse-value": lambda: _sparse("constant"),
+    "loop-body-attribute": _in_a_loop_body_attribute,
+    "custom-tensors-attribute": _custom_tensors_attribute,
+    "training-graph": _training_graph,
+}
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_external_data_out_of_the_folder_is_refused_wherever_the_tensor_stands(tmp_path, place):
+    path = saved(tmp_path, PLACES[place]())
+    with pytest.raises(BrokenTensor) as raised:
+        reading.load(path)
+    folder = path.parent.resolve()
+    assert str(raised.value) == (
+        f"error: {path}: tensor {raised.value.name}: external data location "
+        f"'{OUTSIDE}': the location must be a file in {folder}"
+    )
+
+
+def test_the_issues_model_is_refused_and_no_byte_of_the_secret_is_saved(tmp_path, capsys):
+    """Before: read through the function's If branch, judged, exit 0, and the
+    outside file's bytes written into the case file."""
+    path = saved(tmp_path, _in_function_if())
+    cases = tmp_path / "cases.yaml"
+    code = main(["model", str(path), "--runtime", "reference", "--out", str(tmp_path / "out"),
+                 "--save-cases", str(cases)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"error: {path}: tensor i: external data location '{OUTSIDE}'" in err
+    assert not cases.exists() and not (tmp_path / "out").exists()
+
+
+def test_a_folded_attribute_is_read_by_the_one_reader(tmp_path):
+    """ConstantOfShape's external ``value`` inside the folder is folded with the
+    bytes our reader checked (before: onnx.reference looked for the file in the
+    working folder, failed, and the node's indices were drawn instead)."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    np.array([1], np.int64).tofile(folder / "one.bin")
+    shape = h.make_node("Constant", [], ["s"], value=nh.from_array(np.array([2], np.int64)))
+    fill = h.make_node("ConstantOfShape", ["s"], ["i"], value=external("v", "one.bin", [1]))
+    onnx.save(model([shape, fill, GATHER], [X]), folder / "m.onnx")
+    found = reading.load(folder / "m.onnx")
+    (group,) = drawing.group_nodes([found], {}, 1 << 20)
+    assert group.indices is not None and group.indices.tolist() == [1, 1]
+
+
+def test_capture_runs_a_copy_with_the_checked_bytes_inlined(tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    np.array([2, 0], np.int64).tofile(folder / "i.bin")
+    onnx.save(model([GATHER], [X], [external("i", "i.bin", [2])]), folder / "m.onnx")
+    found = reading.load(folder / "m.onnx")
+    proto = capture.with_its_data(found)
+    every = list(tensors.every_tensor(proto))
+    assert every and all(t.data_location == T.DEFAULT and not t.external_data for t in every)
+    assert nh.to_array(proto.graph.initializer[0]).tolist() == [2, 0]
+    (table,) = found.proto.graph.initializer  # the model read stays as it was
+    assert table.data_location == T.EXTERNAL
+
+
+# -- 10: only regular files, opened without blocking ----------------------------------
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _folder(path: Path) -> None:
+    path.mkdir()
+
+
+def _socket(path: Path) -> None:
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind(str(path))
+    listening.close()  # the socket file stays
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"), [(_fifo, "a FIFO"), (_folder, "a folder"), (_socket, "a socket")]
+)
+@pytest.mark.parametrize("dims, fields", [([0], {}), ([2], {"length": 16})])
+def test_a_location_that_is_not_a_regular_file_is_refused_without_blocking(
+    tmp_path, capsys, make, kind, dims, fields
+):
+    """Before: a FIFO holding an empty tensor (or length 0) passed the check and
+    the read blocked forever; here an alarm turns a block into a failure."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    make(folder / "data")
+    gather = h.make_node("Gather", ["x", "i"], ["y"], axis=0)
+    proto = model([gather], [X], [external("i", "data", dims, **fields)])
+    onnx.save(proto, folder / "m.onnx")
+
+    def blocked(*_):
+        raise AssertionError("the reader blocked on a file that is not a regular one")
+
+    previous = signal.signal(signal.SIGALRM, blocked)
+    signal.alarm(20)
+    try:
+        code = main(["model", str(folder / "m.onnx"), "--runtime", "reference",
+                     "--out", str(tmp_path / "out")])  # fmt: skip
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    assert (
+        f"error: {folder / 'm.onnx'}: tensor i: external data location 'data' is {kind}: "
+        "only regular files are read"
+    ) in err
