@@ -13,6 +13,7 @@ two built with onnx.helper in the test's folder.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import socket
@@ -259,4 +260,117 @@ def test_a_location_that_is_not_a_regular_file_is_refused_without_blocking(
     assert (
         f"error: {folder / 'm.onnx'}: tensor i: external data location 'data' is {kind}: "
         "only regular files are read"
+    ) in err
+
+
+# -- 4: the external-data fields, as the spec defines them ------------------------------
+NOT_DECIMAL = "is not a decimal number of bytes (0 to 2^63-1, digits only)"
+FIELDS = {  # fields (after location "data.bin") -> what the error says; int64[2] needs 16 bytes
+    "length-0": ({"length": 0}, "external data length 0, its dims need 16"),
+    "length-short": ({"length": 8}, "external data length 8, its dims need 16"),
+    "length-long": ({"length": 24}, "external data length 24, its dims need 16"),
+    "offset-hex": ({"offset": "0x10"}, f"external data offset '0x10' {NOT_DECIMAL}"),
+    "offset-negative": ({"offset": -8}, f"external data offset '-8' {NOT_DECIMAL}"),
+    "offset-plus": ({"offset": "+8"}, f"external data offset '+8' {NOT_DECIMAL}"),
+    "offset-space": ({"offset": " 8"}, f"external data offset ' 8' {NOT_DECIMAL}"),
+    "offset-underscore": ({"offset": "0_8"}, f"external data offset '0_8' {NOT_DECIMAL}"),
+    "offset-fullwidth": ({"offset": "８"}, f"external data offset '８' {NOT_DECIMAL}"),
+    "length-empty": ({"length": ""}, f"external data length '' {NOT_DECIMAL}"),
+    "offset-5000-digits": (
+        {"offset": "9" * 5000},
+        f"external data offset '99999999999...99999' (5002 characters) {NOT_DECIMAL}",
+    ),
+    "offset-past-int64": ({"offset": "9" * 19}, f"external data offset {'9' * 19} is past 2^63-1"),
+    "offset-past-the-end": (
+        {"offset": 56},
+        "external data location 'data.bin': the file is short: 64 bytes, 72 needed "
+        "(offset 56 + length 16)",
+    ),
+    "unknown-key": (
+        {"compression": "zstd"},
+        "external data key 'compression' is not one of the spec's "
+        "(location, offset, length, checksum): what its bytes mean is unknown",
+    ),
+    "checksum-not-sha1": (
+        {"checksum": "abc"},
+        "external data checksum 'abc' is not a SHA-1 digest (40 hexadecimal digits)",
+    ),
+}
+
+
+def _data_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    np.arange(8, dtype=np.int64).tofile(folder / "data.bin")  # 64 bytes
+    return folder
+
+
+def _load(folder: Path, tensor: onnx.TensorProto) -> Path:
+    path = folder / "m.onnx"
+    onnx.save(model([GATHER], [X], [tensor]), path)
+    return path
+
+
+@pytest.mark.parametrize("case", FIELDS)
+def test_each_external_data_field_is_read_and_checked(tmp_path, case):
+    """Before: length 0 or short and a negative offset read past the check
+    (ValueError), a hex offset was int()'s ValueError, a long length passed."""
+    fields, what = FIELDS[case]
+    path = _load(_data_folder(tmp_path), external("i", "data.bin", [2], **fields))
+    with pytest.raises(BrokenTensor) as raised:
+        reading.load(path)
+    assert str(raised.value) == f"error: {path}: tensor i: {what}"
+
+
+@pytest.mark.parametrize(
+    ("location", "what"),
+    [
+        ("data.bin\x00.txt", r"external data location 'data.bin\x00.txt' holds a NUL byte"),
+        ("", "external data has no location"),
+        ("ABSOLUTE", "the location must be a path relative to"),
+    ],
+)
+def test_a_location_with_a_nul_empty_or_absolute_names_the_tensor(tmp_path, capsys, location, what):
+    """Before: a NUL ended in `Invalid argument` naming no file."""
+    folder = _data_folder(tmp_path)
+    location = str(folder / "data.bin") if location == "ABSOLUTE" else location
+    path = _load(folder, external("i", location, [2]))
+    code = main(["model", str(path), "--runtime", "reference", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    assert err.startswith(f"error: {path}: tensor i: ") and what in err, err
+
+
+def test_a_key_given_twice_and_a_string_tensor_are_refused(tmp_path):
+    folder = _data_folder(tmp_path)
+    twice = external("i", "data.bin", [2], offset=0)
+    twice.external_data.add(key="offset", value="16")
+    path = _load(folder, twice)
+    with pytest.raises(BrokenTensor, match="tensor i: external data key 'offset' is given twice"):
+        reading.load(path)
+    path = _load(folder, external("i", "data.bin", [2], dtype=T.STRING))
+    with pytest.raises(BrokenTensor, match="a string tensor cannot be external data"):
+        reading.load(path)
+
+
+def test_offset_length_basepath_and_checksum_as_written_are_read(tmp_path):
+    """The fields onnx writes, every one of them right: the bytes at the offset,
+    ``basepath`` ignored, the checksum the file's own SHA-1."""
+    folder = _data_folder(tmp_path)
+    digest = hashlib.sha1((folder / "data.bin").read_bytes()).hexdigest().upper()
+    tensor = external("i", "data.bin", [2], offset=16, length=16, checksum=digest, basepath="/etc")
+    (group,) = drawing.group_nodes([reading.load(_load(folder, tensor))], {}, 1 << 20)
+    assert group.indices is not None and group.indices.tolist() == [2, 3]
+
+
+def test_a_checksum_that_is_not_the_files_is_refused_when_the_bytes_are_read(tmp_path, capsys):
+    folder = _data_folder(tmp_path)
+    path = _load(folder, external("i", "data.bin", [2], checksum="0" * 40))
+    code = main(["model", str(path), "--runtime", "reference", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    digest = hashlib.sha1((folder / "data.bin").read_bytes()).hexdigest()
+    assert code == 2 and "Traceback" not in err, err
+    assert (
+        f"error: {path}: tensor i: external data checksum {'0' * 40} is not the SHA-1 of "
+        f"'data.bin' ({digest})"
     ) in err
