@@ -374,3 +374,106 @@ def test_a_checksum_that_is_not_the_files_is_refused_when_the_bytes_are_read(tmp
         f"error: {path}: tensor i: external data checksum {'0' * 40} is not the SHA-1 of "
         f"'data.bin' ({digest})"
     ) in err
+
+
+# -- 3: a constant that does not fit its dims is a broken model ---------------------------
+def _raw(name: str, array: np.ndarray, cut: int) -> onnx.TensorProto:
+    """``array`` as a tensor whose raw_data is ``cut`` bytes shorter (negative: longer)."""
+    tensor = nh.from_array(array, name)
+    raw = tensor.raw_data
+    tensor.raw_data = raw[: len(raw) - cut] if cut > 0 else raw + bytes(-cut)
+    return tensor
+
+
+def _typed(name: str, dtype: int, dims, field: str, values) -> onnx.TensorProto:
+    tensor = onnx.TensorProto(name=name, data_type=dtype, dims=dims)
+    getattr(tensor, field).extend(values)
+    return tensor
+
+
+INDICES = np.array([0, 2, 1], np.int64)
+TABLE = np.arange(6, dtype=np.float32).reshape(3, 2)
+TABLE_GATHER = h.make_node("Gather", ["t", "i"], ["y"], axis=0)
+I3 = vi("i", T.INT64, [3])
+BROKEN = {  # (nodes, inputs, initializers) -> what the error says of which tensor
+    "indices-short": ([GATHER], [X], [_raw("i", INDICES, 4)], "i", "raw_data holds 20 bytes"),
+    "indices-long": ([GATHER], [X], [_raw("i", INDICES, -8)], "i", "raw_data holds 32 bytes"),
+    "data-short": ([TABLE_GATHER], [I3], [_raw("t", TABLE, 4)], "t", "raw_data holds 20 bytes"),
+    "constant-short": (
+        [constant(_raw("i", INDICES, 1)), GATHER],
+        [X],
+        [],
+        "i",
+        "raw_data holds 23 bytes",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_a_constant_whose_raw_data_does_not_fit_its_dims_is_a_broken_model(tmp_path, capsys, case):
+    """Before: the constant read as None, the node's input drawn, the node judged, exit 0."""
+    nodes, inputs, initializers, name, held = BROKEN[case]
+    path = tmp_path / "m.onnx"
+    onnx.save(model(nodes, inputs, initializers), path)
+    code = main(["model", str(path), "--runtime", "reference", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    assert f"error: {path}: tensor {name}: {held}, its dims need 24\n" in err
+    assert not (tmp_path / "o").exists()
+
+
+TYPED = {  # a tensor of a Gather's -> what the error says
+    "float_data": (
+        _typed("t", T.FLOAT, [3, 2], "float_data", [1.0] * 5),
+        "float_data holds 5 values, its dims need 6",
+    ),
+    "int64_data": (
+        _typed("i", T.INT64, [3], "int64_data", [0, 1]),
+        "int64_data holds 2 values, its dims need 3",
+    ),
+    "complex-pairs": (
+        _typed("t", T.COMPLEX64, [3, 2], "float_data", [1.0] * 6),
+        "float_data holds 6 values, its dims need 12",
+    ),
+    "no-data-at-all": (
+        _typed("i", T.INT64, [3], "int64_data", []),
+        "int64_data holds 0 values, its dims need 3",
+    ),
+    "string-count": (
+        _typed("t", T.STRING, [3, 2], "string_data", [b"a"] * 4),
+        "string_data holds 4 strings, its dims need 6",
+    ),
+    "string-raw": (
+        _raw("t", np.zeros(6, np.uint8), 0),
+        "a string tensor holds raw_data, which the spec forbids for strings",
+    ),
+    "negative-dim": (
+        _typed("i", T.INT64, [-3], "int64_data", []),
+        "dims [-3]: a dim is never negative",
+    ),
+}
+TYPED["string-raw"][0].data_type = T.STRING
+TYPED["string-raw"][0].dims[:] = [3, 2]
+
+
+@pytest.mark.parametrize("case", TYPED)
+def test_typed_fields_and_strings_hold_what_their_dims_need(tmp_path, case):
+    tensor, what = TYPED[case]
+    nodes = [GATHER] if tensor.name == "i" else [TABLE_GATHER]
+    path = tmp_path / "m.onnx"
+    onnx.save(model(nodes, [X] if tensor.name == "i" else [I3], [tensor]), path)
+    with pytest.raises(BrokenTensor) as raised:
+        reading.load(path)
+    assert str(raised.value) == f"error: {path}: tensor {tensor.name}: {what}"
+
+
+def test_a_string_constant_is_kept_and_one_not_utf8_is_refused_when_read(tmp_path):
+    words = _typed("t", T.STRING, [3, 1], "string_data", [b"a", "\u00e9".encode(), b"c"])
+    path = tmp_path / "m.onnx"
+    onnx.save(model([TABLE_GATHER], [I3], [words]), path)
+    (group,) = drawing.group_nodes([reading.load(path)], {}, 1 << 20)
+    assert group.data is not None and group.data.ravel().tolist() == ["a", "\u00e9", "c"]
+    words.string_data[1] = b"\xff"
+    onnx.save(model([TABLE_GATHER], [I3], [words]), path)
+    with pytest.raises(BrokenTensor, match=r"tensor t: cannot be read: 'utf-8' codec can't"):
+        drawing.group_nodes([reading.load(path)], {}, 1 << 20)
