@@ -16,6 +16,7 @@ itself is too large to serialise in memory).
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ from pathlib import Path
 import onnx
 import onnx.defs
 import onnx.shape_inference
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
 from conformance.errors import ConformanceError
 from conformance.graphs import tensors
@@ -134,7 +135,22 @@ def load(path: Path) -> GraphFile:
     from conformance.graphs import constants  # the walk builds their scopes
 
     found.sites = list(_walk_all(found, constants))
+    for site in found.sites:
+        _no_negative_dim(path, site)
     return found
+
+
+def _no_negative_dim(path: Path, site: Site) -> None:
+    """A Gather's data or indices whose shape (as declared, or inferred from
+    what is declared) has a negative dim: a broken model, named by the tensor."""
+    if site.not_judged is not None:
+        return
+    for name, given in ((site.data_name, site.data), (site.indices_name, site.indices)):
+        for i, dim in enumerate(given.shape or ()):
+            if isinstance(dim, int) and dim < 0:
+                raise tensors.BrokenTensor(
+                    path, name, f"dim {i} of its shape is {dim}: a dim is never negative"
+                )
 
 
 def _parse(path: Path) -> onnx.ModelProto:
@@ -159,7 +175,40 @@ def _parse(path: Path) -> onnx.ModelProto:
     # onnx.checker is not asked: it refuses models runtimes load (a graph input
     # without a shape); a file cut inside the graph fails to parse, one cut after
     # it has no opset import (ModelProto's opset_import follows its graph).
+    escape_text(proto)
     return proto
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def escaped(value: str | bytes) -> str:
+    """A string field as text: bytes that are not UTF-8 (protobuf gives such a
+    field as ``bytes``) and lone surrogates shown as escapes (``\\xff``,
+    ``\\udcff``); text that is UTF-8 comes back as it is."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+
+
+def escape_text(message: Message) -> None:
+    """Every string field of ``message``, at any depth, made text (:func:`escaped`):
+    a name that is not UTF-8 is shown escaped wherever it goes (case ids, the
+    terminal, nodes.json) and names the same value everywhere, since the same
+    bytes escape alike. Strings are rare in a model (names, domains, doc
+    strings); the walk skips every numeric and bytes field, tensors' data included."""
+    for kind, value in message.ListFields():
+        if kind.type == kind.TYPE_MESSAGE:
+            for each in [value] if isinstance(value, Message) else value:
+                escape_text(each)
+        elif kind.type == kind.TYPE_STRING:
+            if isinstance(value, (str, bytes)):
+                if isinstance(value, bytes) or _SURROGATE.search(value):
+                    setattr(message, kind.name, escaped(value))
+                continue
+            for i, each in enumerate(value):
+                if isinstance(each, bytes) or _SURROGATE.search(each):
+                    value[i] = escaped(each)
 
 
 def name_unnamed_dims(proto: onnx.ModelProto) -> None:

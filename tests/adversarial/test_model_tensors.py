@@ -14,6 +14,7 @@ two built with onnx.helper in the test's folder.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import socket
@@ -477,3 +478,93 @@ def test_a_string_constant_is_kept_and_one_not_utf8_is_refused_when_read(tmp_pat
     onnx.save(model([TABLE_GATHER], [I3], [words]), path)
     with pytest.raises(BrokenTensor, match=r"tensor t: cannot be read: 'utf-8' codec can't"):
         drawing.group_nodes([reading.load(path)], {}, 1 << 20)
+
+
+# -- 9: invalid contents: a negative dim, names that are not UTF-8 ----------------------------
+@pytest.mark.parametrize("which", ["indices", "data"])
+def test_a_negative_dim_on_a_gathers_input_is_a_broken_model(tmp_path, capsys, which):
+    """Before: ValueError in drawing.run_time_indices (negative dimensions)."""
+    shapes = {"indices": [-2], "data": [3, 2]} | ({"data": [3, -1]} if which == "data" else {})
+    inputs = [vi("x", T.FLOAT, shapes["data"]), vi("i", T.INT64, shapes["indices"])]
+    path = tmp_path / "m.onnx"
+    onnx.save(model([GATHER], inputs), path)
+    code = main(["model", str(path), "--runtime", "reference", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    name, dim, size = ("i", 0, -2) if which == "indices" else ("x", 1, -1)
+    assert code == 2 and "Traceback" not in err, err
+    assert f"error: {path}: tensor {name}: dim {dim} of its shape is {size}: a dim is never" in err
+
+
+# Same-length stand-ins in the serialised model, swapped for bytes that are not UTF-8
+# (and an ESC that would drive the terminal): the node's, its graph's, an If's, the
+# inputs', a symbolic dim's and a function's names.
+NAMES = {
+    b"NODE_A": b"n\xff\x1b[1m",
+    b"GRAPH_B": b"g\xfe\xff_bbb",
+    b"IF_C": b"if\xc3!",
+    b"IDX_D": b"i\xff\xfedd",
+    b"BATCH_E": b"b\xe2\x82_e\xff\x80",
+    b"FUNC_F": b"f\xff_fun",
+}
+
+
+def test_names_that_are_not_utf8_are_shown_escaped_and_the_node_judged(tmp_path, capsys):
+    """Before: TypeError in drawing._slug (protobuf gives such a name as bytes)."""
+    inner = h.make_graph(
+        [h.make_node("Gather", ["x", "IDX_D"], ["y"], name="NODE_A", axis=0)],
+        "then",
+        [],
+        [vi("y", T.FLOAT, None)],
+    )
+    if_node = h.make_node(
+        "If",
+        ["c"],
+        ["y"],
+        name="IF_C",
+        then_branch=inner,
+        else_branch=branch([h.make_node("Identity", ["x"], ["y"])]),
+    )
+    body = [h.make_node("Gather", ["t", "k"], ["o"], name="in_FUNC_F", axis=0)]
+    function = h.make_function("local", "FUNC_F", ["t", "k"], ["o"], body, [h.make_opsetid("", 15)])
+    call = h.make_node("FUNC_F", ["x", "IDX_D"], ["z"], domain="local")
+    proto = model(
+        [if_node, call],
+        [vi("x", T.FLOAT, ["BATCH_E", 2]), vi("IDX_D", T.INT64, [2]), vi("c", T.BOOL, [])],
+        imports=[h.make_opsetid("local", 1)],
+        functions=[function],
+    )
+    proto.graph.name = "GRAPH_B"
+    raw = proto.SerializeToString()
+    for stand_in, bad in NAMES.items():
+        assert len(stand_in) == len(bad) and stand_in in raw
+        raw = raw.replace(stand_in, bad)
+    path = tmp_path / "names.onnx"
+    path.write_bytes(raw)
+    out = tmp_path / "out"
+    dim = "b\\xe2\\x82_e\\xff\\x80"  # the symbolic dim, named as shown
+    code = main(["model", str(path), "--runtime", "reference", "--out", str(out),
+                 "--dims", f"{dim}=4"])  # fmt: skip
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "\x1b" not in printed.out + printed.err and "Traceback" not in printed.err
+    nodes = json.loads((out / "nodes.json").read_text(encoding="utf-8"))["nodes"]
+    by_node = {n["node"]: n for n in nodes}
+    assert set(by_node) == {"n\\xff\x1b[1m", "in_f\\xff_fun"}
+    judged = by_node["n\\xff\x1b[1m"]
+    assert judged["graph"] == "if\\xc3!/then_branch" and judged["not_judged"] is None
+    assert judged["cases"] and all(c.startswith("names-n-xff-1m-") for c in judged["cases"])
+    assert judged["data"]["shape"] == [4, 2]
+    assert by_node["in_f\\xff_fun"]["graph"] == "function:local:f\\xff_fun"
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert any({"node": "n\\xff\x1b[1m"}.items() <= n.items() for r in records for n in r["nodes"])
+
+
+def test_a_name_given_as_bytes_or_with_lone_surrogates_becomes_text_that_shows_them():
+    """The pure-Python protobuf or a caller may hand text with lone surrogates:
+    the same escape, so JSON and the terminal take it."""
+    node = onnx.NodeProto(name="ok", input=["a", "b"])
+    reading.escape_text(node)
+    assert node.name == "ok" and list(node.input) == ["a", "b"]  # UTF-8 text as it was
+    assert reading.escaped(b"n\xff\xc3") == "n\\xff\\xc3"
+    assert reading.escaped("n\udcff\ud800") == "n\\udcff\\ud800"
+    assert json.loads(json.dumps(reading.escaped("n\udcff"), ensure_ascii=False)) == "n\\udcff"
