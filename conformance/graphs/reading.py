@@ -37,6 +37,10 @@ from conformance.tables.spec import OPSETS
 OURS = ("Gather", "GatherElements")
 # Protobuf cannot serialise a message over 2 GB: such a model is inferred through a file.
 IN_MEMORY_LIMIT = (1 << 31) - (1 << 20)
+# Protobuf's limit on nested messages when it parses (upb's and the pure-Python
+# decoder's default), and how each says it was reached.
+PROTOBUF_DEPTH = 100
+_TOO_DEEP = ("MaxDepth", "levels of nesting")
 
 
 class GraphFileError(ConformanceError, ValueError):
@@ -163,6 +167,13 @@ def _parse(path: Path) -> onnx.ModelProto:
     try:
         proto = onnx.load(str(path), load_external_data=False)
     except DecodeError as error:
+        if any(said in str(error) for said in _TOO_DEEP):
+            raise GraphFileError(
+                path,
+                f"nested too deep: protobuf reads at most {PROTOBUF_DEPTH} levels of nested "
+                "messages, and each If, Loop or Scan body takes 3 (node, attribute, graph: "
+                "about 30 bodies one inside another); this file nests deeper",
+            ) from None
         raise GraphFileError(
             path, f"not an ONNX model, or a truncated or corrupt one (protobuf: {error})"
         ) from None
