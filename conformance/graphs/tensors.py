@@ -323,6 +323,8 @@ def value(tensor: onnx.TensorProto, model: Path) -> np.ndarray:
     """A tensor's value, checked (BrokenTensor else); external bytes read from
     their file, at their offset, when asked for (the proto keeps no copy)."""
     stored = check(tensor, model)
+    if tensor.data_type == onnx.TensorProto.STRING:
+        return _strings(tensor, model)
     if stored is not None:
         copy = onnx.TensorProto()
         copy.CopyFrom(tensor)
@@ -333,6 +335,21 @@ def value(tensor: onnx.TensorProto, model: Path) -> np.ndarray:
     except Exception as error:  # a segment, bytes that are not UTF-8, a packed type's count
         text = first_line(error, 200) or type(error).__name__
         raise BrokenTensor(model, tensor.name, f"cannot be read: {text}") from None
+
+
+def _strings(tensor: onnx.TensorProto, model: Path) -> np.ndarray:
+    """A string tensor as an object array of str, every character kept
+    (numpy_helper goes through NumPy's fixed-width strings, which drop
+    trailing NULs: ``'a\\0'`` would come back as ``'a'``)."""
+    values = np.empty(len(tensor.string_data), dtype=object)
+    for i, each in enumerate(tensor.string_data):
+        try:
+            values[i] = each.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BrokenTensor(
+                model, tensor.name, f"string_data[{i}] is not UTF-8 (strings are text)"
+            ) from None
+    return values.reshape(tuple(tensor.dims))
 
 
 def inline(tensor: onnx.TensorProto, model: Path) -> None:
