@@ -380,6 +380,35 @@ def test_truncated(folder, tmp_path, capsys):
     assert f"error: {path}: not an ONNX model" in err and "truncated" in err
 
 
+def _ld(field: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf field (tag, length, payload)."""
+    out = bytearray()
+    for number in ((field << 3) | 2, len(payload)):
+        while number > 0x7F:
+            out.append(number & 0x7F | 0x80)
+            number >>= 7
+        out.append(number)
+    return bytes(out) + payload
+
+
+def test_nesting_deeper_than_protobuf_reads_says_depth_not_corruption(tmp_path, capsys):
+    """If nodes 200 deep, written field by field (protobuf will not build what
+    it cannot read). Before: "not an ONNX model, or a truncated or corrupt one"."""
+    leaf = h.make_graph(
+        [h.make_node("Identity", ["x"], ["o"])], "leaf", [], [vi("o", T.FLOAT, None)]
+    )
+    graph = leaf.SerializeToString()
+    for _ in range(200):  # GraphProto.node 1; NodeProto.attribute 5; AttributeProto.g 6, type 20
+        then = _ld(1, b"then_branch") + _ld(6, graph) + bytes([0xA0, 0x01, 5])
+        graph = _ld(1, _ld(1, b"c") + _ld(2, b"o") + _ld(4, b"If") + _ld(5, then))
+    opset = h.make_opsetid("", 15).SerializeToString()
+    path = tmp_path / "deep.onnx"
+    path.write_bytes(bytes([0x08, 8]) + _ld(7, graph) + _ld(8, opset))  # ir_version, graph, opset
+    err = fails(capsys, str(path))
+    assert f"error: {path}: nested too deep: protobuf reads at most 100 levels" in err
+    assert "corrupt" not in err
+
+
 def test_empty_and_missing(tmp_path, capsys):
     (tmp_path / "empty.onnx").write_bytes(b"")
     assert "empty file" in fails(capsys, str(tmp_path / "empty.onnx"))

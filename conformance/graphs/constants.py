@@ -6,26 +6,24 @@ its graph, the output of a Constant node, a constant of an enclosing graph
 default domain whose inputs are all constant and that draws nothing at
 random: such a chain is folded with ``onnx.reference``, one node at a time.
 
-Values are read when a node asks for them, and once: an external tensor is
+Values are read when a node asks for them, and once, by
+:func:`.tensors.value` (which checks each again): an external tensor is
 read straight from its file at its offset (the proto keeps no copy), so a
-model over 2 GB holds in memory only the constants its Gathers use.
+model over 2 GB holds in memory only the constants its Gathers use. A node
+folded with ``onnx.reference`` gets its attributes' external tensors inlined
+first, checked (:func:`.tensors.inline`): onnx never opens a file of ours.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
+from conformance.graphs import tensors
 from conformance.tables import dtypes
 
 # The default domain's two spellings: a node of another domain named Gather is not ours.
 DEFAULT_DOMAINS = ("", "ai.onnx")
-
-
-def external_info(tensor: onnx.TensorProto) -> dict[str, str]:
-    """A tensor's external-data entries (location, offset, length) by key."""
-    return {entry.key: entry.value for entry in tensor.external_data}
 
 
 # Ops that draw at random, or whose value is not theirs to fold.
@@ -108,14 +106,14 @@ class Scope:
 
     def _compute(self, name: str) -> np.ndarray | None:
         if name in self._initializers:
-            return read_tensor(self._initializers[name], self.found.folder)
+            return tensors.value(self._initializers[name], self.found.path)
         node = self._producers.get(name)
         if node is None:
             return None
         if node.op_type == "Constant" and node.domain in DEFAULT_DOMAINS:
             attribute = node.attribute[0] if node.attribute else None
             if attribute is not None and attribute.HasField("t"):
-                return read_tensor(attribute.t, self.found.folder)
+                return tensors.value(attribute.t, self.found.path)
             return self._fold(node, name, [])
         if node.domain not in DEFAULT_DOMAINS or node.op_type in NOT_FOLDED:
             return None
@@ -137,6 +135,9 @@ class Scope:
         copy.CopyFrom(node)
         del copy.input[:]
         copy.input.extend([n if node.input[i] else "" for i, n in enumerate(named)])
+        for attribute in copy.attribute:
+            for tensor in tensors.attribute_tensors(attribute):
+                tensors.inline(tensor, self.found.path)
         feeds = {n: v for n, v, given in zip(named, inputs, node.input, strict=False) if given}
         graph = onnx.helper.make_graph(
             [copy],
@@ -166,22 +167,3 @@ class Scope:
 
 def _elem_type(array: np.ndarray) -> int:
     return dtypes.of_array(array).proto if array.dtype != object else onnx.TensorProto.STRING
-
-
-def read_tensor(tensor: onnx.TensorProto, folder) -> np.ndarray | None:
-    """A tensor's value; an external one read from its file, at its offset, once."""
-    if tensor.data_location != onnx.TensorProto.EXTERNAL:
-        try:
-            return numpy_helper.to_array(tensor)
-        except Exception:
-            return None
-    known = dtypes.BY_PROTO.get(tensor.data_type)
-    if known is None or known.kind == "string":
-        return None
-    info = external_info(tensor)
-    count = int(np.prod(tensor.dims, dtype=np.int64)) if tensor.dims else 1
-    with open(folder / info["location"], "rb") as file:
-        file.seek(int(info.get("offset", 0) or 0))
-        raw = file.read(count * known.numpy.itemsize)
-    # ONNX's raw data is little-endian, as every machine this project runs on
-    return np.frombuffer(raw, dtype=known.numpy).reshape(tuple(tensor.dims)).copy()

@@ -2,10 +2,11 @@
 
 The file is parsed without its external data (``load_external_data=False``):
 a model over 2 GB keeps its tensors on disk, and only the constants a node
-needs are read later, each once (:mod:`.constants`). What the external data
-must hold is checked up front (each file there, inside the model's folder,
-long enough), so a missing or short file is an error naming it, not a
-failure half-way.
+needs are read later, each once (:mod:`.constants`, through
+:mod:`.tensors`, the one reader). Every tensor of the model, wherever it
+stands, is checked up front by :func:`.tensors.check` (its dims, its bytes,
+its external file: inside the model's folder, a regular file, long enough),
+so a broken tensor is an error naming it, not a failure half-way.
 
 Shapes and element types come from onnx's shape inference with data
 propagation (in memory, or through ``infer_shapes_path`` when the proto
@@ -15,6 +16,7 @@ itself is too large to serialise in memory).
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterator
@@ -24,16 +26,21 @@ from pathlib import Path
 import onnx
 import onnx.defs
 import onnx.shape_inference
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
 from conformance.errors import ConformanceError
-from conformance.graphs.constants import DEFAULT_DOMAINS, Scope, external_info
+from conformance.graphs import tensors
+from conformance.graphs.constants import DEFAULT_DOMAINS, Scope
 from conformance.tables import dtypes
 from conformance.tables.spec import OPSETS
 
 OURS = ("Gather", "GatherElements")
 # Protobuf cannot serialise a message over 2 GB: such a model is inferred through a file.
 IN_MEMORY_LIMIT = (1 << 31) - (1 << 20)
+# Protobuf's limit on nested messages when it parses (upb's and the pure-Python
+# decoder's default), and how each says it was reached.
+PROTOBUF_DEPTH = 100
+_TOO_DEEP = ("MaxDepth", "levels of nesting")
 
 
 class GraphFileError(ConformanceError, ValueError):
@@ -125,7 +132,7 @@ def op_version(op: str, opset: int) -> int | None:
 def load(path: Path) -> GraphFile:
     """Parse ``path`` (GraphFileError for anything wrong), infer its shapes and find its nodes."""
     proto = _parse(path)
-    _check_external(proto, path)
+    _check_tensors(proto, path)
     opset = _default_opset(proto, path)
     name_unnamed_dims(proto)
     start = time.perf_counter()
@@ -136,7 +143,22 @@ def load(path: Path) -> GraphFile:
     from conformance.graphs import constants  # the walk builds their scopes
 
     found.sites = list(_walk_all(found, constants))
+    for site in found.sites:
+        _no_negative_dim(path, site)
     return found
+
+
+def _no_negative_dim(path: Path, site: Site) -> None:
+    """A Gather's data or indices whose shape (as declared, or inferred from
+    what is declared) has a negative dim: a broken model, named by the tensor."""
+    if site.not_judged is not None:
+        return
+    for name, given in ((site.data_name, site.data), (site.indices_name, site.indices)):
+        for i, dim in enumerate(given.shape or ()):
+            if isinstance(dim, int) and dim < 0:
+                raise tensors.BrokenTensor(
+                    path, name, f"dim {i} of its shape is {dim}: a dim is never negative"
+                )
 
 
 def _parse(path: Path) -> onnx.ModelProto:
@@ -149,6 +171,13 @@ def _parse(path: Path) -> onnx.ModelProto:
     try:
         proto = onnx.load(str(path), load_external_data=False)
     except DecodeError as error:
+        if any(said in str(error) for said in _TOO_DEEP):
+            raise GraphFileError(
+                path,
+                f"nested too deep: protobuf reads at most {PROTOBUF_DEPTH} levels of nested "
+                "messages, and each If, Loop or Scan body takes 3 (node, attribute, graph: "
+                "about 30 bodies one inside another); this file nests deeper",
+            ) from None
         raise GraphFileError(
             path, f"not an ONNX model, or a truncated or corrupt one (protobuf: {error})"
         ) from None
@@ -161,7 +190,40 @@ def _parse(path: Path) -> onnx.ModelProto:
     # onnx.checker is not asked: it refuses models runtimes load (a graph input
     # without a shape); a file cut inside the graph fails to parse, one cut after
     # it has no opset import (ModelProto's opset_import follows its graph).
+    escape_text(proto)
     return proto
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def escaped(value: str | bytes) -> str:
+    """A string field as text: bytes that are not UTF-8 (protobuf gives such a
+    field as ``bytes``) and lone surrogates shown as escapes (``\\xff``,
+    ``\\udcff``); text that is UTF-8 comes back as it is."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+
+
+def escape_text(message: Message) -> None:
+    """Every string field of ``message``, at any depth, made text (:func:`escaped`):
+    a name that is not UTF-8 is shown escaped wherever it goes (case ids, the
+    terminal, nodes.json) and names the same value everywhere, since the same
+    bytes escape alike. Strings are rare in a model (names, domains, doc
+    strings); the walk skips every numeric and bytes field, tensors' data included."""
+    for kind, value in message.ListFields():
+        if kind.type == kind.TYPE_MESSAGE:
+            for each in [value] if isinstance(value, Message) else value:
+                escape_text(each)
+        elif kind.type == kind.TYPE_STRING:
+            if isinstance(value, (str, bytes)):
+                if isinstance(value, bytes) or _SURROGATE.search(value):
+                    setattr(message, kind.name, escaped(value))
+                continue
+            for i, each in enumerate(value):
+                if isinstance(each, bytes) or _SURROGATE.search(each):
+                    value[i] = escaped(each)
 
 
 def name_unnamed_dims(proto: onnx.ModelProto) -> None:
@@ -196,62 +258,11 @@ def _default_opset(proto: onnx.ModelProto, path: Path) -> int:
     return version
 
 
-def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
-    """Every tensor a graph holds: initializers, Constant values, at any depth."""
-    yield from graph.initializer
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.HasField("t"):
-                yield attribute.t
-            yield from attribute.tensors
-            if attribute.HasField("g"):
-                yield from _tensors(attribute.g)
-            for sub in attribute.graphs:
-                yield from _tensors(sub)
-
-
-def _all_tensors(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
-    yield from _tensors(proto.graph)
-    for function in proto.functions:
-        for node in function.node:
-            for attribute in node.attribute:
-                if attribute.HasField("t"):
-                    yield attribute.t
-
-
-def _check_external(proto: onnx.ModelProto, path: Path) -> None:
-    """Every external tensor's file exists inside the model's folder and holds its bytes."""
-    folder = path.parent.resolve()
-    for tensor in _all_tensors(proto):
-        if tensor.data_location != onnx.TensorProto.EXTERNAL:
-            continue
-        info = external_info(tensor)
-        location = info.get("location", "")
-        where = f"external data of tensor {tensor.name!r} ({location or 'no location'})"
-        target = (folder / location).resolve()
-        if not location or (folder not in target.parents):
-            raise GraphFileError(path, f"{where}: the location must be a file in {folder}")
-        try:
-            size = target.stat().st_size
-        except OSError:
-            raise GraphFileError(path, f"{where}: missing file {target}") from None
-        offset = int(info.get("offset", 0) or 0)
-        length = info.get("length")
-        need = offset + (int(length) if length else _bytes_of(tensor))
-        if need is not None and size < need:
-            raise GraphFileError(
-                path, f"{where}: the file is short: {size} bytes, {need} needed (offset + length)"
-            )
-
-
-def _bytes_of(tensor: onnx.TensorProto) -> int:
-    known = dtypes.BY_PROTO.get(tensor.data_type)
-    if known is None or known.kind == "string":
-        return 0
-    count = 1
-    for dim in tensor.dims:
-        count *= dim
-    return count * known.numpy.itemsize
+def _check_tensors(proto: onnx.ModelProto, path: Path) -> None:
+    """Every tensor of the model, wherever it stands, checked (:func:`.tensors.check`:
+    its dims, its bytes, its external file inside the model's folder and long enough)."""
+    for tensor in tensors.every_tensor(proto):
+        tensors.check(tensor, path)
 
 
 def infer(proto: onnx.ModelProto, path: Path) -> onnx.ModelProto:
