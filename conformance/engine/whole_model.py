@@ -36,8 +36,9 @@ from conformance import oracle
 from conformance.engine.pool import Job, WorkerPool
 from conformance.engine.targets import Target
 from conformance.graphs import exposing
-from conformance.graphs.capture import graph_inputs
+from conformance.graphs.capture import graph_inputs, with_its_data
 from conformance.graphs.reading import IN_MEMORY_LIMIT, GraphFile, name_unnamed_dims, tensor_type
+from conformance.errors import ConformanceError
 from conformance.messages import first_line
 from conformance.oracle import compare
 from conformance.tables import dtypes
@@ -98,13 +99,15 @@ def run(
         record: dict = {"fed": fed is not None, "targets": {}, "outputs": [], "differences": []}
         wholes[model] = record
         try:
-            proto = onnx.load(str(found.path))  # its external data too: the run needs it all
+            proto = with_its_data(found)  # its external data too, through the one check
             name_unnamed_dims(proto)  # as read: a dim with no size and no name is symbolic
             _plain_dim_names(proto)
             small = proto.ByteSize() < IN_MEMORY_LIMIT
             original = proto.SerializeToString() if small else None
             exposed = exposing.expose(found, proto)
             blob = proto.SerializeToString() if small else None
+        except ConformanceError:
+            raise  # a broken tensor: exit 2, as when the model was read
         except Exception as error:  # a model the tool read but cannot rewrite: said, not fatal
             record["skipped"] = f"cannot prepare the model: {first_line(error)}"
             continue
