@@ -13,6 +13,10 @@ import io
 import json
 import os
 import re
+import shutil
+import signal
+import subprocess
+import sys
 import unittest
 from pathlib import Path
 
@@ -386,6 +390,77 @@ def test_force_replaces_only_a_previous_export(tmp_path, capsys):
     assert code == 2 and f"error: {planted}: not written by the previous export" in err
     assert planted.read_bytes() == b"someone's"
     assert json.loads((out / "manifest.json").read_text()) == second
+
+
+@pytest.mark.parametrize(
+    ("spoil", "said"),
+    [
+        (
+            lambda m: m.update(expected_failures=[]),
+            "expected_failures: [] is not an object (docs/schemas/manifest.schema.json)",
+        ),
+        (lambda m: m["tests"][0].update(inputs=3), "tests[0].inputs: 3 is not a list"),
+        (None, "not JSON: nested deeper than 100 levels"),
+    ],
+    ids=["expected-failures-a-list", "inputs-a-number", "nested-200000-deep"],
+)
+def test_force_over_a_malformed_manifest_names_it_and_deletes_nothing(
+    tmp_path, capsys, spoil, said
+):
+    out = tmp_path / "out"
+    assert _cli(capsys, out, "-k", SMALL, "--variants", "static")[0] == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    if spoil is None:
+        text = "[" * 200_000 + "]" * 200_000
+    else:
+        spoil(manifest)
+        text = json.dumps(manifest)
+    (out / "manifest.json").write_text(text)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    code, err = _cli(capsys, out, "-k", SMALL, "--variants", "static", "--force")
+    assert code == 2, err
+    assert err.startswith(f"error: {out / 'manifest.json'}: not the manifest of a previous export")
+    assert said in err and "internal error" not in err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+KILLED_EXPORT = """
+import os, signal, sys
+from pathlib import Path
+from conformance.export import folder
+
+def fill(temporary):  # killed half-way through its files: nothing can clean up after it
+    (temporary / "node").mkdir()
+    (temporary / "node" / "half.pb").write_bytes(b"half")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+folder.write_into(Path(sys.argv[1]), False, fill)
+"""
+
+
+def test_a_later_export_removes_what_a_killed_one_left_and_only_that(tmp_path, capsys):
+    out = tmp_path / "out"
+    killed = subprocess.Popen(
+        [sys.executable, "-c", KILLED_EXPORT, str(out)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stderr=subprocess.PIPE,
+    )
+    _, stderr = killed.communicate(timeout=120)
+    assert killed.returncode == -signal.SIGKILL, stderr
+    left = tmp_path / f".out.export-{killed.pid}"
+    assert (left / "node" / "half.pb").read_bytes() == b"half" and not out.exists()
+    # not provably ours: no mark (a dead process's id), or a process that still runs
+    unmarked = tmp_path / f".out.replaced-{killed.pid}"
+    unmarked.mkdir()
+    (unmarked / "mine.txt").write_text("someone's")
+    running = tmp_path / f".out.export-{os.getppid()}"
+    running.mkdir()
+    shutil.copy(left / folder.MARK, running / folder.MARK)
+    assert _cli(capsys, out, "-k", SMALL, "--variants", "static")[0] == 0
+    assert not left.exists()
+    assert (unmarked / "mine.txt").read_text() == "someone's" and running.is_dir()
+    assert not (out / folder.MARK).exists()
 
 
 def test_an_unwritable_place_is_an_error_naming_it(tmp_path, capsys):

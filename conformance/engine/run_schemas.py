@@ -1,4 +1,5 @@
-"""A run folder's files held to their JSON Schemas, the ones users validate against.
+"""A run folder's files held to their JSON Schemas, the ones users validate against
+(and an export's ``manifest.json``, which ``export --force`` reads the same way).
 
 The schemas (docs/schemas/*.schema.json, shipped as conformance/schemas:
 :func:`conformance.shipped.schemas`) are the one statement of what each file
@@ -76,6 +77,10 @@ READ_REQUIRES: dict[str, dict[str, tuple[str, ...]]] = {
                                          "violation", "features"),
                  "classes[].case": ("data", "indices"), "classes[].case.data": _TENSOR,
                  "classes[].case.indices": _TENSOR},
+    # conformance export's manifest, as --force reads a previous export's
+    # (conformance.export.folder.previous_files)
+    "manifest": {"": ("tool", "format", "tests", "expected_failures"),
+                 "tests[]": ("name", "inputs")},
 }  # fmt: skip
 MAX_DEPTH = 100  # JSON nested deeper is not of ours (a tensor has at most 64 dimensions)
 
