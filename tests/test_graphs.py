@@ -787,7 +787,10 @@ def test_a_model_judged_on_the_inputs_it_was_fed(folder, tmp_path, capsys):
     # built (a valid run never feeds them), so the model's verdict is safe: exit 0
     assert code == 0
     printed = capsys.readouterr().out
-    assert "what if: reference accepted_invalid: accepts index-out-of-range; 1 node(s): topk_ge" in printed
+    assert (
+        "what if: reference accepted_invalid: accepts index-out-of-range; 1 node(s): topk_ge"
+        in printed
+    )
     # 7 of 8 on the drawn cases; on the tensors the model was fed, all 8
     assert re.search(r"reference +8/8 +8/8 +8/8", printed)
     document = json.loads((out / "nodes.json").read_text())

@@ -25,8 +25,8 @@ Nothing here is inferred: every claim is a run's outputs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -35,10 +35,10 @@ import onnx
 from conformance import oracle
 from conformance.engine.pool import Job, WorkerPool
 from conformance.engine.targets import Target
+from conformance.errors import ConformanceError
 from conformance.graphs import exposing
 from conformance.graphs.capture import graph_inputs, with_its_data
 from conformance.graphs.reading import IN_MEMORY_LIMIT, GraphFile, name_unnamed_dims, tensor_type
-from conformance.errors import ConformanceError
 from conformance.messages import first_line
 from conformance.oracle import compare
 from conformance.tables import dtypes
@@ -127,7 +127,7 @@ def run(
         return wholes, in_situ
     results = _run_jobs(prepared, runtimes, timeout, worker_memory)
     _unexposed_where_refused(prepared, originals, results, runtimes, timeout, worker_memory)
-    for found, exposed, _, feeds in prepared:
+    for found, exposed, _, _ in prepared:
         model = str(found.path)
         record = wholes[model]
         got = results.get(model, {})
@@ -183,7 +183,7 @@ def _run_jobs(prepared, runtimes, timeout, worker_memory) -> dict[str, dict]:
         _NAMES.update(zip(runtimes, pool.runtimes, strict=False))
         for batch in pool.run(jobs):
             for job, runtime, raw in batch:
-                results.setdefault(job.tag, {})[runtime] = raw
+                results.setdefault(str(job.tag), {})[runtime] = raw
     return results
 
 
@@ -208,9 +208,7 @@ def _unexposed_where_refused(prepared, originals, results, runtimes, timeout, me
             first = results[model][name]
             if raw is not None and raw.status == "ok":
                 why = f"{name} runs the model, not with its Gather values exposed: "
-                results[model][name] = replace(
-                    raw, outputs=None, note=why + gist(first.message)
-                )
+                results[model][name] = replace(raw, outputs=None, note=why + gist(first.message))
             elif raw is not None:
                 results[model][name] = raw
 

@@ -143,9 +143,7 @@ def as_built_variant(data_constant: bool, indices_constant: bool, declared) -> s
         return "data_initializer"
     if indices_constant:
         return "indices_initializer"
-    fixed = all(
-        shape is not None and all(isinstance(d, int) for d in shape) for shape in declared
-    )
+    fixed = all(shape is not None and all(isinstance(d, int) for d in shape) for shape in declared)
     return "static" if fixed else "dynamic"
 
 
@@ -404,6 +402,7 @@ def make_cases(groups: list[NodeGroup], draws: int = DEFAULT_DRAWS) -> list[Case
         else:
             plan = index_plan(size, math.prod(group.indices_shape), draws, receivable)
         for (suffix, data_recipe, data_built), data in zip(datas, tensors, strict=True):
+            assert data is not None  # the model's constant, or drawn
             for name, recipe in plan:
                 if recipe is None:
                     assert group.indices is not None  # the "const" plan: the model's constant

@@ -127,7 +127,9 @@ def expose(found: GraphFile, proto: onnx.ModelProto) -> Exposed:
     first = len(proto.graph.output)
     position = {}
     for n, export in enumerate(exported):
-        proto.graph.output.append(helper.make_tensor_value_info(export.name, export.elem_type, None))
+        proto.graph.output.append(
+            helper.make_tensor_value_info(export.name, export.elem_type, None)
+        )
         position[export.origin] = first + n
     for export in exported:
         if export.key is None:

@@ -26,6 +26,7 @@ tensor's values are never bounded here: NaN and the rest stay in its draw).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,11 +149,11 @@ def _bounds(scope, name: str, dims: dict[str, int], depth: int) -> tuple[int, in
 
     if op == "Shape":
         return 0, _largest_dim(owner, inputs[0], dims, attribute)
-    if op == "Size":
-        shape = _shape(owner, inputs[0], dims)
-        if shape is None or any(d is None for d in shape):
+    if op == "Size":  # as Shape: only the dims the model fixes are known sizes
+        t = owner.type_of(inputs[0])
+        if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
             return 0, INT32_MAX
-        return 0, min(int(np.prod(shape, dtype=object)), INT32_MAX)
+        return 0, min(math.prod(t.shape), INT32_MAX)
     if op in ("ArgMax", "ArgMin") or (op == "TopK" and list(node.output).index(name) == 1):
         size = _axis_size(owner, inputs[0], dims, attribute("axis", -1 if op == "TopK" else 0))
         return 0, (size - 1 if size else INT32_MAX)
@@ -210,14 +211,6 @@ def _bounds(scope, name: str, dims: dict[str, int], depth: int) -> tuple[int, in
     return None
 
 
-def _shape(scope, name: str, dims: dict[str, int]) -> list[int | None] | None:
-    """The dims of ``name`` as judged: sizes, a symbolic dim's size if given, else None."""
-    t = scope.type_of(name)
-    if t is None or t.shape is None:
-        return None
-    return [d if isinstance(d, int) else dims.get(d) if isinstance(d, str) else None for d in t.shape]
-
-
 def _largest_dim(scope, name: str, dims: dict[str, int], attribute) -> int:
     """The largest size a dim of ``name`` can have (a Shape's ``start``/``end`` kept):
     a dim the model fixes is that size; any other (symbolic, even one ``--dims``
@@ -234,7 +227,7 @@ def _largest_dim(scope, name: str, dims: dict[str, int], attribute) -> int:
     if not shape:
         return 0
     if all(isinstance(d, int) for d in shape):
-        return max(int(d) for d in shape)  # type: ignore[arg-type]
+        return max(int(d) for d in shape if isinstance(d, int))
     return INT32_MAX
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from conformance.engine.judge import DISCREPANCIES, Outcome
 from conformance.fuzz.bugs import cause_of
-from conformance.tables import explanations
 from conformance.report.terminal.escape import safe
+from conformance.tables import explanations
 
 NAMES_SHOWN = 8  # node names listed per discrepancy
 NODES = "nodes.json"  # beside the results of a conformance model run
@@ -297,9 +297,7 @@ def headline_lines(made: list[ModelVerdict]) -> list[str]:
         lines += [safe("  " + line) for line in output_lines(verdict)]
         what_if = [t for t in verdict.targets if t.what_if]
         if what_if:
-            said = "; ".join(
-                f"{t.runtime} on {len(set(t.what_if))} node(s)" for t in what_if
-            )
+            said = "; ".join(f"{t.runtime} on {len(set(t.what_if))} node(s)" for t in what_if)
             lines.append(
                 safe(
                     f"  what if (not the verdict: other storage, or values these nodes never "
@@ -352,8 +350,10 @@ def todo_lines(verdict: ModelVerdict, target: TargetVerdict) -> list[str]:
         lines.append(f"{m.kind}: {m.text} ({names}); to do: {m.workaround or 'see docs/models.md'}")
     for label, mechanism in target.in_situ_differing[:5]:
         found = explanations.BY_NAME.get(mechanism)
-        todo = found.workaround if found is not None and found.workaround else (
-            "report it upstream with the model and inputs"
+        todo = (
+            found.workaround
+            if found is not None and found.workaround
+            else ("report it upstream with the model and inputs")
         )
         lines.append(f"in situ: {label}: {mechanism}; to do: {todo}")
     return lines
@@ -388,7 +388,9 @@ def output_lines(verdict: ModelVerdict) -> list[str]:
             again = _largest(rerun["outputs"])
             same = not any(d["differs"] for d in rerun["outputs"])
             line += f"; with {rerun['target']} " + (
-                "the outputs are bit for bit the same" if same else f"the difference is {_num(again)}"
+                "the outputs are bit for bit the same"
+                if same
+                else f"the difference is {_num(again)}"
             )
         lines.append(line)
     return lines
@@ -435,7 +437,9 @@ def model_lines(verdict: ModelVerdict) -> list[str]:
         small = m.smallest or {}
         part = "as built" if m.as_built else "what if"
         lines.append(
-            safe(f"  {part}: {m.runtime} {m.kind}: {m.text}; {m.occurrences} node(s): {names}{more}")
+            safe(
+                f"  {part}: {m.runtime} {m.kind}: {m.text}; {m.occurrences} node(s): {names}{more}"
+            )
         )
         axis = small.get("axis")
         lines.append(

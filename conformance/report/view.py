@@ -24,7 +24,7 @@ from conformance.engine.groups import GroupKey, Signature, group_key
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.gate import baseline, verdict
 from conformance.messages import first_line
-from conformance.tables import decisions
+from conformance.tables import decisions, explanations
 
 # Worst first: the colour of a matrix cell is its worst outcome.
 SEVERITY: tuple[str, ...] = (
@@ -647,8 +647,23 @@ def _families(report: Report) -> list[Family]:
         return (record is not group.example or group.data is None, _size(record))
 
     def add(group: Group, where: str | None, mechanism: str, count: int, mine: list) -> None:
-        """``count`` results of ``group`` in the family, ``mine`` those known to be."""
-        key = (group.runtime, group.kind, where, None if report.baseline else group.op)
+        """``count`` results of ``group`` in the family, ``mine`` those known to be:
+        split by the explanation that fits each result (a group's results may
+        each fit another: int64 data keeps its low 32 bits here, saturates there)."""
+        by_fit: dict[str | None, list] = defaultdict(list)
+        for record in mine:
+            by_fit[_fit(record)].append(record)
+        if len(by_fit) > 1:
+            for fit, part in sorted(by_fit.items(), key=lambda item: str(item[0])):
+                _add(group, where, mechanism, len(part), part, fit)
+            return
+        _add(group, where, mechanism, count, mine, next(iter(by_fit), None))
+
+    def _add(group, where, mechanism, count, mine, fit) -> None:
+        key = (group.runtime, group.kind, where, None if report.baseline else group.op, fit)
+        if fit is not None:
+            explanation = explanations.BY_NAME[fit]
+            mechanism = f"{mechanism} ({fit}: {explanation.description})"
         if key not in found:
             found[key] = (Family("", group.runtime, group.kind, "", mechanism, where), [])
         family, members = found[key]
@@ -695,6 +710,14 @@ def _families(report: Report) -> list[Family]:
         for group in members:
             group.families.append(family.id)
     return [family for family, _ in ordered]
+
+
+def _fit(record: dict) -> str | None:
+    """The first explanation (in the table's order) that fits a result, if any."""
+    fitting = [n for n in record.get("explained_by") or () if n in explanations.BY_NAME]
+    if not fitting:
+        return None
+    return min(fitting, key=lambda n: explanations.EXPLANATIONS.index(explanations.BY_NAME[n]))
 
 
 def _mark(

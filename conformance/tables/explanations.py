@@ -167,7 +167,8 @@ EXPLANATIONS: tuple[Explanation, ...] = (
         "zero or subnormal results possibly +0.0 (flush-to-zero)",
         allowed=_constant_narrowed(_FLOAT32_MAX),
         family="float64-as-float32",
-        workaround="store the constant as float32, or feed it as an input instead of an initializer",
+        workaround="store the constant as float32, or feed it as an input instead of an "
+        "initializer",
     ),
     Explanation(
         "float64-constant-as-float32-bf16-clamp",
@@ -177,14 +178,16 @@ EXPLANATIONS: tuple[Explanation, ...] = (
         "results possibly +0.0",
         allowed=_constant_narrowed(_BFLOAT16_MAX),
         family="float64-as-float32",
-        workaround="store the constant as float32 and request f32 inference precision (openvino: INFERENCE_PRECISION_HINT=f32)",
+        workaround="store the constant as float32 and request f32 inference precision "
+        "(openvino: INFERENCE_PRECISION_HINT=f32)",
     ),
     Explanation(
         "subnormals-flushed",
         ("float16", "bfloat16", "float32", "float64"),
         "subnormal values and -0.0 come back +0.0 (denormals-are-zero)",
         allowed=_flushed,
-        workaround="feed the tensor as an input rather than a constant, or accept that subnormals read as zero",
+        workaround="feed the tensor as an input rather than a constant, or accept that "
+        "subnormals read as zero",
     ),
     Explanation(
         "float32-constant-bf16-clamp",
