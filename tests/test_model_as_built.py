@@ -182,3 +182,19 @@ def test_every_explanation_says_what_to_do():
     from conformance.tables import explanations
 
     assert all(e.workaround for e in explanations.EXPLANATIONS)
+
+
+def test_a_model_is_judged_on_the_targets_of_a_targets_file(tmp_path):
+    """A deployer judges the model on the target they deploy to: a targets file's,
+    a profile (--runtime NAME:PROFILE), as `run` takes them."""
+    targets = tmp_path / "targets.yaml"
+    targets.write_text("targets:\n  edge:\n    adapter: onnxruntime\n    profile: no-opt\n")
+    out = tmp_path / "run"
+    code = main(["model", str(shape_gather(tmp_path)), "--targets", str(targets), "--runtime",
+                 "edge", "onnxruntime:1thread", "--variants", "static", "--out", str(out),
+                 "--no-progress"])  # fmt: skip
+    assert code == 0
+    whole = _nodes(out)["whole_model"]
+    (record,) = whole.values()
+    assert set(record["targets"]) == {"edge", "onnxruntime:1thread"}
+    assert all(t["status"] == "loads" for t in record["targets"].values())
