@@ -109,7 +109,9 @@ class Stored:
     location: str  # as the model says it
     file: Path  # resolved, inside the model's folder
     offset: int
-    length: int | None  # the bytes its dims need (None: an element type onnx does not know)
+    # the bytes to read: what its dims need; for an element type onnx does not know,
+    # the length given (None without one)
+    length: int | None
     checksum: str | None
 
 
@@ -158,8 +160,8 @@ def raw_bytes(tensor: onnx.TensorProto) -> int | None:
     return (_elements(tensor) * bits + 7) // 8
 
 
-# Values per element of the typed field that holds a type's data, for the types stored
-# one value per element (complex: real and imaginary); packed types are numpy_helper's to read.
+# Complex types hold two values of their typed field per element (real, imaginary), the
+# others one; packed types are numpy_helper's to count, when a node reads them.
 _TWO_PER_ELEMENT = (onnx.TensorProto.COMPLEX64, onnx.TensorProto.COMPLEX128)
 
 
