@@ -49,7 +49,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from conformance.errors import ConformanceError
-from conformance.messages import first_line, shown
+from conformance.messages import first_line, shortened, shown
 
 
 class BrokenTensor(ConformanceError, ValueError):
@@ -279,18 +279,15 @@ def _open(stored: Stored, model: Path, name: str) -> int:
     try:
         before = os.stat(stored.file)
     except FileNotFoundError:
-        raise BrokenTensor(model, name, f"{said}: missing file {stored.file}") from None
+        where = shortened(str(stored.file), 160)
+        raise BrokenTensor(model, name, f"{said}: missing file {where}") from None
     except OSError as error:
-        raise BrokenTensor(
-            model, name, f"{said}: cannot read {stored.file}: {error.strerror}"
-        ) from None
+        raise BrokenTensor(model, name, f"{said}: cannot read it: {error.strerror}") from None
     _regular(before, said, model, name)  # before opening: opening a device may act on it
     try:
         fd = os.open(stored.file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as error:
-        raise BrokenTensor(
-            model, name, f"{said}: cannot read {stored.file}: {error.strerror}"
-        ) from None
+        raise BrokenTensor(model, name, f"{said}: cannot read it: {error.strerror}") from None
     try:
         info = os.fstat(fd)  # what was opened, whatever the name points to now
         _regular(info, said, model, name)
