@@ -49,7 +49,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from conformance.errors import ConformanceError
-from conformance.messages import first_line, shown
+from conformance.messages import first_line, shortened, shown
 
 
 class BrokenTensor(ConformanceError, ValueError):
@@ -109,7 +109,9 @@ class Stored:
     location: str  # as the model says it
     file: Path  # resolved, inside the model's folder
     offset: int
-    length: int | None  # the bytes its dims need (None: an element type onnx does not know)
+    # the bytes to read: what its dims need; for an element type onnx does not know,
+    # the length given (None without one)
+    length: int | None
     checksum: str | None
 
 
@@ -158,8 +160,8 @@ def raw_bytes(tensor: onnx.TensorProto) -> int | None:
     return (_elements(tensor) * bits + 7) // 8
 
 
-# Values per element of the typed field that holds a type's data, for the types stored
-# one value per element (complex: real and imaginary); packed types are numpy_helper's to read.
+# Complex types hold two values of their typed field per element (real, imaginary), the
+# others one; packed types are numpy_helper's to count, when a node reads them.
 _TWO_PER_ELEMENT = (onnx.TensorProto.COMPLEX64, onnx.TensorProto.COMPLEX128)
 
 
@@ -277,18 +279,15 @@ def _open(stored: Stored, model: Path, name: str) -> int:
     try:
         before = os.stat(stored.file)
     except FileNotFoundError:
-        raise BrokenTensor(model, name, f"{said}: missing file {stored.file}") from None
+        where = shortened(str(stored.file), 160)
+        raise BrokenTensor(model, name, f"{said}: missing file {where}") from None
     except OSError as error:
-        raise BrokenTensor(
-            model, name, f"{said}: cannot read {stored.file}: {error.strerror}"
-        ) from None
+        raise BrokenTensor(model, name, f"{said}: cannot read it: {error.strerror}") from None
     _regular(before, said, model, name)  # before opening: opening a device may act on it
     try:
         fd = os.open(stored.file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as error:
-        raise BrokenTensor(
-            model, name, f"{said}: cannot read {stored.file}: {error.strerror}"
-        ) from None
+        raise BrokenTensor(model, name, f"{said}: cannot read it: {error.strerror}") from None
     try:
         info = os.fstat(fd)  # what was opened, whatever the name points to now
         _regular(info, said, model, name)

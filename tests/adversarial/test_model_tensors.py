@@ -569,3 +569,16 @@ def test_a_name_given_as_bytes_or_with_lone_surrogates_becomes_text_that_shows_t
     assert reading.escaped(b"n\xff\xc3") == "n\\xff\\xc3"
     assert reading.escaped("n\udcff\ud800") == "n\\udcff\\ud800"
     assert json.loads(json.dumps(reading.escaped("n\udcff"), ensure_ascii=False)) == "n\\udcff"
+
+
+def test_a_symbolic_link_is_followed_before_the_folder_is_checked(tmp_path):
+    """A link inside the folder to the secret outside, or to a FIFO inside."""
+    path = saved(tmp_path, model([GATHER], [X], [external("i", "link.bin", [2])]))
+    (path.parent / "link.bin").symlink_to(tmp_path / "outside" / "secret.bin")
+    with pytest.raises(BrokenTensor, match=r"'link\.bin': the location must be a file in"):
+        reading.load(path)
+    (path.parent / "link.bin").unlink()
+    os.mkfifo(path.parent / "fifo")
+    (path.parent / "link.bin").symlink_to(path.parent / "fifo")
+    with pytest.raises(BrokenTensor, match=r"'link\.bin' is a FIFO: only regular files are read"):
+        reading.load(path)
