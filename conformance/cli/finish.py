@@ -84,7 +84,7 @@ def finish(
                 places=gate_text.fuzz_class_places([written]),
                 unobserved=decided.unobserved,
                 verbose=args.verbose,
-                decides=decides and judge is None,
+                decides=decides,
                 troubles=finish_text.run_troubles(summary),
                 code=code,
                 reason=reason,

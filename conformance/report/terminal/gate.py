@@ -40,7 +40,7 @@ def gate_lines(
     first = verdict_line(
         gate, allow_fixed, decides=decides, troubles=troubles or [], code=code, reason=reason
     )
-    if not decides and not verbose:
+    if (not decides or reason is not None) and not verbose:
         return [safe(first)]
     places = places or {}
     lines = [first]
@@ -111,6 +111,8 @@ def verdict_line(
         f"{gate.discrepancies} discrepancies in {gate.results} results, "
         f"{known} known, {len(gate.unexpected)} new"
     )
+    if reason is not None:  # another verdict decides the exit (conformance model's)
+        return f"{'gated' if decides else 'not gated'} (every result): {counts}; {reason}"
     if not decides:
         said = f"not gated: {counts}"
         if gate.fixed:
@@ -118,8 +120,6 @@ def verdict_line(
         would = "pass" if gate.passed(allow_fixed) else "fail"
         if troubles:
             return f"{said}; exit {code if code is not None else 2}: {', '.join(troubles)}"
-        if reason is not None:  # another verdict decides the exit (conformance model's)
-            return f"{said}; {reason}"
         if gate.discrepancies:
             return (
                 f"{said}; exit 1 because a run without --gate fails on any discrepancy "
