@@ -35,6 +35,7 @@ class Mechanism:
     smallest: dict | None = None  # the record of the smallest input
     workaround: str = ""
     as_built: bool = True  # False: seen only on what-if cases (other storage, other values)
+    about: str = ""  # the fitting explanation's plain-language text, when one fits
 
 
 @dataclass
@@ -123,6 +124,15 @@ def workaround_of(record: dict) -> str:
     return KIND_WORKAROUNDS.get(record["kind"], "")
 
 
+def about_of(record: dict) -> str:
+    """The plain-language text of the explanation that fits a wrong value, if one does."""
+    for name in record.get("explained_by") or ():
+        found = explanations.BY_NAME.get(name)
+        if found is not None:
+            return f"{name}: {found.description}"
+    return ""
+
+
 def as_built_record(entry: dict, record: dict) -> bool:
     """The record judges the node as built: an as-built case in its as-built
     variant (a nodes.json of format 1 has no as_built: every record counts)."""
@@ -191,7 +201,7 @@ def verdicts(document: dict, records: list[dict]) -> list[ModelVerdict]:
                     if found is None:
                         found = mechanisms[key] = Mechanism(
                             runtime, record["kind"], key[2], workaround=workaround_of(record),
-                            as_built=built,
+                            as_built=built, about=about_of(record),
                         )  # fmt: skip
                     if key not in seen:
                         seen.add(key)
