@@ -12,9 +12,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from conformance.cli import exits, finish, inputs, options, progress
-from conformance.engine import models, records
+from conformance.engine import files, models, records
 from conformance.engine.pool import DEFAULT_BATCH, DEFAULT_WORKER_MEMORY, RUN_TIMEOUTS
 from conformance.engine.run import Options, run_cases
+from conformance.errors import ConformanceError
+from conformance.graphs import nodes
+from conformance.report import node_verdicts
 from conformance.report.terminal import cases as cases_text
 from conformance.report.terminal import finish as finish_text
 from conformance.report.terminal import run as run_text
@@ -99,7 +102,22 @@ def command(args) -> int:
         return exits.USAGE
     out = args.out or options.default_out("run")
     extra = {"shard": list(args.shard), "corpus": inputs.corpus(args.cases)}
-    return execute(cases, args, runtimes, baselines, out, extra)
+    document = nodes.document_of_cases(cases)  # a model's saved node cases: their nodes
+    if document is None:
+        return execute(cases, args, runtimes, baselines, out, extra)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConformanceError(f"{out}: cannot create the output folder: {error}") from None
+    files.write_json(out / node_verdicts.NODES, document)
+
+    def section(written) -> list[str]:
+        made = node_verdicts.verdicts(document, written.records)
+        return node_verdicts.headline_lines(made) + node_verdicts.table_lines(
+            document, written.records
+        )
+
+    return execute(cases, args, runtimes, baselines, out, extra, after=section)
 
 
 def execute(

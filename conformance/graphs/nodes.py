@@ -103,3 +103,53 @@ def header(files: list[GraphFile], dims: dict[str, int], args, captured, timings
         "captured_with": None if captured is None else captured.runtime,
         "timings_s": {k: round(v, 3) for k, v in timings.items()},
     }
+
+
+AS_BUILT_TAG = "as-built-"  # a saved node case's tag: as built, in this variant (as-built-static)
+
+
+def document_of_cases(cases) -> dict | None:
+    """nodes.json for cases that stand for model nodes (``Case.nodes``: a case
+    file ``--save-cases`` wrote), so that ``run --cases`` gives the per-node
+    section ``model`` gave; None when no case does."""
+    entries: dict[tuple[str, str, str], dict] = {}
+    for case in cases:
+        built = next(
+            (t[len(AS_BUILT_TAG) :] for t in case.tags if t.startswith(AS_BUILT_TAG)), None
+        )
+        for model, graph, node in case.nodes or ():
+            entry = entries.setdefault(
+                (model, graph, node),
+                {
+                    "model": model,
+                    "graph": graph,
+                    "node": node,
+                    "op": case.op,
+                    "opset": case.opset,
+                    "axis": case.axis,
+                    "data": {"dtype": case.dtype, "shape": list(case.data.shape)},
+                    "indices": {"dtype": case.indices_dtype, "shape": list(case.indices.shape)},
+                    "indices_constant": False,
+                    "cases": [],
+                    "not_judged": None,
+                    "as_built": None,
+                    "sources": None,
+                    "in_situ": {},
+                },
+            )
+            entry["cases"].append(case.id)
+            if built is not None:
+                if entry["as_built"] is None:
+                    entry["as_built"] = {"variant": built, "cases": []}
+                entry["as_built"]["cases"].append(case.id)
+    if not entries:
+        return None
+    return {
+        "format": NODES_FORMAT,
+        "dims": {},
+        "default_dim": 0,
+        "draws": 0,
+        "nodes": list(entries.values()),
+        "whole_model": {},
+        "captured": None,
+    }

@@ -20,6 +20,7 @@ import numpy as np
 
 from conformance.cases import writing
 from conformance.cases.check import verdict_of
+from conformance.graphs.nodes import AS_BUILT_TAG
 
 LITERAL_LIMIT = 4096  # elements written inline; larger tensors go to an .npy file
 
@@ -54,6 +55,8 @@ def document(path: Path, groups, case_memory: int) -> tuple[dict, dict[str, byte
                     entry[field] = writing.literal(array)
             entry.update(writing.expectation(verdict_of(case, case_memory)))
             entry["tags"] = list(case.tags)
+            if case.id in group.as_built:  # `run --cases` judges the node as built again
+                entry["tags"].append(f"{AS_BUILT_TAG}{group.variant}")
             entries.append(entry)
     models = sorted({site.model for group in groups for site in group.sites})
     content = {

@@ -135,10 +135,11 @@ def about_of(record: dict) -> str:
 
 def as_built_record(entry: dict, record: dict) -> bool:
     """The record judges the node as built: an as-built case in its as-built
-    variant (a nodes.json of format 1 has no as_built: every record counts)."""
+    variant (a nodes.json of format 1, or cases saved without it, say none: every
+    record counts)."""
     built = entry.get("as_built")
-    if built is None:
-        return "as_built" not in entry
+    if built is None:  # not said (a case file saved before it was): every record counts
+        return True
     return record["case_id"] in built["cases"] and record.get("variant") == built["variant"]
 
 
