@@ -40,6 +40,9 @@ input") when they are a verdict, or a bug, and hide them:
   loader turns each into a ``file:line: field: message`` of
   :class:`~conformance.cases.loader.CaseErrors`; they have no file or line
   of their own, so one that escaped would be a bug of the loader;
+* ``cases.npy.NpyProblem``: why an ``.npy`` array is not read, turned by its
+  readers into a ``ValueProblem`` (the ``npy`` generator) or a
+  ``GraphFileError`` (``--inputs``) that names the file;
 * the pytest plugin's ``Discrepancy``, ``KnownDiscrepancy`` and
   ``CaseProblem``: ``AssertionError`` s, pytest's failures and xfails;
 * ``shipped.NotShipped`` (a ``LookupError``): an installation without the

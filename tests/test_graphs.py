@@ -8,8 +8,11 @@ pinned in constraints.txt, in the `test` extra)."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
+import zipfile
 from pathlib import Path
 
 import jsonschema
@@ -445,6 +448,107 @@ def test_inputs_not_npz(folder, tmp_path, capsys):
     (tmp_path / "in.npz").write_text("no")
     err = fails(capsys, str(folder / "patterns.onnx"), "--inputs", str(tmp_path / "in.npz"))
     assert "cannot read as an .npz file" in err
+
+
+def _npy_header(shape, descr: str) -> bytes:
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": descr, "fortran_order": False, "shape": shape}
+    )
+    return header.getvalue()
+
+
+def _npz(path: Path, members: dict[str, bytes]) -> None:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+
+
+FED = {"x": (np.zeros((4, 2), np.float32)), "i": np.array([0, 3], np.int64)}
+
+
+def _fed(**changed: bytes) -> dict[str, bytes]:
+    """The .npz members of FED, as numpy.savez writes them, some replaced."""
+    members = {}
+    for name, array in FED.items():
+        written = io.BytesIO()
+        np.save(written, array, allow_pickle=False)
+        members[f"{name}.npy"] = written.getvalue()
+    return {**members, **changed}
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (
+            lambda path: path.write_bytes(_fed()["x.npy"]),
+            "a .npy file (one array), not an .npz: give one array per graph input, by name",
+        ),
+        (
+            lambda path: _npz(path, {"x": b"not an array", **_fed()}),
+            "member 'x' is not a .npy array",
+        ),
+        (
+            lambda path: _npz(path, _fed(**{"x.npy": _npy_header((1 << 41,), "|i1") + b"\0" * 8})),
+            "member 'x.npy': its header declares shape [2199023255552] of int8: "
+            "2,199,023,255,552 bytes, over the memory guard's limit of 1,073,741,824 "
+            "(--case-memory); nothing was read",
+        ),
+        (  # 3 GiB of float32 declared, a MiB of zeros deflated to a few KiB
+            lambda path: _npz(
+                path, _fed(**{"x.npy": _npy_header((3 << 28, 2), "<f4") + bytes(1 << 20)})
+            ),
+            "member 'x.npy': its header declares shape [805306368, 2] of float32",
+        ),
+        (
+            lambda path: _npz(path, _fed(**{"x.npy": _npy_header((4, 2), "|O") + bytes(64)})),
+            "member 'x.npy': its .npy header declares Python objects (object), which only a "
+            "pickle holds: never read",
+        ),
+        (
+            lambda path: _npz(path, _fed(**{"x.npy": _npy_header((4, 2), "<f4") + bytes(6)})),
+            "member 'x.npy': cut short: 6 bytes of data",
+        ),
+    ],
+    ids=["plain-npy", "not-npy-member", "2-to-the-41", "3-gib-bomb", "objects", "short"],
+)
+def test_hostile_inputs_are_refused_before_anything_is_allocated(tmp_path, capsys, make, said):
+    nodes = [h.make_node("Gather", ["x", "i"], ["y"], name="rows", axis=0)]
+    proto = model(
+        nodes, [vi("x", T.FLOAT, [4, 2]), vi("i", T.INT64, [2])], [vi("y", T.FLOAT, None)]
+    )
+    onnx.save(proto, tmp_path / "rows.onnx")
+    make(tmp_path / "in.npz")
+    err = fails(capsys, str(tmp_path / "rows.onnx"), "--inputs", str(tmp_path / "in.npz"))
+    assert err.startswith(f"error: {tmp_path / 'in.npz'}: ") and said in err, err
+
+
+def test_inputs_that_are_a_fifo_are_not_read(folder, tmp_path, capsys):
+    os.mkfifo(tmp_path / "in.npz")
+    # a writer holds it open with bytes in it: a reader that opened it would not
+    # block there, but read them (and fail otherwise), so the test cannot hang
+    writer = os.open(tmp_path / "in.npz", os.O_RDWR)
+    try:
+        os.write(writer, b"PK\x03\x04" + bytes(60))
+        err = fails(capsys, str(folder / "patterns.onnx"), "--inputs", str(tmp_path / "in.npz"))
+    finally:
+        os.close(writer)
+    assert f"error: {tmp_path / 'in.npz'}: cannot read as an .npz file: not a regular file" in err
+
+
+def test_inputs_as_numpy_writes_them_are_read_exactly(tmp_path):
+    nodes = [h.make_node("Gather", ["x", "i"], ["y"], name="rows", axis=0)]
+    proto = model(
+        nodes, [vi("x", T.FLOAT, [4, 2]), vi("i", T.INT64, [2])], [vi("y", T.FLOAT, None)]
+    )
+    onnx.save(proto, tmp_path / "rows.onnx")
+    found = reading.load(tmp_path / "rows.onnx")
+    x = np.asfortranarray(np.arange(8, dtype=np.float32).reshape(4, 2))
+    np.savez_compressed(tmp_path / "in.npz", x=x, i=np.array([3, -4], np.int64))
+    arrays = capture.read_inputs(tmp_path / "in.npz", [found])
+    assert np.array_equal(arrays["x"], x) and arrays["i"].tolist() == [3, -4]
+    with pytest.raises(reading.GraphFileError, match="over the memory guard's limit of 40"):
+        capture.read_inputs(tmp_path / "in.npz", [found], case_memory=40)  # 32 + 16 bytes
 
 
 def test_a_model_without_gather_says_so(folder, capsys):

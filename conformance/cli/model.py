@@ -108,7 +108,7 @@ def command(args) -> int:
     dims = nodes.check_dims(read, given)
     fed = None
     if args.inputs is not None:
-        fed = capture.read_inputs(args.inputs, read)
+        fed = capture.read_inputs(args.inputs, read, args.case_memory)
         dims = {**capture.input_dims(read, fed), **dims}
     start = time.perf_counter()
     groups = drawing.group_nodes(read, dims, args.case_memory)
