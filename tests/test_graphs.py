@@ -614,6 +614,74 @@ def test_the_npy_generator_stays_in_the_case_files_folder(tmp_path):
     assert loaded.data.dtype == ml_dtypes.bfloat16 and loaded.data.tobytes() == bits.tobytes()
 
 
+def _one_case(folder: Path, data, dtype: str = "float32") -> Path:
+    import yaml
+
+    case = {
+        "id": "c",
+        "op": "Gather",
+        "opset": 13,
+        "dtype": dtype,
+        "description": "d",
+        "spec": "s",
+        "data": data,
+        "indices": [0],
+        "expected": "oracle",
+    }
+    (folder / "c.yaml").write_text(yaml.safe_dump({"cases": [case]}))
+    return folder / "c.yaml"
+
+
+def test_the_npy_generators_header_is_held_before_anything_is_allocated(tmp_path, capsys):
+    # a header of 2^41 elements, 8 bytes of data: np.load would ask for 8 TiB first
+    (tmp_path / "huge.npy").write_bytes(_npy_header((1 << 41,), "<f4") + bytes(8))
+    path = _one_case(tmp_path, {"npy": "huge.npy"})
+    code = main(["run", "--cases", str(path), "--runtime", "reference", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "internal error" not in err, err
+    assert (
+        f"{path}:3: cases[0].data.npy: (case c) as float32: 'huge.npy': its header declares shape "
+        "[2199023255552] of float32: 8,796,093,022,208 bytes, over the memory guard's limit of "
+        "1,073,741,824 (--case-memory); nothing was read"
+    ) in err
+    np.save(tmp_path / "table.npy", np.arange(6, dtype=np.float32).reshape(3, 2))
+    _one_case(tmp_path, {"npy": {"file": "table.npy", "shape": [3, 2]}})
+    (loaded,) = loader.load_file(path)
+    assert loaded.data.tolist() == [[0, 1], [2, 3], [4, 5]]
+    with pytest.raises(loader.CaseErrors, match="over the memory guard's limit of 16"):
+        loader.load_file(path, memory=16)  # 24 bytes
+    _one_case(tmp_path, {"npy": {"file": "table.npy", "shape": [6]}})
+    with pytest.raises(loader.CaseErrors, match=r"holds shape \[3, 2\], the case declares \[6\]"):
+        loader.load_file(path)
+    _one_case(tmp_path, {"npy": "table.npy"}, dtype="string")
+    with pytest.raises(loader.CaseErrors, match=re.escape("'table.npy' holds float32, not string")):
+        loader.load_file(path)
+    (tmp_path / "objects.npy").write_bytes(_npy_header((2,), "|O") + bytes(16))
+    _one_case(tmp_path, {"npy": "objects.npy"})
+    with pytest.raises(loader.CaseErrors, match=r"Python objects .* never read"):
+        loader.load_file(path)
+
+
+def test_the_json_generator_reads_a_flat_list_within_the_guard(tmp_path):
+    names = ["", "a\x00", "é中😀", "\n"]
+    (tmp_path / "names.json").write_text(json.dumps(names))
+    path = _one_case(tmp_path, {"json": {"file": "names.json", "shape": [2, 2]}}, "string")
+    (loaded,) = loader.load_file(path)
+    assert loaded.data.tolist() == [["", "a\x00"], ["é中😀", "\n"]]
+    for text, said in [
+        ("[" * 200_000 + "]" * 200_000, "not a flat JSON list"),
+        ('["a", "b"]', "holds 2 values, the shape [2, 2] has 4"),
+        ('["a", "b", "c", 4]', "4 is not a valid string value"),
+        ("not json", "is not JSON"),
+    ]:
+        (tmp_path / "names.json").write_text(text)
+        with pytest.raises(loader.CaseErrors, match=re.escape(said)):
+            loader.load_file(path)
+    (tmp_path / "names.json").write_text(json.dumps(names))
+    with pytest.raises(loader.CaseErrors, match="over the memory guard's limit of 100"):
+        loader.load_file(path, memory=100)  # 4 strings counted as 64 bytes each
+
+
 # -- end to end: real models, every runtime ---------------------------------------
 def packaged(module: str, relative: str) -> Path:
     """A model inside an installed package's files (found, not imported: nudenet
