@@ -15,6 +15,7 @@ These derive from it, each keeping the base its callers may catch
 (``ValueError``, ``RuntimeError``, ``LookupError``):
 ``tables.spec.UnknownOpset``, ``cases.check.OverMemory``,
 ``cases.loader.CaseErrors``, ``graphs.reading.GraphFileError``,
+``graphs.saving.SaveRefused`` (``--save-cases`` over a file it did not write),
 ``gate.verdict.GateError``, ``engine.pool.EngineError`` (and
 ``fuzz.options.NothingRan``), ``engine.run_schemas.RecordsError`` (and
 ``report.scoreboard.ScoreboardError``), ``engine.targets.TargetError``,

@@ -577,6 +577,142 @@ def test_saved_cases_load_back_bit_for_bit(folder, tmp_path, monkeypatch):
         assert back.indices.dtype == case.indices.dtype
 
 
+def keepers(folder: Path) -> Path:
+    """Two nodes alike fed at run time (one case group, two nodes), a string
+    table and a float table over the inline limit (files beside the saved cases)."""
+    words = h.make_tensor(
+        "words",
+        T.STRING,
+        [4100],
+        [f"w{i}".encode() if i % 3 else "é中😀".encode() for i in range(4100)],
+    )
+    table = nh.from_array(np.arange(4400, dtype=np.float32).reshape(1100, 4), "table")
+    nodes = [
+        h.make_node("Gather", ["x", "ids"], ["r1"], name="rows", axis=0),
+        h.make_node("Gather", ["x", "ids"], ["r2"], name="rows_again", axis=0),
+        h.make_node("Gather", ["words", "ids"], ["w"], name="word", axis=0),
+        h.make_node("Gather", ["table", "ids"], ["e"], name="embedding", axis=0),
+    ]
+    outputs = [vi("r1", T.FLOAT, None), vi("r2", T.FLOAT, None), vi("w", T.STRING, None)]
+    proto = model(
+        nodes,
+        [vi("x", T.FLOAT, [4, 2]), vi("ids", T.INT64, [2])],
+        [*outputs, vi("e", T.FLOAT, None)],
+        [words, table],
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save(proto, folder / "keep.onnx")
+    return folder / "keep.onnx"
+
+
+def _records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def test_saved_cases_can_be_committed_moved_and_run_with_their_nodes(tmp_path, monkeypatch):
+    from conformance.graphs import saving
+
+    path = keepers(tmp_path / "models").resolve()
+    assert path.is_absolute()
+    saved = tmp_path / "cases" / "nodes.yaml"
+    saved.parent.mkdir()
+    common = ["--runtime", "reference", "--variants", "static", "--no-progress"]
+    args = ["model", str(path), "--draws", "0", "--save-cases", str(saved), *common]
+    assert main([*args, "--out", str(tmp_path / "model-run")]) == 0
+    written = sorted(p.name for p in saved.parent.iterdir())
+    # the tables' files, each written once for the four cases of its node
+    assert written == [
+        "nodes.keep-embedding-bounds1.data.npy",
+        "nodes.keep-word-bounds1.data.json",
+        "nodes.yaml",
+    ]
+    text = saved.read_text()
+    assert text.startswith(saving.MARK + "\n")
+    for forbidden in (str(tmp_path), str(Path.home()), "/tmp", "~"):
+        for name in written[1:]:  # the yaml and the json (the .npy holds floats)
+            assert forbidden not in (saved.parent / name).read_text(), (forbidden, name)
+    import yaml
+
+    def strings(value):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield key
+                yield from strings(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from strings(item)
+        elif isinstance(value, str):
+            yield value
+
+    every = list(strings(yaml.safe_load(text)))
+    assert not [s for s in every if s.startswith("/") or str(Path.home()) in s]
+    assert "../models/keep.onnx" in every  # relative to the saved file
+    # moved, with its files, somewhere else: run from there
+    moved = tmp_path / "elsewhere" / "deeper"
+    moved.mkdir(parents=True)
+    for name in written:
+        (saved.parent / name).rename(moved / name)
+    monkeypatch.chdir(moved)
+    assert main(["run", "--cases", "nodes.yaml", *common, "--out", "again"]) == 0
+    before = {r["case_id"]: r["nodes"] for r in _records(tmp_path / "model-run")}
+    after = {r["case_id"]: r["nodes"] for r in _records(moved / "again")}
+    assert set(after) == set(before)
+    relative = {str(path): "../models/keep.onnx"}
+    for case_id, nodes in before.items():
+        assert after[case_id] == [{**n, "model": relative[n["model"]]} for n in nodes]
+    rows = next(nodes for case_id, nodes in after.items() if "rows" in case_id)
+    assert {n["node"] for n in rows} == {"rows", "rows_again"}
+    # the string table read back whole, from its JSON file
+    (word,) = {c.base_id: c for c in loader.load_file(moved / "nodes.yaml")}[
+        "keep-word-bounds1"
+    ].data.reshape(1, -1)
+    assert word[0] == "é中😀" and word[1] == "w1" and word.size == 4100
+
+
+@pytest.mark.parametrize(
+    ("model_path", "folder", "written"),
+    [
+        ("/work/models/m.onnx", "/work/cases", "../models/m.onnx"),
+        ("/work/m.onnx", "/work", "m.onnx"),
+        ("/opt/m.onnx", "/work/cases", "m.onnx"),  # through the root: the name alone
+        ("~/models/m.onnx", "/work/cases", "m.onnx"),  # through the home: the name alone
+        ("~/models/m.onnx", "~/cases", "../models/m.onnx"),
+    ],
+)
+def test_a_saved_model_path_is_relative_and_never_through_home(model_path, folder, written):
+    from conformance.graphs.saving import model_path as shown
+
+    home = str(Path.home())
+    assert shown(model_path.replace("~", home), Path(folder.replace("~", home))) == written
+
+
+def test_save_cases_replaces_only_the_files_it_wrote(folder, tmp_path, capsys, monkeypatch):
+    from conformance.cli import model as command
+    from conformance.graphs import saving
+
+    monkeypatch.setattr(saving, "LITERAL_LIMIT", 16)  # the embedding table goes to a .npy
+    _, groups, _ = judged(folder / "patterns.onnx")
+    path = tmp_path / "nodes.yaml"
+    path.write_text("my own notes\n")
+    err = fails(capsys, str(folder / "patterns.onnx"), "--save-cases", str(path))
+    assert f"error: {path}: exists and is not a case file conformance model --save-cases " in err
+    assert path.read_text() == "my own notes\n"
+    command.save_cases(path, groups, 1 << 30, force=True)
+    (npy_file,) = tmp_path.glob("*.npy")
+    first = path.read_bytes()
+    command.save_cases(path, groups, 1 << 30)  # its own files: replaced without a word
+    assert path.read_bytes() == first
+    npy_file.write_bytes(b"mine")  # a file it names: still its own
+    command.save_cases(path, groups, 1 << 30)
+    assert npy_file.read_bytes() != b"mine"
+    other = tmp_path / "other.yaml"
+    beside = tmp_path / npy_file.name.replace("nodes.", "other.", 1)
+    beside.write_bytes(b"someone's")
+    with pytest.raises(saving.SaveRefused, match="exists and --save-cases did not write it"):
+        command.save_cases(other, groups, 1 << 30)
+    assert beside.read_bytes() == b"someone's" and not other.exists()
+
+
 def test_the_npy_generator_stays_in_the_case_files_folder(tmp_path):
     np.save(tmp_path / "table.npy", np.arange(4, dtype=np.float32))
     inner = tmp_path / "cases"

@@ -307,6 +307,8 @@ class _CaseFileReader(YamlFileReader):
                     f"(known: {', '.join(map(str, spec.OPSETS[op]))})",
                 )
         axis = case.get("attributes", {}).get("axis")
+        # the model nodes it stands for (--save-cases), models as written: relative to the file
+        nodes = tuple((n["model"], n["graph"], n["node"]) for n in case.get("nodes", ()))
         # Each value is built once per dtype, not once per expansion: the same
         # indices serve every data dtype and opset.
         built_values: dict[tuple[str, str], np.ndarray] = {}
@@ -369,6 +371,7 @@ class _CaseFileReader(YamlFileReader):
                         decisions=tuple(case.get("decisions", ())),
                         tags=tuple(case.get("tags", ())),
                         source=Source(self.path, raw.line),
+                        nodes=nodes,
                     )
                 )
         return out
