@@ -16,6 +16,7 @@ These derive from it, each keeping the base its callers may catch
 ``tables.spec.UnknownOpset``, ``cases.check.OverMemory``,
 ``cases.loader.CaseErrors``, ``graphs.reading.GraphFileError``,
 ``graphs.tensors.BrokenTensor`` (a model's tensor that does not hold what it says),
+``graphs.saving.SaveRefused`` (``--save-cases`` over a file it did not write),
 ``gate.verdict.GateError``, ``engine.pool.EngineError`` (and
 ``fuzz.options.NothingRan``), ``engine.run_schemas.RecordsError`` (and
 ``report.scoreboard.ScoreboardError``), ``engine.targets.TargetError``,
@@ -41,6 +42,9 @@ input") when they are a verdict, or a bug, and hide them:
   loader turns each into a ``file:line: field: message`` of
   :class:`~conformance.cases.loader.CaseErrors`; they have no file or line
   of their own, so one that escaped would be a bug of the loader;
+* ``cases.npy.NpyProblem``: why an ``.npy`` array is not read, turned by its
+  readers into a ``ValueProblem`` (the ``npy`` generator) or a
+  ``GraphFileError`` (``--inputs``) that names the file;
 * the pytest plugin's ``Discrepancy``, ``KnownDiscrepancy`` and
   ``CaseProblem``: ``AssertionError`` s, pytest's failures and xfails;
 * ``shipped.NotShipped`` (a ``LookupError``): an installation without the

@@ -49,10 +49,11 @@ def test_every_user_facing_error_is_named_in_the_taxonomy():
 
 def test_what_the_taxonomy_calls_a_signal_is_not_a_user_error():
     from conformance import adapters, shipped
+    from conformance.cases import npy
     from conformance.engine import forkserver
     from conformance.oracle import SpecViolation
 
     for signal in (SpecViolation, adapters.AdapterError, adapters.HarnessUnsupported,
-                   shipped.NotShipped, forkserver.ForkServerDown):  # fmt: skip
+                   shipped.NotShipped, forkserver.ForkServerDown, npy.NpyProblem):  # fmt: skip
         assert not issubclass(signal, ConformanceError), signal
         assert re.search(rf"``[\w.]*{signal.__name__}``", errors.__doc__), signal

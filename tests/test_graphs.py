@@ -8,8 +8,11 @@ pinned in constraints.txt, in the `test` extra)."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
+import zipfile
 from pathlib import Path
 
 import jsonschema
@@ -476,6 +479,107 @@ def test_inputs_not_npz(folder, tmp_path, capsys):
     assert "cannot read as an .npz file" in err
 
 
+def _npy_header(shape, descr: str) -> bytes:
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": descr, "fortran_order": False, "shape": shape}
+    )
+    return header.getvalue()
+
+
+def _npz(path: Path, members: dict[str, bytes]) -> None:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+
+
+FED = {"x": (np.zeros((4, 2), np.float32)), "i": np.array([0, 3], np.int64)}
+
+
+def _fed(**changed: bytes) -> dict[str, bytes]:
+    """The .npz members of FED, as numpy.savez writes them, some replaced."""
+    members = {}
+    for name, array in FED.items():
+        written = io.BytesIO()
+        np.save(written, array, allow_pickle=False)
+        members[f"{name}.npy"] = written.getvalue()
+    return {**members, **changed}
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (
+            lambda path: path.write_bytes(_fed()["x.npy"]),
+            "a .npy file (one array), not an .npz: give one array per graph input, by name",
+        ),
+        (
+            lambda path: _npz(path, {"x": b"not an array", **_fed()}),
+            "member 'x' is not a .npy array",
+        ),
+        (
+            lambda path: _npz(path, _fed(**{"x.npy": _npy_header((1 << 41,), "|i1") + b"\0" * 8})),
+            "member 'x.npy': its header declares shape [2199023255552] of int8: "
+            "2,199,023,255,552 bytes, over the memory guard's limit of 1,073,741,824 "
+            "(--case-memory); nothing was read",
+        ),
+        (  # 3 GiB of float32 declared, a MiB of zeros deflated to a few KiB
+            lambda path: _npz(
+                path, _fed(**{"x.npy": _npy_header((3 << 28, 2), "<f4") + bytes(1 << 20)})
+            ),
+            "member 'x.npy': its header declares shape [805306368, 2] of float32",
+        ),
+        (
+            lambda path: _npz(path, _fed(**{"x.npy": _npy_header((4, 2), "|O") + bytes(64)})),
+            "member 'x.npy': its .npy header declares Python objects (object), which only a "
+            "pickle holds: never read",
+        ),
+        (
+            lambda path: _npz(path, _fed(**{"x.npy": _npy_header((4, 2), "<f4") + bytes(6)})),
+            "member 'x.npy': cut short: 6 bytes of data",
+        ),
+    ],
+    ids=["plain-npy", "not-npy-member", "2-to-the-41", "3-gib-bomb", "objects", "short"],
+)
+def test_hostile_inputs_are_refused_before_anything_is_allocated(tmp_path, capsys, make, said):
+    nodes = [h.make_node("Gather", ["x", "i"], ["y"], name="rows", axis=0)]
+    proto = model(
+        nodes, [vi("x", T.FLOAT, [4, 2]), vi("i", T.INT64, [2])], [vi("y", T.FLOAT, None)]
+    )
+    onnx.save(proto, tmp_path / "rows.onnx")
+    make(tmp_path / "in.npz")
+    err = fails(capsys, str(tmp_path / "rows.onnx"), "--inputs", str(tmp_path / "in.npz"))
+    assert err.startswith(f"error: {tmp_path / 'in.npz'}: ") and said in err, err
+
+
+def test_inputs_that_are_a_fifo_are_not_read(folder, tmp_path, capsys):
+    os.mkfifo(tmp_path / "in.npz")
+    # a writer holds it open with bytes in it: a reader that opened it would not
+    # block there, but read them (and fail otherwise), so the test cannot hang
+    writer = os.open(tmp_path / "in.npz", os.O_RDWR)
+    try:
+        os.write(writer, b"PK\x03\x04" + bytes(60))
+        err = fails(capsys, str(folder / "patterns.onnx"), "--inputs", str(tmp_path / "in.npz"))
+    finally:
+        os.close(writer)
+    assert f"error: {tmp_path / 'in.npz'}: cannot read as an .npz file: not a regular file" in err
+
+
+def test_inputs_as_numpy_writes_them_are_read_exactly(tmp_path):
+    nodes = [h.make_node("Gather", ["x", "i"], ["y"], name="rows", axis=0)]
+    proto = model(
+        nodes, [vi("x", T.FLOAT, [4, 2]), vi("i", T.INT64, [2])], [vi("y", T.FLOAT, None)]
+    )
+    onnx.save(proto, tmp_path / "rows.onnx")
+    found = reading.load(tmp_path / "rows.onnx")
+    x = np.asfortranarray(np.arange(8, dtype=np.float32).reshape(4, 2))
+    np.savez_compressed(tmp_path / "in.npz", x=x, i=np.array([3, -4], np.int64))
+    arrays = capture.read_inputs(tmp_path / "in.npz", [found])
+    assert np.array_equal(arrays["x"], x) and arrays["i"].tolist() == [3, -4]
+    with pytest.raises(reading.GraphFileError, match="over the memory guard's limit of 40"):
+        capture.read_inputs(tmp_path / "in.npz", [found], case_memory=40)  # 32 + 16 bytes
+
+
 def test_a_model_without_gather_says_so(folder, capsys):
     assert main(["model", str(folder / "none.onnx"), "--runtime", "reference"]) == 0
     assert "no Gather or GatherElements node" in capsys.readouterr().out
@@ -500,6 +604,142 @@ def test_saved_cases_load_back_bit_for_bit(folder, tmp_path, monkeypatch):
         assert back.data.tobytes() == case.data.tobytes()
         assert back.indices.tobytes() == case.indices.tobytes()
         assert back.indices.dtype == case.indices.dtype
+
+
+def keepers(folder: Path) -> Path:
+    """Two nodes alike fed at run time (one case group, two nodes), a string
+    table and a float table over the inline limit (files beside the saved cases)."""
+    words = h.make_tensor(
+        "words",
+        T.STRING,
+        [4100],
+        [f"w{i}".encode() if i % 3 else "é中😀".encode() for i in range(4100)],
+    )
+    table = nh.from_array(np.arange(4400, dtype=np.float32).reshape(1100, 4), "table")
+    nodes = [
+        h.make_node("Gather", ["x", "ids"], ["r1"], name="rows", axis=0),
+        h.make_node("Gather", ["x", "ids"], ["r2"], name="rows_again", axis=0),
+        h.make_node("Gather", ["words", "ids"], ["w"], name="word", axis=0),
+        h.make_node("Gather", ["table", "ids"], ["e"], name="embedding", axis=0),
+    ]
+    outputs = [vi("r1", T.FLOAT, None), vi("r2", T.FLOAT, None), vi("w", T.STRING, None)]
+    proto = model(
+        nodes,
+        [vi("x", T.FLOAT, [4, 2]), vi("ids", T.INT64, [2])],
+        [*outputs, vi("e", T.FLOAT, None)],
+        [words, table],
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save(proto, folder / "keep.onnx")
+    return folder / "keep.onnx"
+
+
+def _records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def test_saved_cases_can_be_committed_moved_and_run_with_their_nodes(tmp_path, monkeypatch):
+    from conformance.graphs import saving
+
+    path = keepers(tmp_path / "models").resolve()
+    assert path.is_absolute()
+    saved = tmp_path / "cases" / "nodes.yaml"
+    saved.parent.mkdir()
+    common = ["--runtime", "reference", "--variants", "static", "--no-progress"]
+    args = ["model", str(path), "--draws", "0", "--save-cases", str(saved), *common]
+    assert main([*args, "--out", str(tmp_path / "model-run")]) == 0
+    written = sorted(p.name for p in saved.parent.iterdir())
+    # the tables' files, each written once for the four cases of its node
+    assert written == [
+        "nodes.keep-embedding-bounds1.data.npy",
+        "nodes.keep-word-bounds1.data.json",
+        "nodes.yaml",
+    ]
+    text = saved.read_text()
+    assert text.startswith(saving.MARK + "\n")
+    for forbidden in (str(tmp_path), str(Path.home()), "/tmp", "~"):
+        for name in written[1:]:  # the yaml and the json (the .npy holds floats)
+            assert forbidden not in (saved.parent / name).read_text(), (forbidden, name)
+    import yaml
+
+    def strings(value):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield key
+                yield from strings(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from strings(item)
+        elif isinstance(value, str):
+            yield value
+
+    every = list(strings(yaml.safe_load(text)))
+    assert not [s for s in every if s.startswith("/") or str(Path.home()) in s]
+    assert "../models/keep.onnx" in every  # relative to the saved file
+    # moved, with its files, somewhere else: run from there
+    moved = tmp_path / "elsewhere" / "deeper"
+    moved.mkdir(parents=True)
+    for name in written:
+        (saved.parent / name).rename(moved / name)
+    monkeypatch.chdir(moved)
+    assert main(["run", "--cases", "nodes.yaml", *common, "--out", "again"]) == 0
+    before = {r["case_id"]: r["nodes"] for r in _records(tmp_path / "model-run")}
+    after = {r["case_id"]: r["nodes"] for r in _records(moved / "again")}
+    assert set(after) == set(before)
+    relative = {str(path): "../models/keep.onnx"}
+    for case_id, nodes in before.items():
+        assert after[case_id] == [{**n, "model": relative[n["model"]]} for n in nodes]
+    rows = next(nodes for case_id, nodes in after.items() if "rows" in case_id)
+    assert {n["node"] for n in rows} == {"rows", "rows_again"}
+    # the string table read back whole, from its JSON file
+    (word,) = {c.base_id: c for c in loader.load_file(moved / "nodes.yaml")}[
+        "keep-word-bounds1"
+    ].data.reshape(1, -1)
+    assert word[0] == "é中😀" and word[1] == "w1" and word.size == 4100
+
+
+@pytest.mark.parametrize(
+    ("model_path", "folder", "written"),
+    [
+        ("/work/models/m.onnx", "/work/cases", "../models/m.onnx"),
+        ("/work/m.onnx", "/work", "m.onnx"),
+        ("/opt/m.onnx", "/work/cases", "m.onnx"),  # through the root: the name alone
+        ("~/models/m.onnx", "/work/cases", "m.onnx"),  # through the home: the name alone
+        ("~/models/m.onnx", "~/cases", "../models/m.onnx"),
+    ],
+)
+def test_a_saved_model_path_is_relative_and_never_through_home(model_path, folder, written):
+    from conformance.graphs.saving import model_path as shown
+
+    home = str(Path.home())
+    assert shown(model_path.replace("~", home), Path(folder.replace("~", home))) == written
+
+
+def test_save_cases_replaces_only_the_files_it_wrote(folder, tmp_path, capsys, monkeypatch):
+    from conformance.cli import model as command
+    from conformance.graphs import saving
+
+    monkeypatch.setattr(saving, "LITERAL_LIMIT", 16)  # the embedding table goes to a .npy
+    _, groups, _ = judged(folder / "patterns.onnx")
+    path = tmp_path / "nodes.yaml"
+    path.write_text("my own notes\n")
+    err = fails(capsys, str(folder / "patterns.onnx"), "--save-cases", str(path))
+    assert f"error: {path}: exists and is not a case file conformance model --save-cases " in err
+    assert path.read_text() == "my own notes\n"
+    command.save_cases(path, groups, 1 << 30, force=True)
+    (npy_file,) = tmp_path.glob("*.npy")
+    first = path.read_bytes()
+    command.save_cases(path, groups, 1 << 30)  # its own files: replaced without a word
+    assert path.read_bytes() == first
+    npy_file.write_bytes(b"mine")  # a file it names: still its own
+    command.save_cases(path, groups, 1 << 30)
+    assert npy_file.read_bytes() != b"mine"
+    other = tmp_path / "other.yaml"
+    beside = tmp_path / npy_file.name.replace("nodes.", "other.", 1)
+    beside.write_bytes(b"someone's")
+    with pytest.raises(saving.SaveRefused, match="exists and --save-cases did not write it"):
+        command.save_cases(other, groups, 1 << 30)
+    assert beside.read_bytes() == b"someone's" and not other.exists()
 
 
 def test_the_npy_generator_stays_in_the_case_files_folder(tmp_path):
@@ -537,6 +777,74 @@ def test_the_npy_generator_stays_in_the_case_files_folder(tmp_path):
     (tmp_path / "c.yaml").write_text(yaml.safe_dump({"cases": [case]}))
     (loaded,) = loader.load_file(tmp_path / "c.yaml")
     assert loaded.data.dtype == ml_dtypes.bfloat16 and loaded.data.tobytes() == bits.tobytes()
+
+
+def _one_case(folder: Path, data, dtype: str = "float32") -> Path:
+    import yaml
+
+    case = {
+        "id": "c",
+        "op": "Gather",
+        "opset": 13,
+        "dtype": dtype,
+        "description": "d",
+        "spec": "s",
+        "data": data,
+        "indices": [0],
+        "expected": "oracle",
+    }
+    (folder / "c.yaml").write_text(yaml.safe_dump({"cases": [case]}))
+    return folder / "c.yaml"
+
+
+def test_the_npy_generators_header_is_held_before_anything_is_allocated(tmp_path, capsys):
+    # a header of 2^41 elements, 8 bytes of data: np.load would ask for 8 TiB first
+    (tmp_path / "huge.npy").write_bytes(_npy_header((1 << 41,), "<f4") + bytes(8))
+    path = _one_case(tmp_path, {"npy": "huge.npy"})
+    code = main(["run", "--cases", str(path), "--runtime", "reference", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "internal error" not in err, err
+    assert (
+        f"{path}:3: cases[0].data.npy: (case c) as float32: 'huge.npy': its header declares shape "
+        "[2199023255552] of float32: 8,796,093,022,208 bytes, over the memory guard's limit of "
+        "1,073,741,824 (--case-memory); nothing was read"
+    ) in err
+    np.save(tmp_path / "table.npy", np.arange(6, dtype=np.float32).reshape(3, 2))
+    _one_case(tmp_path, {"npy": {"file": "table.npy", "shape": [3, 2]}})
+    (loaded,) = loader.load_file(path)
+    assert loaded.data.tolist() == [[0, 1], [2, 3], [4, 5]]
+    with pytest.raises(loader.CaseErrors, match="over the memory guard's limit of 16"):
+        loader.load_file(path, memory=16)  # 24 bytes
+    _one_case(tmp_path, {"npy": {"file": "table.npy", "shape": [6]}})
+    with pytest.raises(loader.CaseErrors, match=r"holds shape \[3, 2\], the case declares \[6\]"):
+        loader.load_file(path)
+    _one_case(tmp_path, {"npy": "table.npy"}, dtype="string")
+    with pytest.raises(loader.CaseErrors, match=re.escape("'table.npy' holds float32, not string")):
+        loader.load_file(path)
+    (tmp_path / "objects.npy").write_bytes(_npy_header((2,), "|O") + bytes(16))
+    _one_case(tmp_path, {"npy": "objects.npy"})
+    with pytest.raises(loader.CaseErrors, match=r"Python objects .* never read"):
+        loader.load_file(path)
+
+
+def test_the_json_generator_reads_a_flat_list_within_the_guard(tmp_path):
+    names = ["", "a\x00", "é中😀", "\n"]
+    (tmp_path / "names.json").write_text(json.dumps(names))
+    path = _one_case(tmp_path, {"json": {"file": "names.json", "shape": [2, 2]}}, "string")
+    (loaded,) = loader.load_file(path)
+    assert loaded.data.tolist() == [["", "a\x00"], ["é中😀", "\n"]]
+    for text, said in [
+        ("[" * 200_000 + "]" * 200_000, "not a flat JSON list"),
+        ('["a", "b"]', "holds 2 values, the shape [2, 2] has 4"),
+        ('["a", "b", "c", 4]', "4 is not a valid string value"),
+        ("not json", "is not JSON"),
+    ]:
+        (tmp_path / "names.json").write_text(text)
+        with pytest.raises(loader.CaseErrors, match=re.escape(said)):
+            loader.load_file(path)
+    (tmp_path / "names.json").write_text(json.dumps(names))
+    with pytest.raises(loader.CaseErrors, match="over the memory guard's limit of 100"):
+        loader.load_file(path, memory=100)  # 4 strings counted as 64 bytes each
 
 
 # -- end to end: real models, every runtime ---------------------------------------

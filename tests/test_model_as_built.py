@@ -198,3 +198,21 @@ def test_a_model_is_judged_on_the_targets_of_a_targets_file(tmp_path):
     (record,) = whole.values()
     assert set(record["targets"]) == {"edge", "onnxruntime:1thread"}
     assert all(t["status"] == "loads" for t in record["targets"].values())
+
+
+def test_run_of_saved_node_cases_gives_the_per_node_section(tmp_path, capsys):
+    saved = tmp_path / "saved" / "nodes.yaml"
+    saved.parent.mkdir()
+    model = str(shape_gather(tmp_path))
+    main(["model", model, "--runtime", "reference", "--variants", "static", "--out",
+          str(tmp_path / "model-run"), "--save-cases", str(saved), "--no-progress"])  # fmt: skip
+    capsys.readouterr()
+    out = tmp_path / "again"
+    main(["run", "--cases", str(saved), "--runtime", "reference", "--out", str(out),
+          "--no-progress"])  # fmt: skip
+    said = capsys.readouterr().out
+    (entry,) = _nodes(out)["nodes"]
+    assert entry["node"] == "dim0" and entry["as_built"]["variant"] == "indices_initializer"
+    assert set(entry["as_built"]["cases"]) < set(entry["cases"])  # the -wide case is what if
+    assert "reference: safe: every one of 1 node(s) exact as built" in said
+    assert "node(s) found, 1 judged" in said

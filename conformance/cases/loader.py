@@ -25,6 +25,7 @@ import yaml
 from conformance import shipped
 from conformance.cases import values, yaml_lines
 from conformance.cases.case import Case, CaseFileError, Expectation, Source, concrete_id
+from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.errors import ConformanceError
 from conformance.tables import decisions, spec
 
@@ -222,6 +223,10 @@ class YamlFileReader:
 class _CaseFileReader(YamlFileReader):
     """Turns one case file into cases."""
 
+    def __init__(self, path: Path, memory: int = DEFAULT_CASE_MEMORY) -> None:
+        super().__init__(path)
+        self.memory = memory  # the memory guard, which bounds the values read from files
+
     def read(self) -> list[Case]:
         if not self.load_yaml():
             return []
@@ -302,6 +307,8 @@ class _CaseFileReader(YamlFileReader):
                     f"(known: {', '.join(map(str, spec.OPSETS[op]))})",
                 )
         axis = case.get("attributes", {}).get("axis")
+        # the model nodes it stands for (--save-cases), models as written: relative to the file
+        nodes = tuple((n["model"], n["graph"], n["node"]) for n in case.get("nodes", ()))
         # Each value is built once per dtype, not once per expansion: the same
         # indices serve every data dtype and opset.
         built_values: dict[tuple[str, str], np.ndarray] = {}
@@ -332,7 +339,9 @@ class _CaseFileReader(YamlFileReader):
                     try:
                         key = (field, dtype.name)
                         if key not in built_values:
-                            array = values.build(case[field], dtype, folder=self.path.parent)
+                            array = values.build(
+                                case[field], dtype, folder=self.path.parent, memory=self.memory
+                            )
                             array.flags.writeable = False  # shared by several cases
                             built_values[key] = array
                         built[field] = built_values[key]
@@ -362,6 +371,7 @@ class _CaseFileReader(YamlFileReader):
                         decisions=tuple(case.get("decisions", ())),
                         tags=tuple(case.get("tags", ())),
                         source=Source(self.path, raw.line),
+                        nodes=nodes,
                     )
                 )
         return out
@@ -397,8 +407,10 @@ def discover(paths: Iterable[Path]) -> list[Path]:
     return list(found.values())
 
 
-def load_file(path: Path) -> list[Case]:
-    return _CaseFileReader(Path(path)).read_or_raise()
+def load_file(path: Path, memory: int = DEFAULT_CASE_MEMORY) -> list[Case]:
+    """The cases of one case file; ``memory``: the memory guard (``--case-memory``)
+    that bounds the values its ``npy`` and ``json`` generators read."""
+    return _CaseFileReader(Path(path), memory).read_or_raise()
 
 
 def load(paths: Iterable[Path]) -> list[Case]:
@@ -418,10 +430,10 @@ class Loaded:
     files: list[Path]
 
 
-def load_all(paths: Iterable[Path]) -> Loaded:
+def load_all(paths: Iterable[Path], memory: int = DEFAULT_CASE_MEMORY) -> Loaded:
     """The cases of case files and of ONNX backend test folders
     (:mod:`conformance.cases.backend`) below the given paths, or CaseErrors
-    listing every problem found."""
+    listing every problem found; ``memory`` as :func:`load_file` takes it."""
     from conformance.cases import backend  # it imports this module's CaseFileError
 
     paths = [Path(p) for p in paths]
@@ -445,7 +457,7 @@ def load_all(paths: Iterable[Path]) -> Loaded:
         if not path.exists():
             errors.append(CaseFileError(path, None, "", "no such file or folder"))
             continue
-        reader = _CaseFileReader(path)
+        reader = _CaseFileReader(path, memory)
         file_cases = reader.read()
         errors.extend(reader.errors)
         reported: set[Source] = set()

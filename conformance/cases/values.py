@@ -13,12 +13,20 @@ rank-0 tensor) or a generator, a mapping with exactly one key:
 - ``bits: [[0x7fc00001, 0x8000]]``: unsigned bit patterns reinterpreted as a
   float dtype (the only way to write a NaN payload in YAML); for a complex
   dtype each element is a ``[real, imaginary]`` pair of patterns.
-- ``npy: embedding.npy``: the array of a NumPy ``.npy`` file in the case
-  file's folder (or below it; a path leaving it is refused), of exactly the
-  case's dtype (bfloat16: its bits as uint16, .npy having no bfloat16): how
-  a model's large constant (an embedding table) is kept
-  (``conformance model --save-cases``). Its size is the file's own: the
-  memory guard, not the generators' limit, bounds it.
+- ``npy: embedding.npy`` or ``npy: {file: embedding.npy, shape: [6, 4]}``:
+  the array of a NumPy ``.npy`` file in the case file's folder (or below it;
+  a path leaving it is refused), of exactly the case's dtype (bfloat16: its
+  bits as uint16, .npy having no bfloat16) and of the declared shape: how a
+  model's large constant (an embedding table) is kept (``conformance model
+  --save-cases``). Its size is the file's own: the memory guard
+  (``--case-memory``), not the generators' limit, bounds it, and its header
+  is held to the dtype, the shape and the guard before anything is allocated
+  (:mod:`conformance.cases.npy`).
+- ``json: {file: names.json, shape: [2, 3]}``: the values of a JSON file
+  there, a flat list in row-major order, each converted as a literal's is:
+  how ``--save-cases`` keeps a string tensor too large to write inline
+  (``.npy`` holds strings only as a pickle, never read). The file's size and
+  the shape's elements are held to the memory guard before it is read.
 
 Literals are converted strictly: an int dtype takes only integers that fit, a
 bool dtype only true/false, a string dtype only strings; float dtypes take
@@ -32,11 +40,16 @@ start, seed, low, high) are integers; what they generate must fit the dtype.
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 
+from conformance.cases import npy
+from conformance.cases.check import DEFAULT_CASE_MEMORY, STRING_ELEMENT_BYTES
 from conformance.tables import dtypes
 from conformance.tables.dtypes import DType
 from conformance.tables.profiles import INT64_MAX, INT64_MIN
@@ -45,8 +58,9 @@ from conformance.tables.profiles import INT64_MAX, INT64_MIN
 # shape must not allocate gigabytes before anything is checked.
 MAX_ELEMENTS = 1 << 22
 MAX_GENERATED_RANK = 32  # dimensions of a generator's shape (NumPy's old limit)
+MAX_FILE_RANK = 64  # dimensions of an npy or json generator's array (NumPy's limit)
 
-GENERATORS = ("arange", "random", "full", "bits", "npy")
+GENERATORS = ("arange", "random", "full", "bits", "npy", "json")
 _GENERATOR_FIELDS = {
     "arange": ({"shape"}, {"start"}),
     "random": ({"shape", "seed"}, {"low", "high"}),
@@ -300,36 +314,134 @@ def _bits(value, dtype: DType) -> np.ndarray:
     )
 
 
-def _npy(name, dtype: DType, folder) -> np.ndarray:
-    """The array of an .npy file inside ``folder`` (the case file's), of exactly ``dtype``."""
-    from pathlib import Path
-
-    if not isinstance(name, str) or not name:
-        raise ValueProblem("npy takes the name of an .npy file beside the case file", ("npy",))
+def _file_spec(key: str, spec, folder) -> tuple[str, Path, tuple[int, ...] | None]:
+    """(the name as written, the file, the declared shape or None) of a file
+    generator: ``NAME`` (npy only) or ``{file: NAME, shape: [...]}``, NAME in
+    the case file's folder or below it."""
+    shape = None
+    if isinstance(spec, dict):
+        fields = sorted(map(str, spec))
+        if fields != ["file", "shape"]:
+            raise ValueProblem(
+                f"{key} takes the fields file and shape, got {', '.join(fields)}", (key,)
+            )
+        shape = _declared_shape(spec["shape"], key)
+        spec = spec["file"]
+        where: tuple = (key, "file")
+    else:
+        where = (key,)
+        if key != "npy":
+            raise ValueProblem(f"{key} takes a mapping of fields (file, shape)", (key,))
+    if not isinstance(spec, str) or not spec:
+        raise ValueProblem(f"{key} takes the name of a file beside the case file", where)
     if folder is None:
-        raise ValueProblem("npy is only for case files (a path relative to the file)", ("npy",))
+        raise ValueProblem(f"{key} is only for case files (a path relative to the file)", where)
     base = Path(folder).resolve()
-    path = (base / name).resolve()
-    if Path(name).is_absolute() or base not in path.parents:
+    path = (base / spec).resolve()
+    if Path(spec).is_absolute() or base not in path.parents:
         raise ValueProblem(
-            f"{name!r} leaves the case file's folder: npy reads only files in it or below",
-            ("npy",),
+            f"{spec!r} leaves the case file's folder: {key} reads only files in it or below", where
+        )
+    return spec, path, shape
+
+
+def _declared_shape(shape, key: str) -> tuple[int, ...]:
+    """A file generator's shape: its size is bounded by the memory guard, not
+    by the generators' limit (a model's embedding table is kept this way)."""
+    if not isinstance(shape, list) or not all(_is_int(n) and n >= 0 for n in shape):
+        raise ValueProblem("shape must be a list of non-negative integers", (key, "shape"))
+    if len(shape) > MAX_FILE_RANK or any(n > INT64_MAX for n in shape):
+        raise ValueProblem(
+            f"shape {_show(shape)} is not a tensor's (at most {MAX_FILE_RANK} dims of int64)",
+            (key, "shape"),
+        )
+    return tuple(shape)
+
+
+def _guard(what: str, size: int, memory: int, key: str) -> None:
+    if size > memory:
+        raise ValueProblem(
+            f"{what} {size:,} bytes, over the memory guard's limit of {memory:,} "
+            "(--case-memory); nothing was read",
+            (key,),
+        )
+
+
+def _npy(spec, dtype: DType, folder, memory: int) -> np.ndarray:
+    """The array of an .npy file inside ``folder`` (the case file's), of
+    exactly ``dtype`` (and of the declared shape, if one is), its header held
+    to both and to the memory guard before anything is allocated."""
+    name, path, shape = _file_spec("npy", spec, folder)
+    where = ("npy", "file") if isinstance(spec, dict) else ("npy",)
+    # .npy has no bfloat16: its bits, as uint16
+    stored = np.dtype(np.uint16) if dtype.name == "bfloat16" else np.dtype(dtype.numpy)
+    try:
+        with npy.open_regular(path) as stream:
+            header = npy.read_header(stream)
+            if header.dtype != stored:
+                raise ValueProblem(f"{name!r} holds {header.dtype}, not {dtype.name}", where)
+            if shape is not None and header.shape != shape:
+                raise ValueProblem(
+                    f"{name!r} holds shape {list(header.shape)}, the case declares {list(shape)}",
+                    where,
+                )
+            said = f"shape {list(header.shape)} of {header.dtype}:"
+            _guard(f"{name!r}: its header declares {said}", header.nbytes, memory, "npy")
+            array = npy.read_data(stream, header)
+    except npy.NpyProblem as problem:
+        raise ValueProblem(f"cannot read {name!r}: {problem}", where) from None
+    except OSError as error:
+        raise ValueProblem(
+            f"cannot read {name!r} as an .npy file: {error.strerror or error}", where
+        ) from None
+    return array.view(dtype.numpy) if dtype.name == "bfloat16" else array
+
+
+def _json(spec, dtype: DType, folder, memory: int) -> np.ndarray:
+    """The values of a JSON file inside ``folder``: a flat list, row-major, of
+    ``shape``'s elements, each converted as a literal's is (how a string
+    tensor too large to write inline is kept: .npy holds strings only as a
+    pickle). The file's size and the declared shape are held to the memory
+    guard before the file is read."""
+    name, path, shape = _file_spec("json", spec, folder)
+    assert shape is not None  # the json generator takes only the mapping form
+    itemsize = STRING_ELEMENT_BYTES if dtype.kind == "string" else dtype.numpy.itemsize
+    _guard(f"its shape declares {list(shape)} of {dtype.name}:", math.prod(shape) * itemsize,
+           memory, "json")  # fmt: skip
+    where = ("json", "file")
+    try:
+        with npy.open_regular(path) as stream:
+            size = os.fstat(stream.fileno()).st_size
+            _guard(f"{name!r} holds", size, memory, "json")
+            text = stream.read().decode("utf-8")
+        values = json.loads(text)
+    except npy.NpyProblem as problem:
+        raise ValueProblem(f"cannot read {name!r}: {problem}", where) from None
+    except OSError as error:
+        raise ValueProblem(f"cannot read {name!r}: {error.strerror or error}", where) from None
+    except UnicodeDecodeError:
+        raise ValueProblem(f"{name!r} is not UTF-8 text", where) from None
+    except RecursionError:
+        raise ValueProblem(f"{name!r} is not a flat JSON list of values (nested)", where) from None
+    except ValueError as error:
+        raise ValueProblem(f"{name!r} is not JSON ({error})", where) from None
+    count = math.prod(shape)
+    if not isinstance(values, list) or any(isinstance(v, (list, dict)) for v in values):
+        raise ValueProblem(f"{name!r} is not a flat JSON list of values", where)
+    if len(values) != count:
+        raise ValueProblem(
+            f"{name!r} holds {len(values)} values, the shape {list(shape)} has {count}", where
         )
     try:
-        array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as error:
-        raise ValueProblem(f"cannot read {name!r} as an .npy file: {error}", ("npy",)) from None
-    if dtype.name == "bfloat16" and isinstance(array, np.ndarray) and array.dtype == np.uint16:
-        return array.view(dtype.numpy)  # .npy has no bfloat16: its bits, as uint16
-    if not isinstance(array, np.ndarray) or array.dtype != dtype.numpy:
-        found = getattr(array, "dtype", type(array).__name__)
-        raise ValueProblem(f"{name!r} holds {found}, not {dtype.name}", ("npy",))
-    return array
+        return from_literal(values, dtype).reshape(shape)
+    except ValueProblem as problem:
+        raise ValueProblem(f"{name!r}: {problem}", (*where, *problem.path)) from None
 
 
-def build(value, dtype: DType, folder=None) -> np.ndarray:
+def build(value, dtype: DType, folder=None, memory: int = DEFAULT_CASE_MEMORY) -> np.ndarray:
     """The array a case-file value denotes, for one dtype; ``folder`` is the
-    case file's, where an ``npy`` generator's file is."""
+    case file's, where an ``npy`` or ``json`` generator's file is, and
+    ``memory`` the memory guard's limit (``--case-memory``) that bounds it."""
     if not isinstance(value, dict):
         return from_literal(value, dtype)
     if len(value) != 1 or next(iter(value)) not in GENERATORS:
@@ -341,7 +453,9 @@ def build(value, dtype: DType, folder=None) -> np.ndarray:
     if name == "bits":
         return _bits(spec, dtype)
     if name == "npy":
-        return _npy(spec, dtype, folder)
+        return _npy(spec, dtype, folder, memory)
+    if name == "json":
+        return _json(spec, dtype, folder, memory)
     if not isinstance(spec, dict):
         raise ValueProblem(f"{name} takes a mapping of fields", (name,))
     required, optional = _GENERATOR_FIELDS[name]

@@ -73,7 +73,7 @@ def _check_models(case) -> list[str]:
 
 
 def validate_cases(args) -> int:
-    cases = inputs.load_cases(args.paths)
+    cases = inputs.load_cases(args.paths, args.case_memory)
     failed = unchecked = 0
     kinds: Counter[str] = Counter()  # of the cases checked
     disputed: Counter[str] = Counter()

@@ -16,6 +16,7 @@ from rich.console import Console
 
 from conformance import shipped
 from conformance.cases import CaseErrors, backend, discover
+from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.cases.loader import case_paths, load_all
 from conformance.cli import options
 from conformance.engine import records
@@ -25,13 +26,14 @@ from conformance.report.terminal import cases as cases_text
 from conformance.report.terminal import gate as gate_text
 
 
-def load_cases(paths: list[Path] | None):
+def load_cases(paths: list[Path] | None, memory: int = DEFAULT_CASE_MEMORY):
     """Cases of the given paths (none: the shipped corpus; the word ``shipped``
     stands for it among them; folders of ONNX backend tests too, each test
     folder that is not a case said on stderr with its reason); CaseErrors,
-    every problem of every file, noting that nothing was run."""
+    every problem of every file, noting that nothing was run. ``memory``: the
+    memory guard (``--case-memory``), which bounds the values read from files."""
     try:
-        loaded = load_all(case_paths(paths))
+        loaded = load_all(case_paths(paths), memory)
     except CaseErrors as errors:
         errors.add_note(cases_text.case_errors_note(errors.errors))
         raise

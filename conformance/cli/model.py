@@ -8,7 +8,6 @@ import argparse
 import time
 from pathlib import Path
 
-from conformance.cases import writing
 from conformance.cli import exits, finish, options
 from conformance.cli import run as run_command
 from conformance.engine import files, whole_model
@@ -71,7 +70,14 @@ def add_parser(commands) -> None:
         "--save-cases",
         type=Path,
         metavar="FILE.yaml",
-        help="also write the node cases as a case file (`conformance run --cases FILE.yaml`)",
+        help="also write the node cases as a case file (`conformance run --cases FILE.yaml`), "
+        "its large tensors in files beside it; an existing FILE.yaml (or file beside it) is "
+        "replaced only when --save-cases wrote it (docs/models.md)",
+    )
+    model.add_argument(
+        "--force",
+        action="store_true",
+        help="let --save-cases replace FILE.yaml and the files beside it that it did not write",
     )
     model.add_argument("--no-progress", action="store_true", help="no progress bar")
     model.add_argument(
@@ -114,7 +120,7 @@ def command(args) -> int:
     dims = nodes.check_dims(read, given)
     fed = None
     if args.inputs is not None:
-        fed = capture.read_inputs(args.inputs, read)
+        fed = capture.read_inputs(args.inputs, read, args.case_memory)
         dims = {**capture.input_dims(read, fed), **dims}
     start = time.perf_counter()
     groups = drawing.group_nodes(read, dims, args.case_memory)
@@ -132,7 +138,7 @@ def command(args) -> int:
     if not found:
         return exits.OK
     if args.save_cases is not None:
-        save_cases(args.save_cases, groups, args.case_memory)
+        save_cases(args.save_cases, groups, args.case_memory, args.force)
         print(f"node cases written to {args.save_cases}")
     out = args.out or options.default_out("model")
     document = nodes.document(read, groups, dims, args.draws, captured)
@@ -216,10 +222,13 @@ def _baselines(args, runtimes, err):
     return inputs.baselines(args, runtimes, err, deciding=args.gate)
 
 
-def save_cases(path: Path, groups, case_memory: int) -> None:
-    """The node cases as a case file, large tensors in .npy files beside it."""
+def save_cases(path: Path, groups, case_memory: int, force: bool = False) -> None:
+    """The node cases as a case file, large tensors in files beside it; a file
+    there that --save-cases did not write is replaced only with ``force``
+    (saving.SaveRefused, before anything is written)."""
     content, arrays = saving.document(path, groups, case_memory)
+    if not force:
+        saving.check_replaceable(path, list(arrays))
     for name, data in arrays.items():
         files.write_bytes(path.parent / name, data)
-    text = writing.dump(content)
-    files.write_text(path, text)
+    files.write_text(path, saving.text(content))

@@ -51,7 +51,7 @@ def show_verdict(args) -> int:
             file=sys.stderr,
         )
         return exits.USAGE
-    cases = inputs.load_cases(args.cases)
+    cases = inputs.load_cases(args.cases, args.case_memory)
     chosen = [c for c in cases if args.case_id in (c.id, c.base_id)]
     if not chosen:
         near = [c.id for c in cases if args.case_id in c.id][:10]

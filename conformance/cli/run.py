@@ -91,7 +91,7 @@ def command(args) -> int:
     baselines = inputs.baselines(args, runtimes, err, deciding=args.gate)
     if baselines is None and args.gate:
         return exits.USAGE
-    cases = inputs.select(inputs.load_cases(args.cases), args.k)
+    cases = inputs.select(inputs.load_cases(args.cases, args.case_memory), args.k)
     if not cases:
         err.print(f"no case matches -k {args.k!r}", markup=False)
         return exits.USAGE

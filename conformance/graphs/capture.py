@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from conformance.cases import npy
+from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.graphs import drawing, reading, tensors
 from conformance.graphs.reading import DEFAULT_DOMAINS, OURS, GraphFile, GraphFileError, tensor_type
 from conformance.messages import first_line
@@ -42,15 +45,36 @@ class Captured:
     failed: dict[str, str] = field(default_factory=dict)  # model -> why the run failed
 
 
-def read_inputs(path: Path, files: list[GraphFile]) -> dict[str, np.ndarray]:
-    """The arrays of an .npz, held to every model's graph inputs (name, dtype, rank, sizes)."""
+def read_inputs(
+    path: Path, files: list[GraphFile], case_memory: int = DEFAULT_CASE_MEMORY
+) -> dict[str, np.ndarray]:
+    """The arrays of an .npz, held to every model's graph inputs (name, dtype,
+    rank, sizes). The archive's headers are read first (:mod:`conformance.cases.npy`):
+    a member that is not an .npy array, holds Python objects (a pickle) or
+    declares more than the memory guard allows, alone or with the others, is
+    refused before anything is allocated; then the names are held to the graph
+    inputs, and only then are the arrays read."""
     try:
-        with np.load(path, allow_pickle=False) as loaded:
-            if not hasattr(loaded, "files"):
-                raise GraphFileError(path, "not an .npz file (one array per graph input, by name)")
-            arrays = {name: loaded[name] for name in loaded.files}
+        with npy.open_regular(path) as stream:
+            if stream.read(len(npy.MAGIC)) == npy.MAGIC:
+                raise GraphFileError(
+                    path,
+                    "a .npy file (one array), not an .npz: give one array per graph input, "
+                    "by name (numpy.savez(FILE, NAME=ARRAY, ...))",
+                )
+            stream.seek(0)
+            with zipfile.ZipFile(stream) as archive:
+                members = _headers(path, archive, case_memory)
+                for found in files:
+                    _check_names(path, found, set(members))
+                arrays = {
+                    name: _member(path, archive, info, header)
+                    for name, (info, header) in members.items()
+                }
     except GraphFileError:
         raise
+    except npy.NpyProblem as problem:
+        raise GraphFileError(path, f"cannot read as an .npz file: {problem}") from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
         raise GraphFileError(path, f"cannot read as an .npz file: {error}") from None
     for found in files:
@@ -58,29 +82,94 @@ def read_inputs(path: Path, files: list[GraphFile]) -> dict[str, np.ndarray]:
     return arrays
 
 
+# What reading a member's bytes may raise: a corrupt stream, a compression or
+# encryption zipfile does not read, a local header that disagrees with the index.
+_MEMBER_ERRORS = (
+    OSError, EOFError, ValueError, RuntimeError, NotImplementedError, zipfile.BadZipFile, zlib.error
+)  # fmt: skip
+
+
+def _headers(
+    path: Path, archive: zipfile.ZipFile, case_memory: int
+) -> dict[str, tuple[zipfile.ZipInfo, npy.Header]]:
+    """Each member's name (without ``.npy``) with its .npy header, read without
+    reading its data; refused: a member that is not one, a name twice, and
+    what the memory guard refuses."""
+    members: dict[str, tuple[zipfile.ZipInfo, npy.Header]] = {}
+    total = 0
+    for info in archive.infolist():
+        if info.is_dir() or not info.filename.endswith(".npy"):
+            raise GraphFileError(
+                path,
+                f"member {info.filename!r} is not a .npy array (an .npz holds one NAME.npy per "
+                "graph input: numpy.savez)",
+            )
+        name = info.filename.removesuffix(".npy")
+        if name in members:
+            raise GraphFileError(path, f"member {info.filename!r} is there twice")
+        try:
+            with archive.open(info) as stream:
+                header = npy.read_header(stream)
+        except npy.NpyProblem as problem:
+            raise GraphFileError(path, f"member {info.filename!r}: {problem}") from None
+        except _MEMBER_ERRORS as error:
+            raise GraphFileError(path, f"member {info.filename!r}: cannot read ({error})") from None
+        if header.nbytes > case_memory:
+            raise GraphFileError(
+                path,
+                f"member {info.filename!r}: its header declares {header.said()}, over the "
+                f"memory guard's limit of {case_memory:,} (--case-memory); nothing was read",
+            )
+        total += header.nbytes
+        if total > case_memory:
+            raise GraphFileError(
+                path,
+                f"its arrays declare {total:,} bytes or more together, over the memory guard's "
+                f"limit of {case_memory:,} (--case-memory); nothing was read",
+            )
+        members[name] = (info, header)
+    return members
+
+
+def _member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, header) -> np.ndarray:
+    """A member's array, as its header (already allowed) declares it."""
+    try:
+        with archive.open(info) as stream:
+            npy.read_header(stream)
+            return npy.read_data(stream, header)
+    except npy.NpyProblem as problem:
+        raise GraphFileError(path, f"member {info.filename!r}: {problem}") from None
+    except _MEMBER_ERRORS as error:
+        raise GraphFileError(path, f"member {info.filename!r}: cannot read ({error})") from None
+
+
 def graph_inputs(found: GraphFile) -> list[onnx.ValueInfoProto]:
     initializers = {t.name for t in found.proto.graph.initializer}
     return [v for v in found.proto.graph.input if v.name not in initializers]
 
 
-def _check(path: Path, found: GraphFile, arrays: dict[str, np.ndarray]) -> None:
-    wanted = graph_inputs(found)
-    names = {v.name for v in wanted}
-    missing = [n for n in names if n not in arrays]
+def _check_names(path: Path, found: GraphFile, given: set[str]) -> None:
+    """Exactly one array per graph input of ``found``."""
+    names = {v.name for v in graph_inputs(found)}
+    missing = sorted(n for n in names if n not in given)
     if missing:
         raise GraphFileError(
             path,
             f"no array for graph input {missing[0]!r} of {found.path} "
-            f"(its inputs: {', '.join(sorted(names))}; the file's: {', '.join(sorted(arrays))})",
+            f"(its inputs: {', '.join(sorted(names))}; the file's: {', '.join(sorted(given))})",
         )
-    extra = sorted(set(arrays) - names)
+    extra = sorted(given - names)
     if extra:
         raise GraphFileError(
             path,
             f"array {extra[0]!r} is no graph input of {found.path} "
             f"(its inputs: {', '.join(sorted(names))})",
         )
-    for value in wanted:
+
+
+def _check(path: Path, found: GraphFile, arrays: dict[str, np.ndarray]) -> None:
+    """Each array of the dtype, rank and fixed sizes its graph input declares."""
+    for value in graph_inputs(found):
         array = arrays[value.name]
         declared = tensor_type(value)
         have = dtypes.name_of(array)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -447,14 +447,13 @@ def node_case(
         base_id = f"{base}-{n}"
     taken.add(base_id)
     first = group.sites[0]
-    more = f" and {len(group.sites) - 1} more node(s)" if len(group.sites) > 1 else ""
-    where = ", ".join(f"{s.model}: {s.label}" for s in group.sites[:20])
     said = {"const": "the model's constant indices", "empty": "empty indices"}.get(
         how,
         "indices drawn over the axis' range"
         if not how.startswith(("oob", "captured"))
         else ("out-of-range indices" if how.startswith("oob") else "indices captured from a run"),
     )
+    description, spec = texts(group, said)
     return Case(
         group.op,
         group.opset,
@@ -463,9 +462,21 @@ def node_case(
         indices,
         id=concrete_id(base_id, group.opset, group.data_dtype, group.indices_dtype),
         base_id=base_id,
-        description=f"{group.op}-{group.opset} node {first.label} of {first.model}{more}; {said}",
-        spec=f"{group.op}-{group.opset} as {where} uses it",
+        description=description,
+        spec=spec,
         tags=(TAG,),
         source=Source(Path(first.model), 0),
         nodes=group.nodes,
+    )
+
+
+def texts(group: NodeGroup, said: str, shown: Callable[[str], str] = str) -> tuple[str, str]:
+    """A case's description and spec: the nodes it stands for, each model's
+    path as ``shown`` (as given; ``--save-cases``: relative to the saved file)."""
+    first = group.sites[0]
+    more = f" and {len(group.sites) - 1} more node(s)" if len(group.sites) > 1 else ""
+    where = ", ".join(f"{shown(s.model)}: {s.label}" for s in group.sites[:20])
+    return (
+        f"{group.op}-{group.opset} node {first.label} of {shown(first.model)}{more}; {said}",
+        f"{group.op}-{group.opset} as {where} uses it",
     )
