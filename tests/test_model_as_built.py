@@ -6,6 +6,8 @@ runs on every target and each node is judged in situ."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -216,3 +218,30 @@ def test_run_of_saved_node_cases_gives_the_per_node_section(tmp_path, capsys):
     assert set(entry["as_built"]["cases"]) < set(entry["cases"])  # the -wide case is what if
     assert "reference: safe: every one of 1 node(s) exact as built" in said
     assert "node(s) found, 1 judged" in said
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed here "
+                    "(.ci/run installs it: apt-get install chromium)")  # fmt: skip
+def test_in_a_browser_the_model_verdict_comes_before_the_bookkeeping(tmp_path):
+    model = fed_indices(tmp_path)
+    np.savez(tmp_path / "x.npz", ids=np.array([3, 1], np.int64))
+    out = tmp_path / "run"
+    main(["model", str(model), "--inputs", str(tmp_path / "x.npz"), "--runtime", "reference",
+          LOW32, "--variants", "static", "--out", str(out), "--no-progress"])  # fmt: skip
+    assert CHROMIUM is not None
+    shown = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+         (out / "report.html").as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    dom = shown.stdout
+    first = dom.index("Your model, as built and as run")
+    assert first < dom.index('id="verdict"') < dom.index("Model nodes")
+    assert "low32: differs: 1 of 1 node(s) as built" in dom
+    # beside the node's mechanism: what to do, and the explanation in plain words
+    assert "keep int64 data within int32" in dom
+    assert "int64-low32: 64-bit integers keep their low 32 bits" in dom
