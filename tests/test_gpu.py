@@ -1,0 +1,282 @@
+"""GPU targets without a GPU (CI has none; docs/gpu.md says what only a GPU checks).
+
+The device record is read through a stand-in for NVIDIA's binding
+(tests/gpu_adapter.py: StubNvml); resource failures come from a fake GPU
+adapter raising the messages the CUDA provider gave on the recorded H200 run;
+IREE compiles for CUDA for real (it needs no GPU to compile), and the
+profiles' refusals are the real ones of this machine, which has no GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import numpy as np
+import pytest
+
+from conformance.adapters import LoadError, gpu, probe_model
+from conformance.cases.loader import CaseErrors
+from conformance.engine import models, targets
+from conformance.engine.pool import EngineError, Job, WorkerPool
+from conformance.engine.run import cpu_budget
+from conformance.engine.worker import run_job
+from conformance.tables.profiles import PROFILES, on_gpu
+from tests import gpu_adapter
+from tests.conftest import conformance_here
+
+FAKE = "tests.gpu_adapter:FakeGpuAdapter"
+
+
+def test_the_recorded_resource_failures_are_told_apart_from_refusals():
+    """The two texts of the H200 run, and the named CUDA conditions; a refusal
+    of the model, a kernel's failure or an index error are none."""
+    assert gpu.resource_failure(gpu_adapter.CUBLAS) == "CUBLAS failure 3"
+    assert gpu.resource_failure(gpu_adapter.CUDNN) == "expr=cudnnCreate("
+    for said in (
+        "CUDA failure 2: out of memory ; GPU=0 ; expr=cudaMalloc((void**)&p, size);",
+        "IREE: RESOURCE_EXHAUSTED; allocation failed",
+        "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+        "CUDA failure 46: all CUDA-capable devices are busy or unavailable",
+    ):
+        assert gpu.resource_failure(said), said
+    for refusal in (
+        "[ONNXRuntimeError] : 1 : FAIL : Exception during loading: MLDataType for: "
+        "tensor(complex64) is not currently registered or supported",
+        "CUDA failure 700: an illegal memory access was encountered",  # may be the kernel's bug
+        "indices element out of data bounds, idx=4 must be within the inclusive range [-4,3]",
+        "",
+    ):
+        assert gpu.resource_failure(refusal) is None, refusal
+
+
+def test_the_device_record_is_read_through_nvml(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    stub = gpu_adapter.StubNvml()
+    device = gpu.read_device(0, stub)
+    assert device == {
+        "name": "NVIDIA H200",
+        "compute_capability": "9.0",
+        "memory_bytes": 150_754_820_096,
+        "driver_version": "580.159.04",
+        "cuda_driver_version": "13.0",
+        "uuid": "GPU-00000000-0000-0000-0000-000000000000",
+        "pci_bus_id": "00000000:00:05.0",
+        "cuda_ordinal": 0,
+        "cuda_visible_devices": None,
+    }
+    # CUDA's ordinal is counted among the visible GPUs; NVML counts them all
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,GPU-abc")
+    gpu.read_device(0, stub)
+    gpu.read_device(1, stub)
+    assert stub.handles == [0, 3, "GPU-abc"]
+    with pytest.raises(gpu.NoGpu, match=r"no NVIDIA GPU 2 among CUDA_VISIBLE_DEVICES"):
+        gpu.read_device(2, stub)
+    with pytest.raises(gpu.NoGpu, match=r"^no NVIDIA GPU here: NVML did not start \(Driver Not"):
+        gpu.read_device(0, gpu_adapter.StubNvml(fail_init="Driver Not Loaded"))
+    with pytest.raises(gpu.NoGpu, match="NVML sees no device"):
+        gpu.read_device(0, gpu_adapter.StubNvml(devices=0))
+
+
+def test_this_machine_has_no_gpu_and_says_so_in_one_line():
+    with pytest.raises(gpu.NoGpu) as raised:
+        gpu.read_device(0)
+    assert "\n" not in str(raised.value)
+    assert str(raised.value).startswith(("no NVIDIA GPU here", "nvidia-ml-py is not installed"))
+
+
+def test_iree_takes_the_highest_cuda_target_at_or_below_the_device():
+    from conformance.adapters.iree import CUDA_TARGETS
+
+    chosen = {cc: gpu.cuda_target(cc, CUDA_TARGETS) for cc in ("9.0", "8.9", "8.7", "8.0", "7.5")}
+    assert chosen == {"9.0": "sm_89", "8.9": "sm_89", "8.7": "sm_86", "8.0": "sm_80", "7.5": None}
+
+
+def test_iree_compiles_for_cuda_here_and_without_a_cuda_driver_cannot_run():
+    """iree-compile makes CUDA code on a CPU machine: the vmfb holds PTX for the
+    target asked (sm_89, what an H200 gets), and iree-compile refuses sm_90,
+    which is why CUDA_TARGETS stops at sm_89. Loading it needs the CUDA
+    driver: without one, each result is harness_unsupported, never a crash."""
+    from conformance.adapters.iree import IreeAdapter
+
+    cuda = PROFILES["iree"]["cuda"]
+    adapter = IreeAdapter({**cuda, "extra_args": ["--iree-cuda-target=sm_89"]})
+    vmfb = adapter.compile(probe_model())
+    assert b"cuda-nvptx-fb" in vmfb and b".target sm_89" in vmfb
+    hopper = IreeAdapter({**cuda, "extra_args": ["--iree-cuda-target=sm_90"]})
+    with pytest.raises(LoadError, match="missing GPU target"):
+        hopper.compile(probe_model())
+    data, indices = np.array([1.0, 2.0, 3.0, 4.0], np.float32), np.array([3, 0], np.int64)
+    model = models.build("Gather", 13, data, indices, 0, "dynamic").SerializeToString()
+    result = run_job(adapter, (None, model, {"data": data, "indices": indices}))
+    assert result[0] == "unsupported"
+    assert result[1].startswith("no CUDA driver: ") and "libcuda" in result[1]
+
+
+def test_gpu_targets_by_their_properties_or_their_file():
+    assert on_gpu("onnxruntime", PROFILES["onnxruntime"]["cuda"])
+    assert on_gpu("iree", PROFILES["iree"]["cuda"])
+    assert not on_gpu("onnxruntime", PROFILES["onnxruntime"]["openvino-ep"])
+    assert not on_gpu("iree", {})
+    assert targets.parse("onnxruntime:cuda").gpu and not targets.parse("onnxruntime").gpu
+
+
+def _targets_file(tmp_path, text: str):
+    path = tmp_path / "targets.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_gpu_workers_are_shared_on_the_device_unless_a_file_gives_its_own(tmp_path):
+    path = _targets_file(
+        tmp_path,
+        f"""\
+        targets:
+          a: {{adapter: onnxruntime, properties: {{providers: [CUDAExecutionProvider]}}}}
+          b: {{adapter: iree, profile: cuda}}
+          c: {{adapter: {FAKE}, device: gpu, gpu_workers: 3}}
+          d: {{adapter: onnxruntime}}
+        """,
+    )
+    a, b, c, d = targets.load_file(path)
+    assert (a.gpu, b.gpu, c.gpu, d.gpu) == (True, True, True, False)
+    assert targets.gpu_workers([a, b, c, d], 4) == {a: 2, b: 2, c: 3}
+    assert targets.gpu_workers([a, b, c], 1) == {a: 1, b: 1, c: 3}  # at least one each
+    # -j auto counts the CPU targets' threads only
+    assert targets.auto_workers([a, b, c, d], 8) == targets.auto_workers([d], 8)
+
+
+def test_gpu_workers_is_for_gpu_targets_said_at_its_line(tmp_path):
+    path = _targets_file(
+        tmp_path,
+        """\
+        targets:
+          plain:
+            adapter: onnxruntime
+            gpu_workers: 2
+          many:
+            adapter: onnxruntime
+            profile: cuda
+            gpu_workers: 0
+        """,
+    )
+    with pytest.raises(CaseErrors) as raised:
+        targets.load_file(path)
+    said = [str(error) for error in raised.value.errors]
+    assert said[0] == (
+        f"{path}:4: targets.plain.gpu_workers: for a target on a GPU (profile cuda, a GPU "
+        "provider or driver, or device: gpu)"
+    )
+    assert said[1].startswith(f"{path}:8: targets.many.gpu_workers: 0 ")
+
+
+def test_a_gpu_target_runs_its_own_workers_and_the_cpu_budget_leaves_it_out():
+    fake = targets.Target("fakegpu", FAKE, None, {}, device="gpu")
+    with WorkerPool([fake, "tests.faulty_adapter:FaultyAdapter"], workers=1, gpu_workers=3) as p:
+        assert len(p.lanes["fakegpu"].workers) == 3 and len(p.lanes["faulty"].workers) == 1
+        assert p.on_gpu == {"fakegpu": 3}
+        info = p.info
+    assert info["fakegpu"]["gpu"]["name"] == "NVIDIA H200"
+    budget = cpu_budget(info, 1, gpu=p.on_gpu)
+    assert set(budget["threads_per_worker"]) == {"faulty"}
+
+
+def _job(code: int, tag) -> Job:
+    data = np.array([code, 1, 2, 3], dtype=np.int32)
+    indices = np.array([1, 0], dtype=np.int64)
+    model = models.build("Gather", 13, data, indices, 0, "dynamic").SerializeToString()
+    return Job(None, model, {"data": data, "indices": indices}, tag)
+
+
+def test_a_resource_failure_runs_again_alone_and_twice_is_a_harness_error():
+    """BUSY fails in a worker that ran a case before and passes alone in a
+    fresh one; RESOURCES fails every time. Neither is ever load_error (which
+    the judge would call rejected)."""
+    fake = targets.Target("fakegpu", FAKE, None, {}, device="gpu")
+    codes = [0, gpu_adapter.BUSY, gpu_adapter.RESOURCES, 0]
+    with WorkerPool([fake], gpu_workers=1, batch_size=8) as engine:
+        results = {
+            done.tag: raw
+            for batch in engine.run(_job(code, index) for index, code in enumerate(codes))
+            for done, _, raw in batch
+        }
+        events = engine.events
+    assert sorted(results) == [0, 1, 2, 3]
+    assert [results[i].status for i in (0, 3)] == ["ok", "ok"]
+    busy = results[1]
+    assert busy.status == "ok" and busy.outputs[0].tolist() == [1, gpu_adapter.BUSY]
+    assert busy.note.startswith("it failed once for lack of GPU resources (CUBLAS failure 3)")
+    twice = results[2]
+    assert twice.status == "harness_error"
+    assert twice.message.startswith("the GPU ran out of resources (or lost its device) twice")
+    assert gpu_adapter.CUDNN in twice.message  # the runtime's own words, whole
+    assert sum("a GPU resource failure" in event for event in events) == 3
+
+
+def test_a_cpu_target_s_refusal_is_its_verdict_whatever_it_says():
+    """Only a GPU target's failures are looked at so: the same text from a
+    CPU target is its load error (the judge's rejected)."""
+    fake = targets.Target("fakegpu", FAKE, None, {}, device="cpu")
+    with WorkerPool([fake], batch_size=8) as engine:
+        raws = [raw for b in engine.run([_job(gpu_adapter.RESOURCES, 0)]) for _, _, raw in b]
+    assert [raw.status for raw in raws] == ["load_error"]
+
+
+CASES = """\
+defaults: {op: Gather, opset: 13, dtype: int32, indices_dtype: int64, expected: oracle,
+           spec: "004_d4766443270c2fb5.txt: gather entries of the axis dimension of data",
+           description: resource failures on a fake GPU}
+cases:
+  - {id: gpu-first, data: [1, 2, 3], indices: [2, 0]}
+  - {id: gpu-busy, data: [BUSY, 2, 3], indices: [1, 0]}
+  - {id: gpu-out, data: [RESOURCES, 2, 3], indices: [1, 0]}
+""".replace("BUSY", str(gpu_adapter.BUSY)).replace("RESOURCES", str(gpu_adapter.RESOURCES))
+
+
+def test_a_run_records_resource_failures_as_harness_errors_never_rejected(tmp_path):
+    cases = tmp_path / "gpu.yaml"
+    cases.write_text(CASES)
+    path = _targets_file(tmp_path, f"targets:\n  fakegpu:\n    adapter: {FAKE}\n    device: gpu\n")
+    out = tmp_path / "run"
+    done = conformance_here(
+        "run", "--targets", str(path), "--cases", str(cases), "--out", str(out),
+        "--variants", "static", "--pack", "1", "--no-progress", "--gpu-workers", "1",
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr  # a harness error: the run does not stand
+    assert "1 harness error(s)" in done.stderr
+    found = {}
+    for line in (out / "results.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        found[record["base_id"]] = record
+    assert found["gpu-first"]["kind"] == "pass"
+    assert found["gpu-busy"]["kind"] == "pass"
+    assert "lack of GPU resources" in found["gpu-busy"]["note"]
+    out_of = found["gpu-out"]
+    assert (out_of["kind"], out_of["harness_error"]) == ("harness_unsupported", True)
+    header = json.loads((out / "header.json").read_text())
+    assert header["gpu_workers"] == {"fakegpu": 1}
+    assert header["runtimes"]["fakegpu"]["gpu"]["compute_capability"] == "9.0"
+    assert "fakegpu" not in header["cpu_budget"]["threads_per_worker"]
+
+
+def test_the_cuda_profile_without_its_provider_ends_the_run_at_once(tmp_path):
+    """This environment's onnxruntime has no CUDA provider: the existing
+    refusal, naming the package and docs/gpu.md, ends the whole run before
+    anything runs (never a CPU run under the provider's name); so would no GPU."""
+    cases = tmp_path / "gpu.yaml"
+    cases.write_text(CASES)
+    out = tmp_path / "run"
+    done = conformance_here(
+        "run", "--runtime", "onnxruntime:cuda", "reference", "--cases", str(cases),
+        "--out", str(out), "--no-progress",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "CUDAExecutionProvider is not available in onnxruntime" in done.stderr
+    assert "(onnxruntime-gpu: docs/gpu.md)" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (out / "results.jsonl").exists() or not (out / "results.jsonl").read_text()
+
+
+def test_a_gpu_profile_on_a_machine_without_a_gpu_does_not_start():
+    with pytest.raises(EngineError, match=r"^iree:cuda runs on an NVIDIA GPU and its worker did"):
+        WorkerPool(["iree:cuda", "reference"]).__enter__()
