@@ -21,7 +21,9 @@ from conformance.engine import models, targets
 from conformance.engine.pool import EngineError, Job, WorkerPool
 from conformance.engine.run import cpu_budget
 from conformance.engine.worker import run_job
+from conformance.gate import baseline
 from conformance.tables.profiles import PROFILES, on_gpu
+from tests import faulty_adapter as faulty
 from tests import gpu_adapter
 from tests.conftest import conformance_here
 
@@ -230,18 +232,48 @@ cases:
   - {id: gpu-first, data: [1, 2, 3], indices: [2, 0]}
   - {id: gpu-busy, data: [BUSY, 2, 3], indices: [1, 0]}
   - {id: gpu-out, data: [RESOURCES, 2, 3], indices: [1, 0]}
+  - {id: gpu-wrong, data: [WRONG, 2, 3], indices: [1, 0]}
 """.replace("BUSY", str(gpu_adapter.BUSY)).replace("RESOURCES", str(gpu_adapter.RESOURCES))
+CASES = CASES.replace("WRONG", str(faulty.WRONG))
+# The fake GPU target's baseline (a module:Class adapter's is named after the
+# target): one entry for its GPU's compute capability, one for another GPU.
+KNOWN = """observed:
+  - {version: 1.31.1, profile: default, cpu_flags: [], gpu: {name: NVIDIA H100 80GB HBM3, compute_capability: '9.0'}}
+entries:
+  - case: gpu-wrong
+    outcome: value_mismatch
+    gpu: {compute_capability: '9.0'}
+    reason: the fake adapter's last element, on a Hopper GPU
+    clause: bitwise-exact
+  - case: gpu-wrong
+    outcome: value_mismatch
+    gpu: {name: 'NVIDIA H100*'}
+    reason: the same, scoped to another GPU
+    clause: bitwise-exact
+"""  # noqa: E501
 
 
-def test_a_run_records_resource_failures_as_harness_errors_never_rejected(tmp_path):
+@pytest.fixture(scope="module")
+def gpu_run(tmp_path_factory):
+    """One run of the fake GPU target, gated against KNOWN: (folder, its CLI result)."""
+    tmp_path = tmp_path_factory.mktemp("gpu-run")
     cases = tmp_path / "gpu.yaml"
     cases.write_text(CASES)
     path = _targets_file(tmp_path, f"targets:\n  fakegpu:\n    adapter: {FAKE}\n    device: gpu\n")
+    known = tmp_path / "known"
+    known.mkdir()
+    (known / "fakegpu.yaml").write_text(KNOWN)
     out = tmp_path / "run"
     done = conformance_here(
         "run", "--targets", str(path), "--cases", str(cases), "--out", str(out),
         "--variants", "static", "--pack", "1", "--no-progress", "--gpu-workers", "1",
+        "--gate", "--known", str(known),
     )  # fmt: skip
+    return out, done
+
+
+def test_a_run_records_resource_failures_as_harness_errors_never_rejected(gpu_run):
+    out, done = gpu_run
     assert done.returncode == 2, done.stderr  # a harness error: the run does not stand
     assert "1 harness error(s)" in done.stderr
     found = {}
@@ -257,6 +289,55 @@ def test_a_run_records_resource_failures_as_harness_errors_never_rejected(tmp_pa
     assert header["gpu_workers"] == {"fakegpu": 1}
     assert header["runtimes"]["fakegpu"]["gpu"]["compute_capability"] == "9.0"
     assert "fakegpu" not in header["cpu_budget"]["threads_per_worker"]
+
+
+def test_the_report_shows_the_gpu_beside_the_cpu(gpu_run):
+    out, _ = gpu_run
+    page = (out / "report.html").read_text()
+    assert "<tr><th>GPU</th>" in page
+    assert "NVIDIA H200, compute capability 9.0, 140.4 GiB" in page
+    assert "driver 580.159.04 (CUDA 13.0), runtime built for CUDA 13.0" in page
+
+
+def test_gpu_scoped_entries_hold_on_their_gpu_only_and_the_gate_says_which(gpu_run):
+    """The entry for compute capability 9.0 covers the run's value mismatch on
+    the (stubbed) H200; the one for H100s is not used, and the gate says why;
+    the baseline was observed on an H100, which the gate says too."""
+    out, done = gpu_run
+    gate = json.loads((out / "gate.json").read_text())
+    assert gate["new"] == []
+    assert [item["holds"] for item in gate["not_used"]] == ["GPU NVIDIA H100*"]
+    assert "not used: 1 entry for other versions, profiles, CPUs or GPUs: " in done.stdout
+    assert "holds for GPU NVIDIA H100*" in done.stdout
+    assert "GPU NVIDIA H200 (compute capability 9.0) (observed NVIDIA H100 80GB HBM3" in (
+        " ".join(gate["unobserved"])
+    )
+    # on a target without a GPU (a CPU one of the same baseline), neither entry holds
+    entries = baseline.load_file(out.parent / "known" / "fakegpu.yaml")
+    cpu = baseline.Where("1.31.1", None, frozenset())
+    hopper = baseline.Where("1.31.1", None, frozenset(), ("NVIDIA H200", "9.0"))
+    assert [entry.applies_to(cpu) for entry in entries] == [False, False]
+    assert [entry.applies_to(hopper) for entry in entries] == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("scope", "said"),
+    [
+        ("{compute_capability: 9.0}", "entries[0].gpu.compute_capability: 9.0 is not"),
+        ("{compute_capability: sm_90}", "entries[0].gpu.compute_capability: 'sm_90' is not"),
+        ("{sm: '9.0'}", "entries[0].gpu.sm: unknown field (allowed: name, compute_capability)"),
+        ("{}", "entries[0].gpu: {} is empty; give a mapping of name and/or compute_capability"),
+    ],
+)
+def test_the_schema_refuses_a_bad_gpu_scope_at_its_line(tmp_path, scope, said):
+    path = tmp_path / "onnxruntime.yaml"
+    path.write_text(
+        "entries:\n  - case: gather-index-at-s\n    outcome: accepted_invalid\n"
+        f"    reason: r\n    clause: index-out-of-range\n    gpu: {scope}\n"
+    )
+    with pytest.raises(CaseErrors) as raised:
+        baseline.load_file(path)
+    assert str(raised.value.errors[0]).startswith(f"{path}:6: {said}")
 
 
 def test_the_cuda_profile_without_its_provider_ends_the_run_at_once(tmp_path):
