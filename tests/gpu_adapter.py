@@ -12,6 +12,9 @@ gave on the H200 (:data:`CUBLAS`, :data:`CUDNN`, from its results.jsonl.gz):
 - ``BUSY``: fails so in a worker that ran another case before (the handles
   its sessions hold), and passes alone in a fresh one.
 
+And a Gather out of range reads zero there, as the CUDA provider's kernel
+does (no GPU here to show it).
+
 Tests give it as ``adapter: tests.gpu_adapter:FakeGpuAdapter`` with
 ``device: gpu`` in a targets file.
 """
@@ -126,4 +129,12 @@ class FakeGpuAdapter(FaultyAdapter):
         if code == RESOURCES or (code == BUSY and self.jobs_run > 0):
             self.jobs_run += 1
             raise LoadError(CUDNN if code == RESOURCES else CUBLAS)
+        indices = {**session[3], **feeds}["indices"]
+        if session[0] == "Gather" and session[2] in (None, 0) and data.ndim == 1:
+            size = data.shape[0]
+            outside = (indices < -size) | (indices >= size)
+            if outside.any():  # ONNX Runtime's CUDA Gather kernel: 0 where out of range
+                self.jobs_run += 1
+                read = np.take(data, np.where(outside, 0, indices))
+                return [np.where(outside, np.zeros((), data.dtype), read)]
         return super().execute(session, feeds)

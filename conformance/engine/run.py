@@ -541,7 +541,7 @@ class Run:
         verdict = verdict if verdict is not None else verdict_of(case, self.options.case_memory)
         job = self._job(case, variant, None, runtimes)
         return {
-            runtime: judge(verdict, raw)
+            runtime: judge(verdict, raw, case)
             for results in self.pool.run([job])
             for _, runtime, raw in results
         }

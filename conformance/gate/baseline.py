@@ -47,7 +47,9 @@ is its spelling in baselines of earlier versions, still read): a result is
 covered only when the runtime's output is exactly the oracle's output as the
 explanation transforms it (the judge records those that fit it, the record's
 ``explained_by``). A new mechanism, garbage from a regression, is not
-covered: it is NEW.
+covered: it is NEW. An ``accepted_invalid`` entry may name the explanations
+of invalid inputs (``out-of-range-reads-zero``) alike; an entry's
+explanations bind only the outcomes they are of.
 
 ``clause`` is an id of the decisions table, ``upstream`` a link to the
 runtime's issue; an entry gives at least one, and always a ``reason``.
@@ -74,9 +76,10 @@ No **catch-all**: an entry must narrow, for each outcome it lists, by what
 the input is or how the runtime goes wrong (:func:`unnarrowed`): a case glob
 with a letter or digit in its case-file id, ``dtype`` (not every dtype),
 ``axis``, ``features``, ``violation`` (some clauses, not all, not ``none``
-alone), an ``indices_dtype`` that Tind forbids, or, for ``value_mismatch``, an
-explanation (``explained_by``). ``op``, ``opset`` and ``variant`` split the results into a few
-large slices and do not count, nor do ``versions``, ``profile``, ``cpu`` and ``gpu``
+alone), an ``indices_dtype`` that Tind forbids, or, for ``value_mismatch`` and
+``accepted_invalid``, an explanation of that outcome (``explained_by``). ``op``,
+``opset`` and ``variant`` split the results into a few large slices and do not
+count, nor do ``versions``, ``profile``, ``cpu`` and ``gpu``
 (where an entry holds, not which results it covers). An entry that would
 accept every crash (or every Gather crash) of a runtime would let any new one
 pass the gate: it is refused at load.
@@ -249,10 +252,12 @@ class BaselineEntry:
         gate, the report and the pytest plugin use; where it holds is
         :meth:`applies_to`). With explanations, a value mismatch is covered
         only when one of them fits its output exactly."""
-        if record.get("kind") not in self.outcome or not self.in_scope(record):
+        kind = record.get("kind")
+        if kind not in self.outcome or not self.in_scope(record):
             return False
-        if self.explained_by and record.get("kind") == "value_mismatch":
-            return bool(set(self.explained_by) & set(record.get("explained_by") or ()))
+        named = explained_for(self.explained_by, kind)
+        if named:  # only outputs one of them fits (a record without explained_by: none)
+            return bool(set(named) & set(record.get("explained_by") or ()))
         return True
 
     def applies_to(self, target: Where | str | None) -> bool:
@@ -300,6 +305,16 @@ class BaselineEntry:
 KNOWN_PROFILES = frozenset(p for profiles in PROFILES.values() for p in profiles)
 
 
+def explained_for(names: Iterable[str], kind: str | None) -> list[str]:
+    """The explanations among ``names`` of outputs of ``kind``
+    (:attr:`conformance.tables.explanations.Explanation.outcome`)."""
+    return [
+        name
+        for name in names
+        if name in explanations.BY_NAME and explanations.BY_NAME[name].outcome == kind
+    ]
+
+
 def _glob_narrows(glob: str) -> bool:
     """Whether a case glob names something: a letter or digit in its case-file
     id (before the first '.'; ``*.op13.*`` or ``*-*`` match every case file)
@@ -328,7 +343,7 @@ def unnarrowed(
         return []  # only index types Tind forbids: an input the spec refuses
     left = []
     for kind in outcomes:
-        if kind == "value_mismatch" and explained:
+        if explained_for(explained, kind):
             continue  # only outputs an explanation fits exactly
         if "violation" in signature:
             possible = {"none"} if kind in VALID_ONLY else set(decisions.BY_ID)
@@ -419,6 +434,11 @@ class _BaselineReader(YamlFileReader):
                 "a value-dependent value_mismatch family names its explanation "
                 f"({', '.join(explanations.BY_NAME)}): only outputs it fits are covered",
             )
+        for name in explained if not bad & NAMES_EXPLAINED else ():
+            of = explanations.BY_NAME[name].outcome
+            if of not in outcome and "outcome" not in bad:  # it would bind nothing
+                field = "explained_by" if "explained_by" in raw else "model"
+                self.error((*at, field), f"{name} explains {of} outputs: not an outcome listed")
         if bad or len(self.errors) > before:
             return None
         named = raw.get("signature", {})
