@@ -411,22 +411,30 @@ def test_out_of_range_reads_zero_is_checked_position_by_position():
     assert oracle.in_range("Gather", 13, data, np.array([0]), 0) is None  # valid
 
 
-def test_the_recorded_h200_run_re_judged_gates_with_0_new(tmp_path):
+@pytest.fixture(scope="module")
+def h200(tmp_path_factory):
+    """The recorded H200 run re-judged into a run folder: (folder, what its header says)."""
+    source = REPO / "tests" / "data" / "h200-onnxruntime-cuda"
+    device = json.loads((source / "device.json").read_text())
+    out = tmp_path_factory.mktemp("h200")
+    said = rejudge.rejudge(source, out, loader.load(loader.default_case_paths()), device)
+    return out, said
+
+
+def test_the_recorded_h200_run_re_judged_gates_with_0_new(h200):
     """The H200 run (tests/data/h200-onnxruntime-cuda/, recorded before these
     rules) re-judged: its 143 cuBLAS/cuDNN handle failures are harness errors,
     its zeros read are explained, and the shipped baselines know every
     discrepancy left (none new, none fixed). The run does not stand as a whole
     (harness errors), as a live run with them would not."""
-    source = REPO / "tests" / "data" / "h200-onnxruntime-cuda"
-    device = json.loads((source / "device.json").read_text())
-    said = rejudge.rejudge(source, tmp_path, loader.load(loader.default_case_paths()), device)
+    folder, said = h200
     assert (said["resource_failures"], said["profiles"]) == (143, {"onnxruntime-cuda": "cuda"})
-    run = records.read_folder(tmp_path)  # a run folder, held to the schemas
+    run = records.read_folder(folder)  # a run folder, held to the schemas
     about = run.header["runtimes"]["onnxruntime-cuda"]
     assert (about["profile"], about["device"], about["gpu"]["name"]) == (
         "cuda",
         "GPU",
-        device["name"],
+        "NVIDIA H200",
     )
     counts = run.summary["counts"]["onnxruntime-cuda"]
     assert (counts["harness_unsupported"], counts["rejected"]) == (477 + 143, 140)
@@ -441,4 +449,35 @@ def test_the_recorded_h200_run_re_judged_gates_with_0_new(tmp_path):
     decided = verdict.decide([run], baseline.default_folder())
     assert (len(decided.gate.unexpected), decided.gate.fixed) == (0, [])
     assert decided.passed
-    assert run.unfinished() == f"{tmp_path}: 143 harness error(s) in the run"
+    assert run.unfinished() == f"{folder}: 143 harness error(s) in the run"
+
+
+def test_a_target_recorded_elsewhere_is_a_scoreboard_column_labelled_with_its_gpu(
+    h200, gpu_run, tmp_path
+):
+    folder, _ = h200
+    page, data = tmp_path / "board.html", tmp_path / "board.json"
+    known = str(gpu_run[0].parent / "known")
+    done = conformance_here(
+        "scoreboard", str(gpu_run[0]), "--elsewhere", str(folder), "onnxruntime-cuda",
+        "-o", str(page), "--json", str(data), "--known", "shipped", known,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    board = json.loads(data.read_text())
+    columns = {t["name"]: t for t in board["targets"]}
+    assert sorted(columns) == ["fakegpu", "onnxruntime-cuda"]  # not the H200 run's CPU targets
+    cuda = columns["onnxruntime-cuda"]
+    assert (cuda["label"], cuda["elsewhere"]) == ("onnxruntime-cuda on NVIDIA H200", True)
+    assert cuda["scores"]["total"]["results"] == 3335
+    assert columns["fakegpu"]["label"] == "fakegpu on NVIDIA H200"
+    assert not columns["fakegpu"]["elsewhere"]
+    html = page.read_text()
+    assert "Recorded on another machine: onnxruntime-cuda on NVIDIA H200." in html
+    assert "onnxruntime-cuda on NVIDIA H200 " in done.stdout
+    wrong = conformance_here(
+        "scoreboard", str(gpu_run[0]), "--elsewhere", str(folder), "nosuch", "-o", str(page)
+    )
+    assert wrong.returncode == 2
+    assert "no target 'nosuch' in this run (its targets: onnxruntime, onnxruntime-cuda" in (
+        wrong.stderr
+    )
