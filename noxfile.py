@@ -13,6 +13,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import tomllib
 from pathlib import Path
@@ -409,6 +410,30 @@ def _ep_environment(session: nox.Session) -> tuple[Path, dict]:
     )  # fmt: skip
 
 
+def _elsewhere(session: nox.Session) -> list[str]:
+    """`--elsewhere RUN TARGET` pairs of the session's arguments, as `conformance
+    scoreboard` takes them; a RUN recorded as results.jsonl.gz (tests/data/
+    h200-onnxruntime-cuda/) is re-judged first into reports/scoreboard/elsewhere-N/
+    (conformance/engine/rejudge.py, with the device.json beside it)."""
+    given, found = list(session.posargs), []
+    while given:
+        if given[0] != "--elsewhere" or len(given) < 3:
+            session.error(f"unknown argument {given[0]!r}: give --elsewhere RUN TARGET")
+        run, target = Path(given[1]), given[2]
+        del given[:3]
+        if not (run / "results.jsonl").exists() and (run / "results.jsonl.gz").exists():
+            out = SCOREBOARD / f"elsewhere-{len(found) // 3 + 1}"
+            recorded = run / "device.json"
+            device = ["--device", str(recorded)] if recorded.exists() else []
+            session.run("python", "-c", REJUDGE, str(run), str(out), *device)
+            run = out
+        found += ["--elsewhere", str(run), target]
+    return found
+
+
+REJUDGE = "import sys; from conformance.engine import rejudge; sys.exit(rejudge.main(sys.argv[1:]))"
+
+
 @nox.session(python=PYTHON, default=False)
 def scoreboard(session: nox.Session) -> None:
     """The corpus on every target, one run, then docs/scoreboard.html and .json.
@@ -420,9 +445,13 @@ def scoreboard(session: nox.Session) -> None:
     HTML report), with reports/scoreboard/diff-openvino-ep.html saying which of
     OpenVINO's own outcomes reach ONNX Runtime users through the EP. Commit
     docs/scoreboard.* with every baseline change (a test holds them to the
-    baselines' digests).
+    baselines' digests). `-- --elsewhere RUN TARGET` adds a target of a run
+    recorded on another machine as one more column, labelled with its device
+    (`-- --elsewhere tests/data/h200-onnxruntime-cuda onnxruntime-cuda`: the
+    H200 run, re-judged; docs/gpu.md).
     """
     _install(session, "-e", ".[all,tvm,iree]")
+    elsewhere = _elsewhere(session)
     ep_python, found = _ep_environment(session)
     session.log("onnxruntime:openvino-ep: " + ", ".join(f"{k} {v}" for k, v in found.items()))
     targets = SCOREBOARD / "targets.yaml"
@@ -450,5 +479,92 @@ def scoreboard(session: nox.Session) -> None:
     )  # fmt: skip
     session.run(
         "conformance", "scoreboard", str(run), "-o", "docs/scoreboard.html",
-        "--json", "docs/scoreboard.json", "--known", "cases/known",
+        "--json", "docs/scoreboard.json", "--known", "cases/known", *elsewhere,
+    )  # fmt: skip
+
+
+# -- nox -s gpu ----------------------------------------------------------------------------
+# onnxruntime-gpu is imported as `onnxruntime` too: its own environment, pinned by
+# constraints.txt to what the H200 run had (docs/gpu.md). Its `cuda` extra does not
+# bring cuBLAS, which the CUDA provider loads: nvidia-cublas is named.
+GPU = Path("reports/gpu")
+GPU_PACKAGES = ("onnxruntime-gpu[cuda,cudnn]", "nvidia-cublas", "nvidia-ml-py", *COMPANIONS)
+CUDA_13_DRIVER = 580  # the oldest driver branch CUDA 13 runs on (Linux)
+
+
+def _nvidia_gpu() -> tuple[str, str, str] | str:
+    """(name, compute capability, driver version) of the first NVIDIA GPU, or why none."""
+    if shutil.which("nvidia-smi") is None:
+        return "nvidia-smi not found: no NVIDIA driver on this machine"
+    query = ["nvidia-smi", "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"]
+    try:
+        done = subprocess.run(query, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"nvidia-smi did not answer: {error}"
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    if done.returncode != 0 or not lines:
+        said = (done.stderr or done.stdout).strip().splitlines()
+        return f"nvidia-smi sees no GPU ({said[0] if said else f'exit {done.returncode}'})"
+    name, capability, driver = (part.strip() for part in lines[0].split(","))
+    return name, capability, driver
+
+
+@nox.session(python=PYTHON, default=False)
+def gpu(session: nox.Session) -> None:
+    """The corpus on an NVIDIA GPU: onnxruntime:cuda beside reference, gated; then iree:cuda.
+
+    Without an NVIDIA GPU (nvidia-smi absent or seeing none) it ends at once, one
+    line, exit 2; with a driver older than CUDA 13's it says which CUDA it needs.
+    Builds .nox/gpu/envs/onnxruntime-gpu/ (onnxruntime-gpu[cuda,cudnn] and the NVIDIA
+    wheels, pinned by constraints.txt), writes reports/gpu/targets.yaml and runs
+    `conformance run --targets reports/gpu/targets.yaml --gate` into reports/gpu/run/
+    (the session's verdict) with the wheels' libraries on LD_LIBRARY_PATH, then
+    `conformance run --runtime iree:cuda --gate` into reports/gpu/iree/ (reported,
+    not deciding: iree:cuda has no GPU observation yet). Extra arguments go to both
+    runs (`-- --gpu-workers 2`). docs/gpu.md.
+    """
+    found = _nvidia_gpu()
+    if isinstance(found, str):
+        print(f"error: nox -s gpu needs an NVIDIA GPU: {found}", file=sys.stderr)
+        raise SystemExit(2)
+    name, capability, driver = found
+    if int(driver.split(".")[0]) < CUDA_13_DRIVER:
+        print(
+            f"error: {name} has driver {driver}; onnxruntime-gpu 1.31.1 is built for CUDA 13, "
+            f"which needs driver {CUDA_13_DRIVER} or newer: update the driver, or install an "
+            "onnxruntime-gpu built for CUDA 12 in .nox/gpu/envs/onnxruntime-gpu (docs/gpu.md)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    session.log(f"{name}, compute capability {capability}, driver {driver}")
+    _install(session, "-e", ".[iree]", "nvidia-ml-py")
+    env = Path(session.virtualenv.location) / "envs" / "onnxruntime-gpu"
+    python, versions = _environment(
+        session, env, ["-c", CONSTRAINTS, *GPU_PACKAGES], ADAPTER_MODULES["onnxruntime"],
+        ("onnxruntime-gpu", "nvidia-cublas", "nvidia-ml-py", *COMPANIONS),
+    )  # fmt: skip
+    session.log("onnxruntime:cuda: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    # The CUDA libraries of the NVIDIA wheels, as the H200 run found them.
+    libraries = sorted(str(p) for p in env.glob("lib/python3*/site-packages/nvidia/*/lib"))
+    session.env["LD_LIBRARY_PATH"] = os.pathsep.join(
+        [*libraries, *filter(None, [os.environ.get("LD_LIBRARY_PATH")])]
+    )
+    targets = GPU / "targets.yaml"
+    targets.parent.mkdir(parents=True, exist_ok=True)
+    targets.write_text(
+        "# Written by `nox -s gpu`. Paths are relative to this file.\n"
+        "targets:\n"
+        "  onnxruntime:cuda:\n"
+        "    adapter: onnxruntime\n"
+        "    profile: cuda\n"
+        f"    python: {json.dumps(os.path.relpath(python, targets.parent))}\n"
+        "  reference: {adapter: reference}\n"
+    )
+    session.run(
+        "conformance", "run", "--targets", str(targets), "--out", str(GPU / "run"),
+        "--no-progress", "--gate", *session.posargs,
+    )  # fmt: skip
+    session.run(
+        "conformance", "run", "--runtime", "iree:cuda", "--out", str(GPU / "iree"),
+        "--no-progress", "--gate", *session.posargs, success_codes=[0, 1],
     )  # fmt: skip

@@ -392,12 +392,15 @@ class _Session:
         return got[0]
 
     def where(self, runtime: str) -> baseline.Where:
-        """The target as the gate matches entries on it: version, profile, CPU flags
-        (read once per session, not per item)."""
+        """The target as the gate matches entries on it: version, profile, CPU
+        flags, its GPU (read once per session, not per item)."""
         if runtime not in self._where:
             about = self.start().pool.info.get(runtime) or {}
             self._where[runtime] = baseline.Where(
-                about.get("version"), about.get("profile"), frozenset(records.cpu_flags())
+                about.get("version"),
+                about.get("profile"),
+                frozenset(records.cpu_flags()),
+                baseline.gpu_of(about.get("gpu")),
             )
         return self._where[runtime]
 

@@ -135,8 +135,9 @@ def test_a_string_fed_is_refused_before_the_runtime(compiler):
 
 @pytest.mark.parametrize("name", COMPILERS)
 def test_the_other_profile_is_recorded_as_effective(name):
-    """tvm:host compiles for the host CPU TVM detects; iree:generic for LLVM's generic CPU."""
-    (other,) = [profile for profile in PROFILES[name] if profile != "default"]
+    """tvm:host compiles for the host CPU TVM detects; iree:generic for LLVM's generic CPU.
+    (iree:cuda needs a GPU: tests/test_gpu.py.)"""
+    (other,) = [profile for profile in PROFILES[name] if profile not in ("default", "cuda")]
     effective = adapters.instantiate(adapters.resolve(name), PROFILES[name][other]).info()[
         "effective"
     ]

@@ -124,6 +124,16 @@ def test_a_runtime_that_cannot_start_is_a_clear_error():
         pass
 
 
+def test_a_target_of_several_workers_that_cannot_start_is_lost_and_the_others_run():
+    """The first of its workers to fail loses the target and closes the others
+    (they were once read again after being closed: "handle is closed")."""
+    with WorkerPool(["tests.faulty_adapter:NoSuchAdapter", FAULTY], workers=3) as engine:
+        results = run_all(engine, [0])
+    lost = [raw for (_, runtime), raw in results.items() if runtime != "faulty"]
+    assert [raw.status for raw in lost] == ["harness_error"] and lost[0].lost
+    assert results[(0, "faulty")].status == "ok"
+
+
 def test_openvino_really_crashes_on_gather_with_empty_indices_and_the_run_survives():
     data = np.arange(12, dtype=np.float32).reshape(3, 4)
     empty = np.zeros((0,), dtype=np.int64)

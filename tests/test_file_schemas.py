@@ -121,7 +121,8 @@ TARGETS_ERRORS = {
     ),
     "unknown field": (
         "targets:\n  a:\n    adapter: reference\n    pyhton: x\n",
-        ":4: targets.a.pyhton: unknown field (allowed: adapter, profile, properties, python)",
+        ":4: targets.a.pyhton: unknown field (allowed: adapter, profile, properties, python, "
+        "device, gpu_workers)",
     ),
     "bad enum": (
         "targets:\n  a:\n    adapter: openvino\n    profile: fast\n",
@@ -181,5 +182,5 @@ def test_the_targets_schema_is_the_name_rule():
     names = document["properties"]["targets"]["propertyNames"]
     assert names["pattern"] == f"^{targets.NAME.pattern}(?!\\n)$"
     assert list(document["$defs"]["target"]["properties"]) == [
-        "adapter", "profile", "properties", "python",
+        "adapter", "profile", "properties", "python", "device", "gpu_workers",
     ]  # fmt: skip

@@ -437,7 +437,7 @@ def test_an_entry_scoped_to_a_profile_or_cpu_is_not_used_elsewhere_never_fixed(t
     assert any("holds for profile 1thread" in line for line in lines)
     assert any("holds for CPU lacks avx512_bf16" in line for line in lines)
     (condensed,) = [line for line in gate_lines(decided, False, "k") if "not used" in line]
-    assert condensed.startswith("not used: 2 entries for other versions, profiles or CPUs: ")
+    assert condensed.startswith("not used: 2 entries for other versions, profiles, CPUs or GPUs: ")
     assert "profile 1thread" in condensed and "CPU lacks avx512_bf16" in condensed
     # Entries that hold in the same place are one line, naming each
     both = entries(
@@ -669,7 +669,7 @@ def test_observed_fields_have_their_types(tmp_path):
     where = tmp_path / "openvino.yaml"
     version = "is not the runtime's version as the run header has it, a string (quote a "
     version += "version YAML reads as a number: '2026.4')"
-    profiles = "(1thread, accuracy, bf16, default, f32, generic, host, no-opt, openvino-ep)"
+    profiles = f"({', '.join(sorted(baseline.KNOWN_PROFILES))})"
     assert found == [
         f"{where}:2: observed[0].version: [1, 2] {version}",
         f"{where}:3: observed[1].profile: {{'a': 1}} is not a profile {profiles}",

@@ -24,11 +24,22 @@ which the judge then counts as a refusal). The exported function is named after 
 graph.
 
 Properties (:mod:`conformance.tables.profiles`): ``target_backends`` (default
-``["llvm-cpu"]``) and ``extra_args`` (default
+``["llvm-cpu"]``), ``extra_args`` (default
 ``["--iree-llvmcpu-target-cpu=host"]``, as IREE's guides compile: the host
-CPU's features); the profile ``generic`` compiles for LLVM's generic CPU
+CPU's features) and ``driver`` (default ``local-task``); the profile
+``generic`` compiles for LLVM's generic CPU
 (``--iree-llvmcpu-target-cpu=generic``). ``info()['effective']`` records the
 compile command's flags, the driver, and the device IREE reports.
+
+The profile ``cuda`` compiles with the ``cuda`` backend and runs on the
+``cuda`` driver, on an NVIDIA GPU (docs/gpu.md). Its CUDA target is the
+highest of :data:`CUDA_TARGETS` at or below the device's compute capability
+(:func:`conformance.adapters.gpu.cuda_target`; a ``--iree-cuda-target=``
+among ``extra_args`` is taken as given), read by ``info()``, which records the
+device (``gpu``) and the target chosen (``effective.cuda_target``). Compiling
+needs no GPU; running does: without a CUDA driver a model cannot be loaded,
+and each result is ``harness_unsupported`` ("no CUDA driver: ..."), never a
+verdict.
 
 Traps handled here:
 - Inputs and outputs cross as HAL buffer views, made and read here rather
@@ -74,6 +85,7 @@ from conformance.adapters import (
     LoadError,
     RunError,
     compiled_inputs,
+    gpu,
     probe_model,
 )
 from conformance.tables import dtypes
@@ -129,8 +141,13 @@ _OUTPUT_OF = {int(element.value): kind for element, kind in _OUTPUT_OF.items()}
 DEFAULTS = {
     "target_backends": ["llvm-cpu"],
     "extra_args": ["--iree-llvmcpu-target-cpu=host"],
+    "driver": "local-task",
 }
-DRIVER = "local-task"
+DRIVER = DEFAULTS["driver"]
+# The CUDA targets iree-compile 3.13 compiles for: it refuses sm_90 and sm_90a
+# ("missing GPU target in #hal.executable.target"), so a Hopper GPU runs sm_89's PTX.
+CUDA_TARGETS = ("sm_80", "sm_86", "sm_89")
+CUDA_TARGET_FLAG = "--iree-cuda-target="
 MESSAGE_CHARS = 4000  # iree-compile's diagnostics can repeat the whole module
 
 
@@ -194,46 +211,119 @@ class IreeAdapter(Adapter):
         if unknown:
             raise ValueError(f"iree takes {sorted(DEFAULTS)} only, got {unknown}")
         self.options = {**DEFAULTS, **self.properties}
-        self.config = ireert.Config(DRIVER)
+        self.driver = str(self.options["driver"])
+        self.cuda = "cuda" in self.options["target_backends"]
+        given = [a for a in self.options["extra_args"] if str(a).startswith(CUDA_TARGET_FLAG)]
+        # The CUDA target: given, or chosen by info() from the device (None until then).
+        self.cuda_target = given[-1].removeprefix(CUDA_TARGET_FLAG) if given else None
+        self.cuda_target_from = "given (extra_args)" if given else ""
+        self._config = None if self.driver != DRIVER else ireert.Config(DRIVER)
+
+    @property
+    def config(self):
+        """The driver's configuration, made at first use: a GPU driver needs its
+        library (libcuda) and a device, which compiling does not."""
+        if self._config is None:
+            try:
+                ireert.get_driver(self.driver)  # says why (no libcuda), Config only "could not"
+                self._config = ireert.Config(self.driver)
+            except Exception as error:
+                said = (str(error).strip().splitlines() or [type(error).__name__])[0]
+                if self.driver == "cuda":
+                    raise HarnessUnsupported(f"no CUDA driver: {said}") from None
+                raise HarnessUnsupported(f"IREE's {self.driver} driver: {said}") from None
+        return self._config
+
+    def compile_args(self) -> list[str]:
+        """iree-compile's flags: ``extra_args``, and the CUDA target chosen."""
+        args = [str(a) for a in self.options["extra_args"]]
+        if self.cuda and self.cuda_target and not self.cuda_target_from.startswith("given"):
+            args.append(CUDA_TARGET_FLAG + self.cuda_target)
+        return args
+
+    def _choose_cuda_target(self) -> dict:
+        """The device's record, and the CUDA target for it (gpu.NoGpu: none)."""
+        device = gpu.read_device(0)
+        if self.cuda_target is None:
+            capability = device["compute_capability"]
+            chosen = gpu.cuda_target(capability, CUDA_TARGETS)
+            if chosen is None:
+                raise gpu.NoGpu(
+                    f"iree-compile compiles for {', '.join(CUDA_TARGETS)}: the GPU's compute "
+                    f"capability {capability} is below them all"
+                )
+            self.cuda_target = chosen
+            self.cuda_target_from = (
+                f"compute capability {capability}: the highest of "
+                f"{', '.join(CUDA_TARGETS)} at or below it"
+            )
+        return device
 
     def info(self) -> dict:
+        device = self._choose_cuda_target() if self.cuda else None
         self.load(probe_model())  # the whole path once: what the run's models go through
-        return {
+        effective = {
+            "target_backends": list(self.options["target_backends"]),
+            "extra_args": self.compile_args(),
+            "driver": self.driver,
+            "hal_device": str(self.config.device),
+            "IREE_SAVE_TEMPS": os.environ.get("IREE_SAVE_TEMPS"),
+        }
+        found = {
             "name": self.name,
             "version": importlib.metadata.version("iree-base-compiler"),
             "runtime_version": importlib.metadata.version("iree-base-runtime"),
-            "device": self.device,
+            "device": "GPU" if device else self.device,
             "interface": "iree.compiler (in-process ONNX import, iree-compile) and iree.runtime",
-            "effective": {
-                "target_backends": list(self.options["target_backends"]),
-                "extra_args": list(self.options["extra_args"]),
-                "driver": DRIVER,
-                "hal_device": str(self.config.device),
-                "IREE_SAVE_TEMPS": os.environ.get("IREE_SAVE_TEMPS"),
-            },
+            "effective": effective,
         }
+        if device is not None:
+            # IREE's cuda driver calls the CUDA driver API itself: no CUDA runtime in between.
+            found["gpu"] = {**device, "cuda_runtime_version": None}
+            effective["cuda_target"] = self.cuda_target
+            effective["cuda_target_from"] = self.cuda_target_from
+        return found
 
-    def load(self, model: bytes):
+    def compile(self, model: bytes) -> bytes:
+        """The model compiled (a vmfb), as load() compiles it; LoadError on a refusal."""
+        text, _, _ = self._imported(model)
+        return self._compile(text)
+
+    def _imported(self, model: bytes) -> tuple[str, onnx.ModelProto, list[str]]:
+        """The model as MLIR text, its proto and its entry function's inputs."""
         proto, names = compiled_inputs(model)
-        declared = [_declared(value) for value in proto.graph.output]
-        function = proto.graph.name
         try:
             text = _import(proto)
         except Exception as error:
             raise LoadError(
                 f"import (iree-import-onnx): {type(error).__name__}: {_short(str(error))}"
             ) from None
+        return text, proto, names
+
+    def _compile(self, text: str) -> bytes:
+        if self.cuda and self.cuda_target is None:  # load() before info(): the device decides
+            try:
+                self._choose_cuda_target()
+            except gpu.NoGpu as error:
+                raise HarnessUnsupported(str(error)) from None
         try:
-            vmfb = ireec.compile_str(
+            return ireec.compile_str(
                 text,
                 target_backends=list(self.options["target_backends"]),
-                extra_args=list(self.options["extra_args"]),
+                extra_args=self.compile_args(),
             )
         except ireec.CompilerToolError as error:
             raise LoadError(_compile_message(error)) from None
+
+    def load(self, model: bytes):
+        text, proto, names = self._imported(model)
+        declared = [_declared(value) for value in proto.graph.output]
+        function = proto.graph.name
+        vmfb = self._compile(text)
+        config = self.config  # HarnessUnsupported without the driver (no CUDA driver)
         try:
-            module = ireert.VmModule.copy_buffer(self.config.vm_instance, vmfb)
-            context = ireert.SystemContext(vm_modules=[module], config=self.config)
+            module = ireert.VmModule.copy_buffer(config.vm_instance, vmfb)
+            context = ireert.SystemContext(vm_modules=[module], config=config)
             entry = module.lookup_function(function)
         except Exception as error:
             raise LoadError(f"loading the module: {type(error).__name__}: {error}") from None

@@ -1,6 +1,8 @@
 """ONNX Runtime through its Python binding: the CPU execution provider, or
 another one a profile asks for (``openvino-ep``: the OpenVINO execution
-provider of the ``onnxruntime-openvino`` package).
+provider of the ``onnxruntime-openvino`` package; ``cuda``: the CUDA
+execution provider of ``onnxruntime-gpu``, on an NVIDIA GPU, whose device
+``info()`` records as ``gpu``: :mod:`conformance.adapters.gpu`, docs/gpu.md).
 
 Trap: the binding's NumPy path refuses ml_dtypes bfloat16 ("Numpy_type 256
 can't be converted to MLDataType") both ways, so bfloat16 goes in as an
@@ -47,8 +49,10 @@ from conformance.adapters import (
     HarnessUnsupported,
     LoadError,
     RunError,
+    gpu,
     probe_model,
 )
+from conformance.tables.profiles import GPU_PROVIDERS
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -81,6 +85,11 @@ NO_FALLBACK = "session.disable_cpu_ep_fallback"
 CPU = "CPUExecutionProvider"
 # What ONNX Runtime says when CPU fallback is disabled and a node needs it.
 FALLBACK_REFUSED = "fallback to CPU EP has been explicitly disabled"
+# The package that brings each provider, and where the docs say how to run it.
+PROVIDER_PACKAGES = {
+    "OpenVINOExecutionProvider": "onnxruntime-openvino: docs/cli.md",
+    "CUDAExecutionProvider": "onnxruntime-gpu: docs/gpu.md",
+}
 
 
 def _optimization(name) -> ort.GraphOptimizationLevel:
@@ -152,11 +161,14 @@ class OnnxRuntimeAdapter(Adapter):
         if self.provider not in available:
             # ONNX Runtime would warn and run everything on the CPU provider,
             # which would then be judged under the other provider's name.
+            package = PROVIDER_PACKAGES.get(self.provider, "docs/cli.md")
             raise RuntimeError(
                 f"{self.provider} is not available in onnxruntime {ort.__version__} "
                 f"(available: {', '.join(available)}); run this target in an environment "
-                "with the package that provides it (onnxruntime-openvino: docs/cli.md)"
+                f"with the package that provides it ({package})"
             )
+        # On a GPU: the device first (no GPU, no start: never a silent CPU run).
+        device = self._device() if self.provider in GPU_PROVIDERS else None
         session = self._session(probe_model(), self._options)
         options = session.get_session_options()
         if self._placed:
@@ -164,7 +176,7 @@ class OnnxRuntimeAdapter(Adapter):
         found = {
             "name": self.name,
             "version": ort.__version__,
-            "device": "CPU",
+            "device": "GPU" if device else "CPU",
             "provider": self.provider,
             "providers": session.get_providers(),
             "available_providers": available,
@@ -178,7 +190,23 @@ class OnnxRuntimeAdapter(Adapter):
             found["effective"][NO_FALLBACK] = options.get_session_config_entry(NO_FALLBACK)
         if self.provider == "OpenVINOExecutionProvider":
             found["openvino_bundled"] = _bundled_openvino()
+        if device is not None:
+            found["gpu"] = device
         return found
+
+    def _device(self) -> dict:
+        """The GPU the provider runs on (its ``device_id``), as NVML reads it,
+        with the CUDA version this onnxruntime was built for (its runtime's:
+        onnxruntime-gpu loads that CUDA's libraries)."""
+        options = self.provider_options[0] if self.provider_options else {}
+        device = gpu.read_device(int(options.get("device_id", 0)))
+        try:
+            from onnxruntime.capi import build_and_package_info
+        except ImportError:  # a build without it: the version is not known
+            built = None
+        else:
+            built = getattr(build_and_package_info, "cuda_version", None)
+        return {**device, "cuda_runtime_version": built or None}
 
     def load(self, model: bytes):
         try:

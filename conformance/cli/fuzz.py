@@ -256,6 +256,7 @@ def command(args) -> int:
         max_elements=max_elements,
         workers=fuzz_workers(args.jobs, runtimes),
         workers_chosen="auto" if args.jobs == "auto" else "given",
+        gpu_workers=args.gpu_workers,
         timeout=args.timeout,
         shard=args.shard,
         pack=args.pack,
@@ -326,6 +327,7 @@ def replay_command(args) -> int:
         runtimes=runtimes,
         workers=options.workers(args.jobs, runtimes),
         workers_chosen="auto" if args.jobs == "auto" else "given",
+        gpu_workers=args.gpu_workers,
         timeout=args.timeout,
     )
     command_line = ["conformance", *sys.argv[1:]]

@@ -171,7 +171,8 @@ AUTO_JOBS = (
 
 
 def add_jobs(parser, auto: str = AUTO_JOBS) -> None:
-    """-j/--jobs; ``auto`` says what -j auto means for this command."""
+    """-j/--jobs, and --gpu-workers for the GPU targets, which -j does not
+    count; ``auto`` says what -j auto means for this command."""
     parser.add_argument(
         "-j",
         "--jobs",
@@ -179,8 +180,25 @@ def add_jobs(parser, auto: str = AUTO_JOBS) -> None:
         default="auto",
         metavar="N",
         help=f"worker processes per runtime (default auto: {auto}); "
-        f"at most {JOBS_PER_CORE} per core",
+        f"at most {JOBS_PER_CORE} per core; not for GPU targets (--gpu-workers)",
     )
+    parser.add_argument(
+        "--gpu-workers",
+        type=gpu_workers,
+        default=targets.DEFAULT_GPU_WORKERS,
+        metavar="N",
+        help="worker processes the GPU targets share, whatever -j says (default "
+        f"{targets.DEFAULT_GPU_WORKERS}; each holds a CUDA context on the GPU: docs/gpu.md); "
+        "a targets file's gpu_workers gives a target its own",
+    )
+
+
+MAX_GPU_WORKERS = 64  # as a targets file's gpu_workers (docs/schemas/targets.schema.json)
+
+
+def gpu_workers(text: str) -> int:
+    """--gpu-workers: 1 up to MAX_GPU_WORKERS."""
+    return at_most(text, MAX_GPU_WORKERS, "GPU workers")
 
 
 MAX_PACK = 1024  # cases per model: past a few dozen nothing is gained (engine/packs.py)

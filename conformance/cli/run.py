@@ -134,6 +134,7 @@ def execute(
         variants=variants,
         workers=options.workers(args.jobs, runtimes),
         workers_chosen="auto" if args.jobs == "auto" else "given",
+        gpu_workers=args.gpu_workers,
         batch_size=args.batch_size,
         timeout=args.timeout,
         worker_memory=args.worker_memory,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.cli import exits, inputs, options
-from conformance.engine import files
+from conformance.engine import files, records
 from conformance.report import scoreboard
 from conformance.report.terminal.escape import safe
 
@@ -33,6 +33,16 @@ def add_parser(commands) -> None:
         board.add_argument,
         now="hold the runs against this baseline folder now, and record its files' sha256",
     )
+    board.add_argument(
+        "--elsewhere",
+        nargs=2,
+        action="append",
+        default=[],
+        type=Path,
+        metavar=("RUN", "TARGET"),
+        help="one target of a run recorded on another machine (a GPU's: docs/gpu.md) as one "
+        "more column, labelled with its device; may be given again",
+    )
     board.set_defaults(func=command)
 
 
@@ -43,7 +53,8 @@ def command(args) -> int:
     runs = inputs.finished_runs(args, err)
     if runs is None:
         return exits.USAGE
-    board = scoreboard.build(runs, args.output, args.known)  # ScoreboardError: cli.main
+    elsewhere = [(records.read_folder(run), str(target)) for run, target in args.elsewhere]
+    board = scoreboard.build(runs, args.output, args.known, elsewhere)  # ScoreboardError: cli.main
     if board["baseline_error"]:
         err.print(f"error: {board['baseline_error']}", markup=False)
         return exits.USAGE
@@ -51,7 +62,7 @@ def command(args) -> int:
     if args.json:
         files.write_json(args.json, board)
     targets = ", ".join(
-        f"{t['name']} {t['scores']['total']['percent']} %" for t in board["targets"]
+        f"{t['label']} {t['scores']['total']['percent']} %" for t in board["targets"]
     )
     print(
         safe(

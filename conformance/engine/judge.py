@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from conformance import oracle
+from conformance.cases.case import Case
 from conformance.engine.pool import Raw
 from conformance.oracle import Verdict, compare
 from conformance.tables import dtypes
@@ -70,7 +72,11 @@ def _malformed(raw: Raw) -> str:
     return ""
 
 
-def judge(verdict: Verdict, raw: Raw) -> Outcome:
+def judge(verdict: Verdict, raw: Raw, case: Case | None = None) -> Outcome:
+    """The outcome of one result. ``case``: its input, when the caller has it:
+    an output for an input with out-of-range indices then records the
+    explanations that make it exactly (``explained_by``), as a value
+    mismatch's does (:func:`conformance.oracle.compare.explained_invalid`)."""
     if raw.status == "crash":
         return Outcome("crash", raw.message, {"signal": raw.signal})
     if raw.status == "timeout":
@@ -92,11 +98,17 @@ def judge(verdict: Verdict, raw: Raw) -> Outcome:
     if not isinstance(actual, np.ndarray):  # a numpy scalar from a Python runtime
         actual = np.asarray(actual)
     if not verdict.valid:
+        details: dict = {"actual": summarize(actual)}
+        reads = None
+        if case is not None:
+            reads = oracle.in_range(case.op, case.opset, case.data, case.indices, case.axis)
+        if reads is not None:
+            details["explained_by"] = compare.explained_invalid(reads, actual)
         return Outcome(
             "accepted_invalid",
             f"returned an output although the input violates {verdict.violation.clause}: "
             f"{verdict.violation.detail}",
-            {"actual": summarize(actual)},
+            details,
         )
     diff = compare.difference(verdict.output, actual)
     if diff is None:

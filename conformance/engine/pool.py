@@ -51,7 +51,19 @@ other's starts out. A target whose worker does not start, or fails to
 restart :data:`MAX_STARTUP_FAILURES` times in a row, is *lost*: every job it
 still owes is answered at once, without running, as a ``harness_error``
 (``Raw.lost``, message ``not run: ...``), and the other targets go on; only
-when no target starts at all does the pool raise :class:`EngineError`.
+when no target starts at all does the pool raise :class:`EngineError`, and
+when a GPU target does not start (no GPU, no driver, no provider: a fact of
+the machine, which no case changes), it raises at once, before anything runs.
+
+A GPU target (:attr:`conformance.engine.targets.Target.gpu`) runs its own
+number of workers (:func:`conformance.engine.targets.gpu_workers`), not
+``workers``. Its load or run that fails for lack of resources (the GPU's
+memory or handles, a lost device: :func:`conformance.adapters.gpu.resource_failure`)
+says nothing of the model: the job runs again alone in a fresh worker, as a
+crash is confirmed (its own process: no other session of it holds the GPU's
+handles); its result there is the record's, with a note, and a second
+resource failure is a ``harness_error`` with the runtime's message, never a
+refusal.
 
 Nothing a worker sends is trusted: it is unpickled without loading any class
 but NumPy's; a result that cannot be unpickled, is not what the wire format
@@ -86,6 +98,7 @@ from multiprocessing.connection import wait
 
 import numpy as np
 
+from conformance.adapters import gpu
 from conformance.engine import forkserver, targets
 from conformance.engine.forkserver import ForkServer, ForkServerDown
 from conformance.engine.targets import Target
@@ -517,6 +530,9 @@ class _Lane:
     # Why the target's workers do not run ("": they do): each of its jobs is then
     # answered at once with a harness error saying so (WorkerPool._drain_lost).
     lost: str = ""
+    gpu: bool = False  # a GPU target's: its resource failures are run again (_receive)
+    # jobs that failed for lack of GPU resources, run again alone -> what said so
+    resourced: dict[Job, str] = field(default_factory=dict)
 
     def has_work(self) -> bool:
         return bool(self.queue or self.retry or self.suspects)
@@ -578,19 +594,24 @@ class WorkerPool:
         timeout: float | None = DEFAULT_TIMEOUT,
         worker_memory: int = DEFAULT_WORKER_MEMORY,
         default_timeouts: Timeouts = RUN_TIMEOUTS,
+        gpu_workers: int = targets.DEFAULT_GPU_WORKERS,
     ) -> None:
         if workers < 1 or batch_size < 1 or (timeout is not None and timeout <= 0):
             raise ValueError("workers and batch_size must be >= 1 and timeout > 0")
+        if gpu_workers < 1:
+            raise ValueError("gpu_workers must be >= 1")
         self.targets = [
             spec if isinstance(spec, Target) else targets.parse(spec) for spec in runtimes
         ]
         self.workers_per_runtime = workers
+        self.gpu_workers = targets.gpu_workers(self.targets, gpu_workers)
         self.batch_size = batch_size
         self.timeout = timeout  # None: each adapter's default (default_timeouts)
         self.default_timeouts = default_timeouts
         self.worker_memory = worker_memory
         self.lanes: dict[str, _Lane] = {}
         self.info: dict[str, dict] = {}
+        self.on_gpu: dict[str, int] = {}  # name of each GPU target -> its workers (once started)
         self.events: list[str] = []  # crashes, restarts: what the summary should mention
         self.servers: list[ForkServer] = []  # one per interpreter and adapter module
         self._starting: list[Worker] = []  # workers started before their lanes exist
@@ -606,6 +627,10 @@ class WorkerPool:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def workers_of(self, target: Target) -> int:
+        """Worker processes of the target: its GPU share, or ``workers``."""
+        return self.gpu_workers.get(target, self.workers_per_runtime)
 
     def timeout_of(self, target: Target) -> float:
         """Seconds a job may run on this target: --timeout, or its adapter's default."""
@@ -645,7 +670,7 @@ class WorkerPool:
                     plan.workers.append(worker)
                     self._starting.append(worker)
                     starting.append((worker, plan))
-                    if len(plan.workers) == self.workers_per_runtime:
+                    if len(plan.workers) == self.workers_of(plan.target):
                         spawn.popleft()
                     continue
                 server = queued.popleft()
@@ -671,6 +696,8 @@ class WorkerPool:
                     else:
                         spawn.append(plan)
             for worker, plan in list(starting):
+                if plan.lost:  # another of its workers failed first: this one is closed
+                    continue
                 timed_out = now - worker.spawned_at > self.startup_timeout(plan.target)
                 if not worker.conn.poll(0) and not timed_out:
                     continue
@@ -698,6 +725,12 @@ class WorkerPool:
                 lane = _Lane(plan.label, plan.workers, timeout=self.timeout_of(plan.target))
             lanes[str(index)] = lane  # by index until named: all are closed on failure
         self.lanes = lanes
+        for plan in plans:
+            if plan.lost and plan.target.gpu:  # the machine's fact: no case would run there
+                raise EngineError(
+                    f"{plan.label} runs on an NVIDIA GPU and its worker did not start: "
+                    f"{plan.lost}" + (f"\n{plan.tail}" if plan.tail else "")
+                )
         if all(plan.lost for plan in plans):
             first = plans[0]
             more = f" (and {len(plans) - 1} other target(s))" if len(plans) > 1 else ""
@@ -731,6 +764,9 @@ class WorkerPool:
             if name in named:
                 raise EngineError(f"two runtimes are both named {name!r}")
             self.info[name] = about
+            if plan.target.gpu:
+                self.on_gpu[name] = self.workers_of(plan.target)
+            lane.gpu = plan.target.gpu
             lane.name = name
             named[name] = lane
         self.lanes = named
@@ -926,7 +962,19 @@ class WorkerPool:
         results = []
         for job, result in zip(batch[first : first + len(wire)], wire, strict=True):
             raw = _raw_from_wire(result)
-            if solo:
+            short = lane.gpu and raw.status in ("load_error", "run_error")
+            resource = gpu.resource_failure(raw.message) if short else None
+            if solo and job in lane.resourced:
+                raw = self._retried(lane, job, raw, resource)
+            elif resource:  # never the runtime's verdict: again where nothing else holds the GPU
+                lane.resourced[job] = resource
+                lane.suspects.append(job)
+                self.events.append(
+                    f"{lane.name}: a GPU resource failure ({resource}); running that job again "
+                    "alone in a fresh worker"
+                )
+                continue
+            elif solo:
                 raw = replace(
                     raw,
                     note="this case crashed a worker once, in a batch after other cases; "
@@ -934,6 +982,24 @@ class WorkerPool:
                 )
             results.append((job, lane.name, raw))
         return results
+
+    def _retried(self, lane: _Lane, job: Job, raw: Raw, why: str | None) -> Raw:
+        """The result of a job run again after a GPU resource failure: a second
+        one is a harness error; anything else stands, with a note of the first."""
+        first = lane.resourced.pop(job)
+        if why:
+            self.events.append(f"{lane.name}: a GPU resource failure again, alone ({why})")
+            return Raw(
+                "harness_error",
+                message="the GPU ran out of resources (or lost its device) twice, the second "
+                "time alone in a fresh worker: not the runtime's verdict on this case; "
+                f"{raw.message}",
+            )
+        return replace(
+            raw,
+            note=f"it failed once for lack of GPU resources ({first}); run again alone in a "
+            "fresh worker it gave this outcome",
+        )
 
     def _failed_start(self, lane: _Lane, worker: Worker, why: str) -> list:
         lane.startup_failures += 1

@@ -55,6 +55,7 @@ class Options:
     case_memory: int = DEFAULT_CASE_MEMORY
     workers_chosen: str = "given"  # or "auto": chosen by the threads of the targets
     pack: int | None = None  # cases per model on every runtime; None: each runtime's measured size
+    gpu_workers: int = targets.DEFAULT_GPU_WORKERS  # workers the GPU targets share (not -j's)
 
 
 @dataclass
@@ -90,15 +91,19 @@ class Summary:
         return content
 
 
-def cpu_budget(info: dict[str, dict], workers: int, chosen: str = "given") -> dict:
+def cpu_budget(
+    info: dict[str, dict], workers: int, chosen: str = "given", gpu: Iterable[str] = ()
+) -> dict:
     """How many threads the workers of a run may compute with, against the
     cores: targets in their default profile take every core each, so several
     workers share them. Verdicts stay exact either way; what suffers is time
-    (and a per-case timeout may fire on a starved worker), so the header says it."""
+    (and a per-case timeout may fire on a starved worker), so the header says it.
+    The ``gpu`` targets compute on their GPU, with workers of their own: not counted."""
     cores = os.cpu_count() or 1
     threads = {
         name: targets.threads_of(about.get("adapter"), about.get("effective") or {}, cores)
         for name, about in info.items()
+        if name not in set(gpu)
     }
     busy = workers * sum(threads.values())
     return {
@@ -299,6 +304,7 @@ class Run:
             timeout=options.timeout,
             worker_memory=options.worker_memory,
             default_timeouts=options.default_timeouts,
+            gpu_workers=options.gpu_workers,
         )
         self.models = _Models()
         self.smallest = SmallestInputs()
@@ -340,7 +346,10 @@ class Run:
                 "timeouts_s": self.pool.timeouts,
                 "worker_memory_bytes": options.worker_memory,
                 "case_memory_bytes": options.case_memory,
-                "cpu_budget": cpu_budget(self.pool.info, options.workers, options.workers_chosen),
+                "cpu_budget": cpu_budget(
+                    self.pool.info, options.workers, options.workers_chosen, self.pool.on_gpu
+                ),
+                "gpu_workers": dict(self.pool.on_gpu),
                 **self.extra_header,
             }
             files.write_json(
@@ -532,7 +541,7 @@ class Run:
         verdict = verdict if verdict is not None else verdict_of(case, self.options.case_memory)
         job = self._job(case, variant, None, runtimes)
         return {
-            runtime: judge(verdict, raw)
+            runtime: judge(verdict, raw, case)
             for results in self.pool.run([job])
             for _, runtime, raw in results
         }

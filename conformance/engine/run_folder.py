@@ -341,9 +341,9 @@ def read_folders(paths) -> list[RunFolder]:
 
 
 def runtime_targets(headers: list[dict]) -> dict[str, dict]:
-    """target name -> {adapter, version, profile, cpu_flags} as the runs'
+    """target name -> {adapter, version, profile, cpu_flags, gpu} as the runs'
     headers recorded them (profile and cpu_flags None, the adapter read from
-    the name, where a header predates targets)."""
+    the name, where a header predates targets; gpu None for a CPU target)."""
     found = {}
     for header in headers:
         flags = header.get("cpu_flags")
@@ -354,6 +354,7 @@ def runtime_targets(headers: list[dict]) -> dict[str, dict]:
                 "version": about.get("version"),
                 "profile": about.get("profile"),
                 "cpu_flags": None if flags is None else frozenset(flags),
+                "gpu": about.get("gpu"),
             }
     return found
 

@@ -14,7 +14,8 @@ every record has (a contract: scripts and the report read them):
 and, by kind: ``stage`` (rejected, both_rejected: "load" or "run");
 ``differing``, ``elements``, ``positions``, ``expected_values``,
 ``actual_values`` (value_mismatch); ``actual`` {dtype, shape, values,
-elements} (dtype_mismatch, shape_mismatch, accepted_invalid); ``signal``
+elements} (dtype_mismatch, shape_mismatch, accepted_invalid); ``explained_by``
+(value_mismatch, and accepted_invalid of out-of-range indices); ``signal``
 (crash); ``harness_error`` (harness_unsupported caused by a harness bug);
 ``note`` when something about the record needs saying.
 

@@ -214,7 +214,7 @@ class Schedule:
         self, index: int, variant: str, runtime: str, raw: Raw, outcome: Outcome | None = None
     ) -> Settled:
         waiting = self._pending[index]
-        outcome = outcome or judge(waiting.verdict, raw)
+        outcome = outcome or judge(waiting.verdict, raw, waiting.case)
         waiting.awaiting[(variant, runtime)] -= 1
         if not waiting.awaiting[(variant, runtime)]:
             del waiting.awaiting[(variant, runtime)]
@@ -241,7 +241,7 @@ class Schedule:
         settled = []
         for (index, variant), member in zip(tag.members, each, strict=True):
             waiting = self._pending[index]
-            outcome = judge(waiting.verdict, member)
+            outcome = judge(waiting.verdict, member, waiting.case)
             trusted = (
                 outcome.kind in DISCREPANCIES
                 and self._confirm is not None
@@ -266,7 +266,8 @@ class Schedule:
 
     def _confirmed(self, tag: Alone, runtime: str, raw: Raw) -> Settled:
         del self._unconfirmed[(tag.index, tag.variant, runtime)]
-        outcome = judge(self._pending[tag.index].verdict, raw)
+        waiting = self._pending[tag.index]
+        outcome = judge(waiting.verdict, raw, waiting.case)
         unjudged = outcome.kind == "harness_unsupported" and not outcome.details.get(
             "harness_error"
         )

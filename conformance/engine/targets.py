@@ -16,6 +16,11 @@ against ``docs/schemas/targets.schema.json``::
         adapter: openvino
         profile: default           # or: properties: {INFERENCE_NUM_THREADS: 1}
         python: envs/ov2025/bin/python   # another environment (relative to the file)
+      cuda:
+        adapter: onnxruntime
+        profile: cuda              # on an NVIDIA GPU (docs/gpu.md)
+        python: envs/ort-gpu/bin/python
+        gpu_workers: 2             # its workers (default: its share of --gpu-workers)
 
 A target's name is 1 to :data:`MAX_NAME` ASCII letters, digits, ``_``,
 ``-``, ``.`` and ``:``, starting with a letter or digit: it becomes part of
@@ -27,6 +32,13 @@ relative to the targets file's folder (never looked up on ``$PATH``), or
 absolute; it must be an executable file. Properties are checked by
 :func:`conformance.tables.profiles.property_problem` (no null, NaN or
 infinity, integers within int64, thread counts whole numbers).
+
+A target runs on an NVIDIA GPU (:attr:`Target.gpu`) when its properties say
+so (:func:`conformance.tables.profiles.on_gpu`: ONNX Runtime's CUDA provider,
+IREE's cuda driver) or its file says ``device: gpu`` (an adapter the table
+does not know). A GPU target's workers are not ``-j``'s: the GPU targets of a
+run share ``--gpu-workers`` (:func:`gpu_workers`), unless the file gives one
+its own ``gpu_workers``.
 
 Results carry the target's name in ``runtime``; the header says, per target,
 the adapter, profile, requested and effective properties, the package
@@ -46,7 +58,7 @@ from conformance import adapters
 from conformance.cases import yaml_lines, yaml_schema
 from conformance.cases.loader import CaseErrors, YamlFileReader
 from conformance.errors import ConformanceError
-from conformance.tables.profiles import DEFAULT, PROFILES, property_problem
+from conformance.tables.profiles import DEFAULT, PROFILES, on_gpu, property_problem
 
 # A targets file's target name; docs/schemas/targets.schema.json says the same
 # (propertyNames), which the reader holds files to (tests/test_file_schemas.py).
@@ -65,6 +77,15 @@ class Target:
     profile: str | None = DEFAULT  # None when properties were given directly
     properties: dict = field(default_factory=dict, hash=False, compare=False)
     python: str | None = None  # the interpreter of another environment; None: this one
+    device: str | None = None  # a targets file's "gpu" or "cpu"; None: as its properties say
+    gpu_workers: int | None = None  # a GPU target's own workers; None: its share (gpu_workers)
+
+    @property
+    def gpu(self) -> bool:
+        """Whether the target runs on an NVIDIA GPU (the module's docstring)."""
+        if self.device is not None:
+            return self.device == "gpu"
+        return on_gpu(self.adapter, self.properties)
 
     @property
     def adapter_class(self) -> str:
@@ -126,8 +147,26 @@ def auto_workers(chosen: Iterable[Target], cores: int) -> int:
     """Workers per target so that together they compute with about as many
     threads as there are cores (at least one each): a default-profile target
     takes every core by itself, so it gets one worker, and one-thread targets
-    alone get one per core."""
-    return max(1, cores // max(1, sum(threads(t, cores) for t in chosen)))
+    alone get one per core. GPU targets do not count: their workers are
+    :func:`gpu_workers`'."""
+    cpu = [t for t in chosen if not t.gpu]
+    return max(1, cores // max(1, sum(threads(t, cores) for t in cpu)))
+
+
+# Workers the GPU targets of a run share (--gpu-workers): each holds a CUDA
+# context and its own sessions' handles on the one GPU the run uses, which
+# ran out at 16 (docs/gpu.md, "What a GPU worker costs").
+DEFAULT_GPU_WORKERS = 4
+
+
+def gpu_workers(chosen: Iterable[Target], cap: int = DEFAULT_GPU_WORKERS) -> dict[Target, int]:
+    """Workers of each GPU target: its own ``gpu_workers`` when its file gives
+    one, else an even share of ``cap`` among the others (at least one each).
+    Every target runs on the first GPU the process sees (CUDA_VISIBLE_DEVICES)."""
+    gpus = [t for t in chosen if t.gpu]
+    sharing = [t for t in gpus if t.gpu_workers is None]
+    share = max(1, cap // max(1, len(sharing)))
+    return {t: t.gpu_workers if t.gpu_workers is not None else share for t in gpus}
 
 
 def _profile(adapter: str, profile: str) -> dict:
@@ -223,6 +262,12 @@ class _TargetsReader(YamlFileReader):
                 self.error((*at, "profile"), str(error))
                 return None
         python = self._python(raw["python"], (*at, "python")) if "python" in raw else None
+        device, workers = raw.get("device"), raw.get("gpu_workers")
+        if workers is not None and not (device == "gpu" or on_gpu(named.adapter, properties)):
+            self.error(  # the schema says what it is; whether the target is on a GPU, the code
+                (*at, "gpu_workers"),
+                "for a target on a GPU (profile cuda, a GPU provider or driver, or device: gpu)",
+            )
         if len(self.errors) > before:
             return None
         try:  # a name that is a runtime name stands for that target, not another
@@ -247,7 +292,7 @@ class _TargetsReader(YamlFileReader):
                 line=yaml_lines.line_of(self.root, at),
             )
             return None
-        return Target(name, named.adapter, profile, properties, python)
+        return Target(name, named.adapter, profile, properties, python, device, workers)
 
     def _properties(self, raw: dict, at: tuple) -> dict | None:
         """The properties, each value held to property_problem: the one rule
@@ -284,4 +329,14 @@ def load_file(path: Path) -> list[Target]:
     return _TargetsReader(Path(path)).read_or_raise()
 
 
-__all__ = ["MAX_NAME", "CaseErrors", "Target", "TargetError", "load_file", "parse", "parse_all"]
+__all__ = [
+    "DEFAULT_GPU_WORKERS",
+    "MAX_NAME",
+    "CaseErrors",
+    "Target",
+    "TargetError",
+    "gpu_workers",
+    "load_file",
+    "parse",
+    "parse_all",
+]

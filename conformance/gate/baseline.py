@@ -47,7 +47,9 @@ is its spelling in baselines of earlier versions, still read): a result is
 covered only when the runtime's output is exactly the oracle's output as the
 explanation transforms it (the judge records those that fit it, the record's
 ``explained_by``). A new mechanism, garbage from a regression, is not
-covered: it is NEW.
+covered: it is NEW. An ``accepted_invalid`` entry may name the explanations
+of invalid inputs (``out-of-range-reads-zero``) alike; an entry's
+explanations bind only the outcomes they are of.
 
 ``clause`` is an id of the decisions table, ``upstream`` a link to the
 runtime's issue; an entry gives at least one, and always a ``reason``.
@@ -57,12 +59,16 @@ version specifier (PEP 440: ``">=2026.4,<2027"``) matched against the
 runtime's version as the run recorded it; ``profile`` the target profiles it
 holds for (``[default, accuracy]``; a targets file's properties count as no
 profile); ``cpu`` ``{has: [flags], lacks: [flags]}`` against the CPU flags
-the run recorded (``conformance.engine.run_writer.CPU_FLAGS``). An entry that
+the run recorded (``conformance.engine.run_writer.CPU_FLAGS``); ``gpu``
+``{name: [globs], compute_capability: ["9.0"]}`` against the GPU a GPU target
+recorded (``header.json`` ``runtimes.*.gpu``: docs/gpu.md), each given one
+matching, and never on a target without a GPU. An entry that
 does not apply to a target is "not used" for it, never "fixed upstream?".
 
 A baseline says what it was observed on (``observed``, a list of
 ``{version, profile, cpu_flags}``: a version string, quoted if YAML would
-read a number; a profile name; a list of CPU flags): a target that matches none of them is
+read a number; a profile name; a list of CPU flags; and for a GPU target
+``gpu: {name, compute_capability}``): a target that matches none of them is
 named first by the gate, with the difference, so that a verdict on another
 machine or version is read as what it is.
 
@@ -70,9 +76,10 @@ No **catch-all**: an entry must narrow, for each outcome it lists, by what
 the input is or how the runtime goes wrong (:func:`unnarrowed`): a case glob
 with a letter or digit in its case-file id, ``dtype`` (not every dtype),
 ``axis``, ``features``, ``violation`` (some clauses, not all, not ``none``
-alone), an ``indices_dtype`` that Tind forbids, or, for ``value_mismatch``, an
-explanation (``explained_by``). ``op``, ``opset`` and ``variant`` split the results into a few
-large slices and do not count, nor do ``versions``, ``profile`` and ``cpu``
+alone), an ``indices_dtype`` that Tind forbids, or, for ``value_mismatch`` and
+``accepted_invalid``, an explanation of that outcome (``explained_by``). ``op``,
+``opset`` and ``variant`` split the results into a few large slices and do not
+count, nor do ``versions``, ``profile``, ``cpu`` and ``gpu``
 (where an entry holds, not which results it covers). An entry that would
 accept every crash (or every Gather crash) of a runtime would let any new one
 pass the gate: it is refused at load.
@@ -132,11 +139,24 @@ class Where:
     version: str | None = None
     profile: str | None = "default"
     cpu_flags: frozenset[str] | None = None  # None: not recorded
+    gpu: tuple[str, str] | None = None  # (name, compute capability) of a GPU target's device
 
     def describe(self) -> str:
         flags = "?" if self.cpu_flags is None else " ".join(sorted(self.cpu_flags)) or "none"
         profile = self.profile or "(properties)"
-        return f"version {self.version or '?'}, profile {profile}, CPU flags {flags}"
+        said = f"version {self.version or '?'}, profile {profile}, CPU flags {flags}"
+        return said + (f", GPU {gpu_text(self.gpu)}" if self.gpu else "")
+
+
+def gpu_of(recorded: dict | None) -> tuple[str, str] | None:
+    """(name, compute capability) of a header's ``gpu`` record (None: no GPU)."""
+    if not isinstance(recorded, dict) or not recorded.get("name"):
+        return None
+    return (str(recorded["name"]), str(recorded.get("compute_capability") or "?"))
+
+
+def gpu_text(gpu: tuple[str, str] | None) -> str:
+    return f"{gpu[0]} (compute capability {gpu[1]})" if gpu else "none"
 
 
 @dataclass(frozen=True)
@@ -146,6 +166,7 @@ class Observed:
     version: str
     profile: str
     cpu_flags: frozenset[str]
+    gpu: tuple[str, str] | None = None
 
     def differences(self, target: Where) -> list[str]:
         found = []
@@ -158,6 +179,8 @@ class Observed:
             missing = sorted(self.cpu_flags - target.cpu_flags)
             said = [f"+{f}" for f in extra] + [f"-{f}" for f in missing]
             found.append(f"CPU flags {' '.join(said)}")
+        if (self.gpu or target.gpu) and target.gpu != self.gpu:
+            found.append(f"GPU {gpu_text(target.gpu)} (observed {gpu_text(self.gpu)})")
         return found
 
 
@@ -180,6 +203,8 @@ class BaselineEntry:
     profile: tuple[str, ...] = ()  # the target profiles it holds for; empty: any
     cpu_has: frozenset[str] = frozenset()
     cpu_lacks: frozenset[str] = frozenset()
+    gpu_name: tuple[str, ...] = ()  # globs on the GPU's name; empty: any
+    gpu_capability: tuple[str, ...] = ()  # compute capabilities ("9.0"); empty: any
 
     @property
     def where(self) -> str:
@@ -227,10 +252,12 @@ class BaselineEntry:
         gate, the report and the pytest plugin use; where it holds is
         :meth:`applies_to`). With explanations, a value mismatch is covered
         only when one of them fits its output exactly."""
-        if record.get("kind") not in self.outcome or not self.in_scope(record):
+        kind = record.get("kind")
+        if kind not in self.outcome or not self.in_scope(record):
             return False
-        if self.explained_by and record.get("kind") == "value_mismatch":
-            return bool(set(self.explained_by) & set(record.get("explained_by") or ()))
+        named = explained_for(self.explained_by, kind)
+        if named:  # only outputs one of them fits (a record without explained_by: none)
+            return bool(set(named) & set(record.get("explained_by") or ()))
         return True
 
     def applies_to(self, target: Where | str | None) -> bool:
@@ -245,6 +272,14 @@ class BaselineEntry:
                 return False
         if self.profile and target.profile not in self.profile:
             return False
+        if self.gpu_name or self.gpu_capability:  # a GPU's entry: not of a target without one
+            if target.gpu is None:
+                return False
+            name, capability = target.gpu
+            if self.gpu_name and not any(fnmatch.fnmatchcase(name, g) for g in self.gpu_name):
+                return False
+            if self.gpu_capability and capability not in self.gpu_capability:
+                return False
         flags = target.cpu_flags
         if flags is None or not (self.cpu_has or self.cpu_lacks):  # nothing to hold it to
             return True
@@ -260,10 +295,24 @@ class BaselineEntry:
             said.append(f"CPU has {' '.join(sorted(self.cpu_has))}")
         if self.cpu_lacks:
             said.append(f"CPU lacks {' '.join(sorted(self.cpu_lacks))}")
+        if self.gpu_name:
+            said.append(f"GPU {'|'.join(self.gpu_name)}")
+        if self.gpu_capability:
+            said.append(f"GPU compute capability {'|'.join(self.gpu_capability)}")
         return ", ".join(said) or "everywhere"
 
 
 KNOWN_PROFILES = frozenset(p for profiles in PROFILES.values() for p in profiles)
+
+
+def explained_for(names: Iterable[str], kind: str | None) -> list[str]:
+    """The explanations among ``names`` of outputs of ``kind``
+    (:attr:`conformance.tables.explanations.Explanation.outcome`)."""
+    return [
+        name
+        for name in names
+        if name in explanations.BY_NAME and explanations.BY_NAME[name].outcome == kind
+    ]
 
 
 def _glob_narrows(glob: str) -> bool:
@@ -294,7 +343,7 @@ def unnarrowed(
         return []  # only index types Tind forbids: an input the spec refuses
     left = []
     for kind in outcomes:
-        if kind == "value_mismatch" and explained:
+        if explained_for(explained, kind):
             continue  # only outputs an explanation fits exactly
         if "violation" in signature:
             possible = {"none"} if kind in VALID_ONLY else set(decisions.BY_ID)
@@ -338,7 +387,12 @@ class _BaselineReader(YamlFileReader):
             return []
         if not any(path[:1] == ("observed",) for path in wrong):
             self.observed = [
-                Observed(item["version"], item["profile"], frozenset(item["cpu_flags"]))
+                Observed(
+                    item["version"],
+                    item["profile"],
+                    frozenset(item["cpu_flags"]),
+                    gpu_of(item.get("gpu")),
+                )
                 for item in self.root.get("observed") or ()
             ]
         raw_entries = self.root.get("entries")
@@ -380,6 +434,11 @@ class _BaselineReader(YamlFileReader):
                 "a value-dependent value_mismatch family names its explanation "
                 f"({', '.join(explanations.BY_NAME)}): only outputs it fits are covered",
             )
+        for name in explained if not bad & NAMES_EXPLAINED else ():
+            of = explanations.BY_NAME[name].outcome
+            if of not in outcome and "outcome" not in bad:  # it would bind nothing
+                field = "explained_by" if "explained_by" in raw else "model"
+                self.error((*at, field), f"{name} explains {of} outputs: not an outcome listed")
         if bad or len(self.errors) > before:
             return None
         named = raw.get("signature", {})
@@ -394,7 +453,7 @@ class _BaselineReader(YamlFileReader):
                 "explanation for value_mismatch (explained_by; cases/README.md)",
             )
             return None
-        cpu = raw.get("cpu", {})
+        cpu, gpu = raw.get("cpu", {}), raw.get("gpu", {})
         return BaselineEntry(
             runtime=self.path.stem,
             path=self.path,
@@ -411,6 +470,8 @@ class _BaselineReader(YamlFileReader):
             profile=tuple(_listed(raw, "profile")),
             cpu_has=frozenset(_listed(cpu, "has")),
             cpu_lacks=frozenset(_listed(cpu, "lacks")),
+            gpu_name=tuple(_listed(gpu, "name")),
+            gpu_capability=tuple(_listed(gpu, "compute_capability")),
         )
 
 

@@ -57,7 +57,7 @@ def could_show(entry: BaselineEntry, record: dict) -> bool:
 @dataclass
 class EntryResult:
     entry: BaselineEntry
-    applies: bool = True  # False: the entry is for other versions, profiles or CPUs
+    applies: bool = True  # False: the entry is for other versions, profiles, CPUs or GPUs
     # outcome kind -> results in scope that could have reproduced it (could_show)
     scope: Counter = field(default_factory=Counter)
     covered: int = 0

@@ -177,7 +177,9 @@ def decide(
             load_baselines(folder, {name: adapters.get(name) or name for name in missing})
         )
     where = {
-        name: baseline.Where(about["version"], about["profile"], about["cpu_flags"])
+        name: baseline.Where(
+            about["version"], about["profile"], about["cpu_flags"], baseline.gpu_of(about["gpu"])
+        )
         for name, about in recorded.items()
     }
     folders = baseline.known(folder)  # one folder or several (--known a b)

@@ -6,13 +6,17 @@ One module per operator, pure functions, every decision tied to an id of
 - :func:`evaluate` returns the output array or raises :class:`SpecViolation`.
 - :func:`verdict` never raises for a spec violation; it returns a
   :class:`Verdict` that also lists the disputed decisions the case falls under.
+- :func:`in_range` says, of an input whose only fault is out-of-range
+  indices, what the spec defines at every output position the in-range
+  indices select: what an explanation of a runtime's output for it
+  (``out-of-range-reads-zero``) is checked against, position by position.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -24,10 +28,12 @@ from conformance.tables.spec import op_spec
 __all__ = [
     "OPERATORS",
     "Defined",
+    "InRange",
     "SpecViolation",
     "Verdict",
     "Violated",
     "evaluate",
+    "in_range",
     "output_shape",
     "verdict",
 ]
@@ -101,6 +107,49 @@ def verdict(
     except SpecViolation as violation:
         return Violated(None, violation)
     return Defined(output, None, disputed)
+
+
+class InRange(NamedTuple):
+    """An input with out-of-range indices, position by position (:func:`in_range`)."""
+
+    output: np.ndarray  # the spec's output where ``outside`` is False (elsewhere: index 0's)
+    outside: np.ndarray  # bool, the output's shape: the positions an out-of-range index selects
+
+
+def in_range(
+    op: str, opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None = None
+) -> InRange | None:
+    """Of an input that breaks the spec only by out-of-range indices: the
+    output the spec defines where an index is in range, and where one is
+    not. None for an input that breaks anything else (or nothing).
+
+    Computed by the oracle itself, each out-of-range index replaced by 0: the
+    positions it selects are marked ``outside`` (every position when the axis
+    has no element), and what index 0 read there means nothing."""
+    require_arrays(data, indices)
+    found = verdict(op, opset, data, indices, axis)
+    if found.valid or found.violation.clause != "index-out-of-range":
+        return None
+    rank = data.ndim
+    at = (0 if axis is None else axis) % rank  # the violation says the axis is in range
+    size = data.shape[at]
+    wide = indices.astype(np.int64)
+    bad = (wide < -size) | (wide >= size)
+    shape = output_shape(op, data.shape, indices.shape, axis)
+    assert shape is not None  # only index-out-of-range is broken
+    if op == "Gather":
+        placed = bad.reshape((1,) * at + indices.shape + (1,) * (rank - at - 1))
+        outside = np.broadcast_to(placed, shape)
+    else:
+        outside = bad
+    if size == 0:  # nothing in range to read
+        return InRange(np.zeros(shape, dtype=data.dtype), np.ones(shape, dtype=bool))
+    safe = np.where(bad, 0, indices).astype(indices.dtype)
+    try:
+        output = evaluate(op, opset, data, safe, axis)
+    except SpecViolation:  # another clause, hidden behind the first
+        return None
+    return InRange(output, np.array(outside, dtype=bool))
 
 
 def output_shape(op: str, data_shape, indices_shape, axis: int | None) -> tuple[int, ...] | None:

@@ -8,10 +8,14 @@ and -0.0 its sign. Strings compare as Python strings, element by element.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from conformance.tables import dtypes, explanations
+
+if TYPE_CHECKING:
+    from conformance.oracle import InRange
 
 MAX_POSITIONS = 10  # how many differing positions a Difference keeps
 
@@ -109,7 +113,7 @@ def explained_by(expected: np.ndarray, actual: np.ndarray) -> list[str]:
     same = ~differing_mask(expected, actual)
     found = []
     for explanation in explanations.EXPLANATIONS:
-        if name not in explanation.dtypes:
+        if name not in explanation.dtypes or explanation.invalid is not None:
             continue
         with np.errstate(all="ignore"):  # NaNs and extremes are what the explanations are about
             if explanation.transform is not None:
@@ -118,5 +122,21 @@ def explained_by(expected: np.ndarray, actual: np.ndarray) -> list[str]:
                 assert explanation.allowed is not None  # it has a transform or an allowed
                 allowed = explanation.allowed(expected, actual)
         if bool((same | allowed).all()):
+            found.append(explanation.name)
+    return found
+
+
+def explained_invalid(in_range: InRange, actual: np.ndarray) -> list[str]:
+    """The explanations of an output the spec does not define
+    (``accepted_invalid``: :attr:`Explanation.invalid`) that make exactly
+    ``actual``, bit for bit at every position, from what the spec defines
+    where the indices are in range (:func:`conformance.oracle.in_range`)."""
+    name = dtypes.name_of(in_range.output)
+    found = []
+    for explanation in explanations.EXPLANATIONS:
+        if explanation.invalid is None or name not in explanation.dtypes:
+            continue
+        made = explanation.invalid(in_range.output, in_range.outside)
+        if difference(made, actual) is None:
             found.append(explanation.name)
     return found

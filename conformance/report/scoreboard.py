@@ -13,12 +13,19 @@ inputs, families, the gate's marks), so the two pages never disagree.
 every field); the HTML page is rendered from that same document. It takes
 one run per target (:func:`distinct`): a run named twice is read once, a
 target in two runs refused, so that no result counts twice.
+
+A target of a run recorded on another machine (a GPU's: docs/gpu.md) joins
+as one more column (``elsewhere``: :func:`only`, that target's records and
+header alone), labelled with its device: its GPU, else its CPU. A target on
+a GPU is labelled with its GPU wherever it ran.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +127,31 @@ class ScoreboardError(records.RecordsError):
     """Run folders that do not make one scoreboard (a target in two of them)."""
 
 
+def only(run: records.RunFolder, target: str) -> records.RunFolder:
+    """The run as one target of it: its records and its header's entry
+    alone (ScoreboardError naming the targets there are when it has none)."""
+    runtimes = run.header.get("runtimes") or {}
+    if target not in runtimes:
+        raise ScoreboardError(
+            f"{run.folder}: no target {target!r} in this run (its targets: "
+            f"{', '.join(sorted(runtimes)) or 'none'})"
+        )
+    header = {**run.header, "runtimes": {target: runtimes[target]}}
+    mine = [record for record in run.records if record["runtime"] == target]
+    return replace(run, header=header, records=mine, gate=None)
+
+
+def label(name: str, info: dict, elsewhere: bool) -> str:
+    """A column's name: the target's, with its GPU, or with the CPU it was
+    measured on when that was another machine than the page's."""
+    gpu = info.get("gpu") or {}
+    if gpu.get("name"):
+        return f"{name} on {gpu['name']}"
+    if elsewhere and info.get("cpu"):
+        return f"{name} on {info['cpu']}"
+    return name
+
+
 def _targets_of(run: records.RunFolder) -> set[str]:
     """The target names of a run: its header's and its records'."""
     return set(run.header.get("runtimes") or {}) | {record["runtime"] for record in run.records}
@@ -152,12 +184,19 @@ def distinct(runs: list[records.RunFolder]) -> list[records.RunFolder]:
 
 
 def build(
-    runs: list[records.RunFolder], out: Path, known: Path | baseline.BaselineFolders | None = None
+    runs: list[records.RunFolder],
+    out: Path,
+    known: Path | baseline.BaselineFolders | None = None,
+    elsewhere: Sequence[tuple[records.RunFolder, str]] = (),
 ) -> dict:
     """The scoreboard of these runs (:func:`distinct`: ScoreboardError for a
-    target in two runs); ``known`` gates them against that baseline folder
-    now (else each run's gate.json, as the report does)."""
-    report: Report = from_runs(distinct(runs), out, known)
+    target in two runs) and of the targets of runs recorded ``elsewhere``
+    (a run and a target of it, each one more column); ``known`` gates them
+    against that baseline folder now (else each run's gate.json, as the
+    report does)."""
+    apart = [only(run, target) for run, target in elsewhere]
+    away = {target for _, target in elsewhere}
+    report: Report = from_runs(distinct([*runs, *apart]), out, known)
     cells: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     unsupported: dict[str, Counter] = defaultdict(Counter)
     unconfirmed: Counter = Counter()
@@ -182,6 +221,9 @@ def build(
         targets.append(
             {
                 "name": name,
+                "label": label(name, info, name in away),
+                "elsewhere": name in away,
+                "gpu": info.get("gpu"),
                 "adapter": info.get("adapter") or adapter_of(name),
                 "profile": info.get("profile"),
                 "version": info.get("version"),

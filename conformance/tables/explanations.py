@@ -11,6 +11,12 @@ new regression, another mechanism) is not explained and is NEW.
 The judge records which explanations fit each value mismatch (``explained_by``
 in results.jsonl), so the gate, the report and a reader of the records all
 see the same answer.
+
+An explanation with ``invalid`` is of an output the spec does not define at
+all (``accepted_invalid`` of an input with out-of-range indices): a function
+of what the spec defines where the indices are in range and of where they are
+not (:func:`conformance.oracle.in_range`), checked position by position as
+the others are; the judge records those that fit too.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
+
+from conformance.tables import dtypes
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 _INT32 = np.iinfo(np.int32)
@@ -44,10 +52,18 @@ class Explanation:
     # What a model's deployer can do about it, in one line (conformance model
     # shows it beside each node it hits).
     workaround: str = ""
+    # Of an accepted_invalid output: (the spec's output where the indices are in
+    # range, the positions an out-of-range index selects) -> the output it makes
+    invalid: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
 
     @property
     def mechanism(self) -> str:
         return self.family or self.name
+
+    @property
+    def outcome(self) -> str:
+        """The discrepancy kind whose outputs it explains."""
+        return "accepted_invalid" if self.invalid is not None else "value_mismatch"
 
 
 def _low32(x: np.ndarray) -> np.ndarray:
@@ -137,6 +153,10 @@ def _nul_dropped(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     return np.fromiter(kept, bool, actual.size).reshape(actual.shape)
 
 
+def _zero_outside(output: np.ndarray, outside: np.ndarray) -> np.ndarray:
+    return np.where(outside, np.zeros((), dtype=output.dtype), output)
+
+
 EXPLANATIONS: tuple[Explanation, ...] = (
     Explanation(
         "int64-low32",
@@ -218,6 +238,15 @@ EXPLANATIONS: tuple[Explanation, ...] = (
         "fixed-width strings)",
         allowed=_nul_dropped,
         workaround="do not end strings with NUL characters",
+    ),
+    Explanation(
+        "out-of-range-reads-zero",
+        tuple(name for name in dtypes.NAMES if name != "string"),
+        "an out-of-range index reads zero: the output is zero (all bits clear) exactly where "
+        "an index is out of range, and the oracle's value everywhere else",
+        invalid=_zero_outside,
+        workaround="check indices on the host before the model, or run inputs that may be out "
+        "of range on a provider that refuses them (the CPU's)",
     ),
 )
 BY_NAME: dict[str, Explanation] = {explanation.name: explanation for explanation in EXPLANATIONS}

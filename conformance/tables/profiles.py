@@ -14,6 +14,9 @@ execution mode, and with the inference precision its CPU plugin picks by CPU
 optimizations (constant folding computes Gather of initializers itself) and
 with its execution provider (``openvino-ep`` judges only the nodes the
 OpenVINO EP ran: conformance/adapters/ort.py says how it tells).
+
+The GPU profiles (``onnxruntime:cuda``, ``iree:cuda``: docs/gpu.md) run on an
+NVIDIA GPU: :func:`on_gpu` says which targets do, whatever their name.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ PROFILES: dict[str, dict[str, dict[str, object]]] = {
             "providers": ["OpenVINOExecutionProvider"],
             "provider_options": [{"device_type": "CPU"}],
         },
+        # The CUDA execution provider (package onnxruntime-gpu, in a targets
+        # file's environment), placement checked as for openvino-ep.
+        "cuda": {"providers": ["CUDAExecutionProvider"]},
     },
     "reference": {
         DEFAULT: {},
@@ -54,6 +60,9 @@ PROFILES: dict[str, dict[str, dict[str, object]]] = {
     "iree": {
         DEFAULT: {},
         "generic": {"extra_args": ["--iree-llvmcpu-target-cpu=generic"]},
+        # Compiled for the device's CUDA target (conformance/adapters/iree.py picks
+        # it), run on IREE's cuda driver.
+        "cuda": {"target_backends": ["cuda"], "extra_args": [], "driver": "cuda"},
     },
 }
 
@@ -65,7 +74,28 @@ PRECISE: dict[str, tuple[str, ...]] = {"openvino": ("f32",), "onnxruntime": ("no
 # Profiles whose runtime comes from another package, which cannot share an
 # environment with the runtime's usual one (onnxruntime-openvino is imported as
 # `onnxruntime` too): run them through a targets file's `python`.
-PACKAGES: dict[tuple[str, str], str] = {("onnxruntime", "openvino-ep"): "onnxruntime-openvino"}
+PACKAGES: dict[tuple[str, str], str] = {
+    ("onnxruntime", "openvino-ep"): "onnxruntime-openvino",
+    ("onnxruntime", "cuda"): "onnxruntime-gpu",
+}
+
+# What puts a target on an NVIDIA GPU, by its own properties: ONNX Runtime's
+# first provider, IREE's driver. Such a target records its device, has its own
+# worker cap (--gpu-workers) and has its resource failures retried
+# (docs/gpu.md); a targets file's `device: gpu` says it of other adapters.
+GPU_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
+GPU_DRIVERS = ("cuda",)
+
+
+def on_gpu(adapter: str, properties: dict) -> bool:
+    """Whether a target of this adapter with these properties runs on a GPU."""
+    if adapter == "onnxruntime":
+        providers = properties.get("providers") or ["CPUExecutionProvider"]
+        return next(iter(providers)) in GPU_PROVIDERS
+    if adapter == "iree":
+        return properties.get("driver") in GPU_DRIVERS
+    return False
+
 
 # What a property value may be, in a profile above or a targets file's
 # `properties`: what its worker is sent as JSON and the header records. A

@@ -234,7 +234,7 @@ def bookkeeping_lines(gate: Gate, unobserved: list[str], verbose: bool = False) 
         shown = "; ".join(said[:3]) + (f"; … ({len(said) - 3} more)" if len(said) > 3 else "")
         lines.append(
             f"not used: {plural(len(gate.inapplicable), 'entry', 'entries')} for other "
-            f"versions, profiles or CPUs: {shown}{more}"
+            f"versions, profiles, CPUs or GPUs: {shown}{more}"
         )
     return lines
 
