@@ -138,7 +138,9 @@ class CompileXFailButRunFailed(Exception):
 
 
 def pytest_addoption(parser) -> None:
-    parser.addoption("--iree-config", required=True, help="an onnx_ops config file")
+    parser.addoption(
+        "--iree-config", action="append", required=True, help="an onnx_ops config file (each given)"
+    )
 
 
 def _read_config(path: str) -> dict:
@@ -162,18 +164,19 @@ def pytest_collect_file(parent, file_path: Path):
 
 class SuiteFile(pytest.File):
     def collect(self):
-        config = _read_config(self.config.getoption("iree_config"))
         folder = self.path.parent
         relative = folder.relative_to(self.config.rootpath).as_posix()
-        if relative in config.get("skip_compile_tests", []):
-            return
-        yield SuiteItem.from_parent(
-            self,
-            name=f"model.mlir::{config['config_name']}",
-            folder=folder,
-            relative=relative,
-            suite=config,
-        )
+        for path in self.config.getoption("iree_config"):
+            config = _read_config(path)
+            if relative in config.get("skip_compile_tests", []):
+                continue
+            yield SuiteItem.from_parent(
+                self,
+                name=f"model.mlir::{config['config_name']}",
+                folder=folder,
+                relative=relative,
+                suite=config,
+            )
 
 
 class SuiteItem(pytest.Item):
@@ -240,18 +243,18 @@ class SuiteItem(pytest.Item):
         return self.path, 0, f"IREE compile and run: {self.folder.name}::{self.name}"
 
 
-def run_suite(out: Path, config: Path, work: Path, *pytest_args: str) -> int:
-    """Import OUT_DIR/node below ``work`` and run the suite's pytest over it."""
-    node = out / "node"
-    import_tests(node, work / GENERATED)
+def run_pytest(work: Path, configs: list[Path], *pytest_args: str) -> int:
+    """The suite's pytest over what :func:`import_tests` wrote below ``work``."""
     repo = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(repo)}
     command = [sys.executable, "-m", "pytest", "-p", "tests.iree_onnx_ops",
-               f"--iree-config={config}", f"--rootdir={work}", "-p", "no:cacheprovider",
-               str(work / GENERATED), *pytest_args]  # fmt: skip
+               *(f"--iree-config={config}" for config in configs), f"--rootdir={work}",
+               "-p", "no:cacheprovider", str(work / GENERATED), *pytest_args]  # fmt: skip
     return subprocess.run(command, cwd=work, env=env, check=False).returncode
 
 
 if __name__ == "__main__":
     out_dir, config_file, work_dir, *rest = sys.argv[1:]
-    sys.exit(run_suite(Path(out_dir), Path(config_file).resolve(), Path(work_dir).resolve(), *rest))
+    work_path = Path(work_dir).resolve()
+    import_tests(Path(out_dir) / "node", work_path / GENERATED)
+    sys.exit(run_pytest(work_path, [Path(config_file).resolve()], *rest))
