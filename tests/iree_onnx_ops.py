@@ -193,11 +193,11 @@ class SuiteItem(pytest.Item):
         compile_fails = self.relative in self.suite.get("expected_compile_failures", [])
         run_fails = self.relative in self.suite.get("expected_run_failures", [])
         if compile_fails:
-            self.add_marker(pytest.mark.xfail(raises=CompileFailed, strict=True,
-                reason="Expected compilation to fail (included in 'expected_compile_failures')"))  # fmt: skip
+            said = "Expected compilation to fail (included in 'expected_compile_failures')"
+            self.add_marker(pytest.mark.xfail(raises=CompileFailed, strict=True, reason=said))
         if run_fails:
-            self.add_marker(pytest.mark.xfail(raises=RunFailed, strict=True,
-                reason="Expected run to fail (included in 'expected_run_failures')"))  # fmt: skip
+            said = "Expected run to fail (included in 'expected_run_failures')"
+            self.add_marker(pytest.mark.xfail(raises=RunFailed, strict=True, reason=said))
         vmfb = f"model_{self.suite['config_name']}.vmfb"
         self._step(
             ["iree-compile", "model.mlir", *self.suite["iree_compile_flags"], "-o", vmfb],
@@ -232,9 +232,8 @@ class SuiteItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CompileXFailButRunFailed):
-            return "Expected compile failure but run failed (move to 'expected_run_failures'):\n" + (
-                "\n".join(excinfo.value.args)
-            )
+            said = "Expected compile failure but run failed (move to 'expected_run_failures'):"
+            return "\n".join((said, *excinfo.value.args))
         if isinstance(excinfo.value, (CompileFailed, RunFailed)):
             return "\n".join(excinfo.value.args)
         return super().repr_failure(excinfo)

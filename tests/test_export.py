@@ -371,18 +371,20 @@ def test_iree_op_suite_passes_the_export_under_its_generated_list(tmp_path, caps
         properties = {p.get("name"): p.get("value") for p in case.iter("property")}
         failed = any(child.tag in ("failure", "error") for child in case)
         outcomes[properties["test_name"], properties["relative_test_directory_name"]] = failed
-    ran = {name.rsplit("/", 1)[1] for config_name, name in outcomes if config_name == "cpu_llvm_sync"}
+    ran = {name.rsplit("/", 1)[1] for config, name in outcomes if config == "cpu_llvm_sync"}
     assert ran == {names.test_name(i, "static") for i in IREE_SUITE_CASES if "bfloat16" not in i}
     assert not any(failed for (name, _), failed in outcomes.items() if name == "cpu_llvm_sync")
 
     # the importer changes the signalling NaN's bits, and the manifest says so for IREE
     snan = names.test_name("gather-float32-special-bits.op13.float32.int64", "static")
-    pb = numpy_helper.to_array(onnx.load_tensor(out / "node" / snan / "test_data_set_0" / "input_0.pb"))
+    pb = numpy_helper.to_array(
+        onnx.load_tensor(out / "node" / snan / export.DATA_SET / "input_0.pb")
+    )
     written = (work / iree_onnx_ops.GENERATED / snan / "input_0.bin").read_bytes()
     assert written != pb.tobytes() and len(written) == pb.nbytes
     manifest = json.loads((out / "manifest.json").read_text())
     marked = {t["name"] for t in manifest["tests"] if "iree_import_bits" in t["tolerance_blind"]}
-    assert marked == {snan, names.test_name("gather-float32-special-bits.op13.float32.int64", "dynamic")}
+    assert marked == {snan, snan.replace("_static", "_dynamic")}
 
     # --check: the generated lines hold; the drifted config's stale and missing lines show
     code = main(["export", str(out), "--check", str(junit),
@@ -396,6 +398,32 @@ def test_iree_op_suite_passes_the_export_under_its_generated_list(tmp_path, caps
         "compiles and runs: it passes",
     ]
     assert said[-1] == "1 stale line, 1 missing line"
+
+
+def test_check_refuses_results_it_cannot_read_naming_them(tmp_path, capsys):
+    out = tmp_path / "out"
+    _export(out, SMALL, [SMALL_FILE], variants=("static",))
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    broken = tmp_path / "results.xml"
+    broken.write_text("<testsuites><testcase", encoding="utf-8")
+    other = tmp_path / "other.xml"  # a JUnit file of another suite: no suite properties
+    other.write_text('<testsuites><testsuite><testcase classname="a" name="b"/></testsuite>'
+                     "</testsuites>", encoding="utf-8")  # fmt: skip
+    log = tmp_path / "log.jsonl"
+    log.write_text("not json\n", encoding="utf-8")
+    for results, said in (
+        (broken, "not a JUnit XML file"),
+        (other, "testcase a::b has no relative_test_directory_name and test_name properties"),
+        (log, "line 1: not JSON"),
+        (tmp_path / "absent.xml", "no such file"),
+    ):
+        assert main(["export", str(out), "--check", str(results)]) == 2
+        assert f"error: {results}: {said}" in capsys.readouterr().err
+    assert main(["export", str(tmp_path / "none"), "--check", str(other)]) == 2
+    assert "not an export (no manifest.json)" in capsys.readouterr().err
+    assert main(["export", str(out), str(SMALL_FILE), "--check", str(other)]) == 2
+    assert "PATHS do not apply" in capsys.readouterr().err
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before  # nothing written
 
 
 # -- how baseline entries map to tests (no run) --------------------------------------------

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from conformance import export as exporting
 from conformance.cli import exits, inputs, options
-from conformance.export import check as checking
 from conformance.engine import models
+from conformance.export import check as checking
 from conformance.gate import baseline
 from conformance.report.terminal import export as export_text
 from conformance.report.terminal.escape import say

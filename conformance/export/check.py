@@ -37,6 +37,7 @@ XPASS_STRICT = "[XPASS(strict)]"
 COMPILE_ERROR = "Error invoking iree-compile"
 RUN_ERROR = "Error invoking iree-run-module"
 WRONG_STEP = "move to 'expected_run_failures'"  # an expected compile failure that failed at run
+IMPORT_SUCCESSES = "import_successes.txt"  # the suite's importer writes it beside its failures
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,8 @@ def _report_log(path: Path, known: set[str]) -> tuple[list[Result], int]:
         properties = dict(
             p for p in report.get("user_properties") or [] if isinstance(p, list) and len(p) == 2
         )
-        relative, config = properties.get("relative_test_directory_name"), properties.get("test_name")
+        relative = properties.get("relative_test_directory_name")
+        config = properties.get("test_name")
         node = str(report.get("nodeid"))
         if relative is None or config is None:
             raise _error(
@@ -207,18 +209,51 @@ def _judge(result: Result, line: str | None, where: str) -> Finding | None:
             return None
         if failed and WRONG_STEP in text:
             return Finding(STALE, test, f"{where}: {line}", "compiles, fails at run")
-        if failed and XPASS_STRICT in text or result.outcome == PASSED:
+        if (failed and XPASS_STRICT in text) or result.outcome == PASSED:
             return Finding(STALE, test, f"{where}: {line}", "compiles and runs: it passes")
         return Finding(STALE, test, f"{where}: {line}", _step(text))
     if line == "expected_run_failures":
         if result.outcome == XFAILED:
             return None
-        if failed and XPASS_STRICT in text or result.outcome == PASSED:
+        if (failed and XPASS_STRICT in text) or result.outcome == PASSED:
             return Finding(STALE, test, f"{where}: {line}", "runs and passes")
         return Finding(STALE, test, f"{where}: {line}", _step(text))
     if failed:  # not listed, or skip_run_tests (compiled only)
         return Finding(MISSING, test, where, _step(text))
     return None
+
+
+def _check_config(
+    summary: CheckSummary,
+    where: str,
+    config: dict,
+    tests: list[str],
+    results_of: dict[str, Result],
+    refused: set[str],
+) -> None:
+    """One config's results held to its lists (and to the importer's refusals)."""
+    listed = _listed(config)
+    summary.checked[where] = len(results_of)
+    for test in tests:
+        result = results_of.get(test)
+        if result is None:
+            if test in refused:
+                why = "refused by the importer"
+            elif listed.get(test) == "skip_compile_tests":
+                why = "skipped by the list"
+            else:
+                why = "not run"
+            counts = summary.absent.setdefault(where, {})
+            counts[why] = counts.get(why, 0) + 1
+            continue
+        if test in refused:
+            shown = f"expected-failures/iree/{runners.IREE_IMPORT_FAILURES}"
+            summary.findings.append(
+                Finding(STALE, test, shown, f"imported and run ({result.outcome})")
+            )
+        finding = _judge(result, listed.get(test), where)
+        if finding is not None:
+            summary.findings.append(finding)
 
 
 def check(out: Path, results: list[Path]) -> CheckSummary:
@@ -237,12 +272,19 @@ def check(out: Path, results: list[Path]) -> CheckSummary:
     refused = set(_names(refused_file)) if refused_file.is_file() else set()
     summary = CheckSummary()
     by_config: dict[str, dict[str, Result]] = {}
-    imported_failures: list[str] | None = None
+    import_refused: set[str] = set()  # what the importer's own files say
+    imported: set[str] = set()
+    read_importer = False
     for path in results:
         if not path.is_file():
             raise _error(path, "no such file")
-        if path.name == runners.IREE_IMPORT_FAILURES:
-            imported_failures = [n for n in _names(path) if n in known]
+        if path.name in (runners.IREE_IMPORT_FAILURES, IMPORT_SUCCESSES):
+            names = {n for n in _names(path) if n in known}
+            read_importer = True
+            if path.name == IMPORT_SUCCESSES:
+                imported |= names
+            else:
+                import_refused |= names
             continue
         if path.suffix == ".xml":
             read, foreign = _junit(path, known)
@@ -258,37 +300,15 @@ def check(out: Path, results: list[Path]) -> CheckSummary:
                 )
             by_config.setdefault(result.config, {})[result.test] = result
     shown = f"expected-failures/iree/{runners.IREE_IMPORT_FAILURES}"
-    if imported_failures is not None:
-        for name in sorted(refused - set(imported_failures)):
-            summary.findings.append(Finding(STALE, name, shown, "the importer imports it"))
-        for name in sorted(set(imported_failures) - refused):
-            summary.findings.append(Finding(MISSING, name, shown, "the importer refuses it"))
+    for name in sorted(refused & imported):
+        summary.findings.append(Finding(STALE, name, shown, "the importer imports it"))
+    for name in sorted(import_refused - refused):
+        summary.findings.append(Finding(MISSING, name, shown, "the importer refuses it"))
     for config_name, results_of in by_config.items():
         path, config = configs[config_name]
-        where = f"expected-failures/iree/{path.name}"
-        listed = _listed(config)
-        summary.checked[where] = len(results_of)
-        for test in tests:
-            result = results_of.get(test)
-            if result is None:
-                why = (
-                    "refused by the importer"
-                    if test in refused
-                    else "skipped by the list"
-                    if listed.get(test) == "skip_compile_tests"
-                    else "not run"
-                )
-                counts = summary.absent.setdefault(where, {})
-                counts[why] = counts.get(why, 0) + 1
-                continue
-            if test in refused:
-                summary.findings.append(
-                    Finding(STALE, test, shown, f"imported and run ({result.outcome})")
-                )
-            finding = _judge(result, listed.get(test), where)
-            if finding is not None:
-                summary.findings.append(finding)
-    if not by_config and imported_failures is None:
+        _check_config(summary, f"expected-failures/iree/{path.name}", config, tests, results_of,
+                      refused - imported)  # fmt: skip
+    if not by_config and not read_importer:
         raise ExportError(
             f"{', '.join(map(str, results))}: no result of a test of {out} "
             f"({summary.foreign} of other tests)"

@@ -232,14 +232,16 @@ def iree_config(
         else:
             placed[where[0]].append((test, where[1]))
     importer = pipeline.importer
+    about = (
+        f"{pipeline.runner}, config {runner_config.name}: imported by {importer.name} "
+        f"(iree-import-onnx --opset-version {importer.opset}), judged from the baseline's "
+        f"observations in profile {runner_config.profile} (conformance run --runtime "
+        f"{pipeline.runtime}:{runner_config.profile})"
+    )
     lines = [
         "{",
         _comment(header, "  //"),
-        _comment(f"{pipeline.runner}, config {runner_config.name}: imported by "
-                 f"{importer.name} (iree-import-onnx --opset-version {importer.opset}), "
-                 f"judged from the baseline's observations in profile {runner_config.profile} "
-                 f"(conformance run --runtime {pipeline.runtime}:{runner_config.profile})",
-                 "  //"),  # fmt: skip
+        _comment(about, "  //"),
         f'  "config_name": {json.dumps(runner_config.name)},',
         f'  "iree_compile_flags": {json.dumps(list(runner_config.compile_flags))},',
         f'  "iree_run_module_flags": {json.dumps(list(runner_config.run_flags))},',
@@ -255,8 +257,11 @@ def iree_config(
             lines.append(f'    "{IREE_FOLDER}/{test.name}"{comma}')
         lines.append("  ]" + ("," if index < len(placed) - 1 else ""))
     if passing_wrong:
-        lines.append(_comment(f"not listed: {passing_wrong} tests whose known wrong output this "
-                              "runner's comparison passes (failing.txt names them)", "  //"))  # fmt: skip
+        said = (
+            f"not listed: {passing_wrong} tests whose known wrong output this runner's "
+            "comparison passes (failing.txt names them)"
+        )
+        lines.append(_comment(said, "  //"))
     lines.append("}")
     return "\n".join(lines) + "\n"
 

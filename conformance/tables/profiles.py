@@ -59,7 +59,10 @@ PROFILES: dict[str, dict[str, dict[str, object]]] = {
         # on the host CPU, as the default. The export's IREE lists are judged in it.
         "onnx-ops": {
             "opset_version": 17,
-            "extra_args": ["--iree-input-demote-f64-to-f32=false", "--iree-llvmcpu-target-cpu=host"],
+            "extra_args": [
+                "--iree-input-demote-f64-to-f32=false",
+                "--iree-llvmcpu-target-cpu=host",
+            ],
             "driver": "local-sync",
         },
     },
