@@ -163,7 +163,7 @@ def test_iree_onnx_ops_runs_the_pipeline_of_irees_own_op_suite():
     (got,) = suite.run(model, feeds).outputs
     expected = np.take_along_axis(data, indices, axis=1)
     assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
-    with pytest.raises(LoadError, match="onnx.GatherElements"):
+    with pytest.raises(LoadError, match=r"onnx\.GatherElements"):
         adapter_of("iree").run(model, feeds)
 
 
