@@ -136,8 +136,8 @@ def test_a_string_fed_is_refused_before_the_runtime(compiler):
 @pytest.mark.parametrize("name", COMPILERS)
 def test_the_other_profile_is_recorded_as_effective(name):
     """tvm:host compiles for the host CPU TVM detects; iree:generic for LLVM's generic CPU.
-    (iree:cuda needs a GPU: tests/test_gpu.py.)"""
-    (other,) = [profile for profile in PROFILES[name] if profile not in ("default", "cuda")]
+    (iree:cuda needs a GPU: tests/test_gpu.py; iree:onnx-ops is the op suite's pipeline.)"""
+    other = {"tvm": "host", "iree": "generic"}[name]
     effective = adapters.instantiate(adapters.resolve(name), PROFILES[name][other]).info()[
         "effective"
     ]
@@ -145,6 +145,27 @@ def test_the_other_profile_is_recorded_as_effective(name):
         assert effective["mcpu"] == effective["host_cpu"]
     else:
         assert effective["extra_args"] == ["--iree-llvmcpu-target-cpu=generic"]
+
+
+@pytest.mark.skipif(not installed("iree"), reason="no iree here")
+def test_iree_onnx_ops_runs_the_pipeline_of_irees_own_op_suite():
+    """iree:onnx-ops imports as iree-import-onnx --opset-version 17 does (a lower
+    opset upgraded first), keeps float64 and runs on local-sync: a float64
+    GatherElements-11, which the default profile refuses (no conversion below
+    opset 13, float64 demoted), is computed bit for bit."""
+    suite = adapters.instantiate(adapters.resolve("iree"), PROFILES["iree"]["onnx-ops"])
+    effective = suite.info()["effective"]
+    assert (effective["opset_version"], effective["driver"]) == (17, "local-sync")
+    assert "--iree-input-demote-f64-to-f32=false" in effective["extra_args"]
+    data = np.array([[1.5, -0.0], [np.inf, 1e300]])
+    indices = np.array([[1, 0], [0, 1]], dtype=np.int64)
+    model = models.build("GatherElements", 11, data, indices, 1, "static").SerializeToString()
+    feeds = models.feeds(data, indices, "static")
+    (got,) = suite.run(model, feeds).outputs
+    expected = np.take_along_axis(data, indices, axis=1)
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+    with pytest.raises(LoadError, match=r"onnx\.GatherElements"):
+        adapter_of("iree").run(model, feeds)
 
 
 def test_compilers_are_built_in_but_not_run_by_default():

@@ -258,17 +258,26 @@ def test_each_runners_file_names_exactly_the_baselines_tests(corpus_export):
     assert {t["name"] for t in manifest["tests"] if t["dtype"] == "bfloat16"} <= limited
     assert any("trailing_nul" in name for name in limited)
 
-    # IREE: pyjson5 reads it; without its // comment lines it is JSON
-    text = (base / "iree" / "default.json").read_text()
-    config = json.loads("\n".join(x for x in text.splitlines() if not x.lstrip().startswith("//")))
-    listed = {
+    # IREE: judged through its op suite's pipeline. pyjson5 reads the config; without
+    # its // comment lines it is JSON. No config for the adapter's own profiles.
+    assert sorted(p.name for p in (base / "iree").iterdir()) == [
+        "failing.txt", "import_failures.txt", "onnx_ops_cpu_llvm_sync.json"
+    ]  # fmt: skip
+    config = _iree_config_text(base / "iree" / "onnx_ops_cpu_llvm_sync.json")
+    listed = [
         name.rsplit("/", 1)[-1]
         for key in runners.IREE_LISTS
         for name in config[key]
         if name.startswith(runners.IREE_FOLDER + "/")
-    }
-    assert listed == set(_failing(out, "iree"))
-    assert not set(config["expected_run_failures"]) & set(config["skip_compile_tests"])
+    ]
+    assert len(listed) == len(set(listed))  # one list each
+    refused = {line for line in (base / "iree" / "import_failures.txt").read_text().splitlines()
+               if not line.startswith("#")}  # fmt: skip
+    not_packed = ("bfloat16", "complex64", "complex128", "string")
+    assert refused == {t["name"] for t in manifest["tests"] if t["dtype"] in not_packed}
+    dynamic = {t["name"] for t in manifest["tests"] if t["variant"] == "dynamic"} - refused
+    assert {n.rsplit("/", 1)[-1] for n in config["skip_compile_tests"]} >= dynamic
+    assert set(listed) == dynamic | set(_failing(out, "iree", "onnx-ops")) - refused
 
     # OpenVINO: a Python module of xfail tuples
     namespace: dict = {}
@@ -305,6 +314,125 @@ def test_each_runners_file_names_exactly_the_baselines_tests(corpus_export):
         n for p in ("default", "openvino-ep") for n in _failing(out, "onnxruntime", p)
     }
     assert {"test_" + n for n in broken} == expected_broken
+
+
+# -- IREE's own op suite over the export, under the generated list ---------------------------
+# One test of each kind of line the IREE list has, and what it would have been wrong
+# about before: float64 (listed as failing while the suite keeps float64),
+# GatherElements-11 (listed while the suite imports at opset 17), bfloat16 (the
+# suite's importer refuses it), a float32 signalling NaN (the importer quiets it: a
+# pass on other bits), and the dynamic variant of each (symbolic dims written as 0).
+IREE_SUITE_CASES = (
+    "gather-every-dtype.op13.float64.int64", "ge-every-dtype.op11.float32.int64",
+    "gather-every-dtype.op13.bfloat16.int64", "gather-float32-special-bits.op13.float32.int64",
+)  # fmt: skip
+
+
+def _iree_config_text(path: Path) -> dict:
+    return json.loads(
+        "\n".join(x for x in path.read_text().splitlines() if not x.lstrip().startswith("//"))
+    )
+
+
+def test_iree_op_suite_passes_the_export_under_its_generated_list(tmp_path, capsys):
+    pytest.importorskip("iree.compiler")
+    from tests import iree_onnx_ops
+
+    out = tmp_path / "out"
+    cases = [c for c in list(corpus_cases()) if c.id in IREE_SUITE_CASES]
+    assert sorted(c.id for c in cases) == sorted(IREE_SUITE_CASES)
+    export.export(out, cases, inputs.corpus(None), variants=("static", "dynamic"))
+    lists = out / "expected-failures" / "iree"
+    generated = lists / "onnx_ops_cpu_llvm_sync.json"
+    config = _iree_config_text(generated)
+    assert "--iree-input-demote-f64-to-f32=false" in config["iree_compile_flags"]
+    assert config["iree_run_module_flags"] == ["--device=local-sync"]
+    assert {n.rsplit("/", 1)[1] for n in config["skip_compile_tests"]} == {
+        names.test_name(i, "dynamic") for i in IREE_SUITE_CASES if "bfloat16" not in i
+    }  # every dynamic test the importer takes, none silently
+    refused = [line for line in (lists / "import_failures.txt").read_text().splitlines()
+               if not line.startswith("#")]  # fmt: skip
+    assert sorted(refused) == sorted(
+        names.test_name("gather-every-dtype.op13.bfloat16.int64", v) for v in ("static", "dynamic")
+    )
+
+    # the suite's import step, then its pytest with the generated config and a drifted
+    # copy: the float64 demotion back on (so float64 fails, unlisted) and the
+    # GatherElements-11 test listed as a compile failure (as the old list had it)
+    work = tmp_path / "onnx_ops"
+    imported_refused = iree_onnx_ops.import_tests(out / "node", work / iree_onnx_ops.GENERATED)
+    ge11 = names.test_name("ge-every-dtype.op11.float32.int64", "static")
+    f64 = names.test_name("gather-every-dtype.op13.float64.int64", "static")
+    drifted = dict(config, config_name="drifted")
+    drifted["iree_compile_flags"] = [
+        flag for flag in config["iree_compile_flags"] if "demote-f64" not in flag
+    ]
+    drifted["expected_compile_failures"] = [f"{runners.IREE_FOLDER}/{ge11}"]
+    (lists / "drifted.json").write_text(json.dumps(drifted))
+    junit = tmp_path / "junit.xml"
+    iree_onnx_ops.run_pytest(work, [generated, lists / "drifted.json"], f"--junitxml={junit}", "-q")
+
+    # the generated config: every test the suite ran passed, as the list says
+    import xml.etree.ElementTree as ElementTree
+
+    outcomes = {}
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+        failed = any(child.tag in ("failure", "error") for child in case)
+        outcomes[properties["test_name"], properties["relative_test_directory_name"]] = failed
+    ran = {name.rsplit("/", 1)[1] for config, name in outcomes if config == "cpu_llvm_sync"}
+    assert ran == {names.test_name(i, "static") for i in IREE_SUITE_CASES if "bfloat16" not in i}
+    assert not any(failed for (name, _), failed in outcomes.items() if name == "cpu_llvm_sync")
+
+    # the importer changes the signalling NaN's bits, and the manifest says so for IREE
+    snan = names.test_name("gather-float32-special-bits.op13.float32.int64", "static")
+    pb = numpy_helper.to_array(
+        onnx.load_tensor(out / "node" / snan / export.DATA_SET / "input_0.pb")
+    )
+    written = (work / iree_onnx_ops.GENERATED / snan / "input_0.bin").read_bytes()
+    assert written != pb.tobytes() and len(written) == pb.nbytes
+    manifest = json.loads((out / "manifest.json").read_text())
+    marked = {t["name"] for t in manifest["tests"] if "iree_import_bits" in t["tolerance_blind"]}
+    assert marked == {snan, snan.replace("_static", "_dynamic")}
+
+    # --check: the generated lines hold; the drifted config's stale and missing lines show
+    code = main(["export", str(out), "--check", str(junit),
+                 str(work / iree_onnx_ops.GENERATED / "import_failures.txt")])  # fmt: skip
+    said = capsys.readouterr().out.splitlines()
+    assert sorted(imported_refused) == sorted(refused)
+    assert code == 1
+    assert sorted(line for line in said if line.startswith(("stale:", "missing:"))) == [
+        f"missing: {f64} (expected-failures/iree/drifted.json): fails at run",
+        f"stale: {ge11} (expected-failures/iree/drifted.json: expected_compile_failures): "
+        "compiles and runs: it passes",
+    ]
+    assert said[-1] == "1 stale line, 1 missing line"
+
+
+def test_check_refuses_results_it_cannot_read_naming_them(tmp_path, capsys):
+    out = tmp_path / "out"
+    _export(out, SMALL, [SMALL_FILE], variants=("static",))
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    broken = tmp_path / "results.xml"
+    broken.write_text("<testsuites><testcase", encoding="utf-8")
+    other = tmp_path / "other.xml"  # a JUnit file of another suite: no suite properties
+    other.write_text('<testsuites><testsuite><testcase classname="a" name="b"/></testsuite>'
+                     "</testsuites>", encoding="utf-8")  # fmt: skip
+    log = tmp_path / "log.jsonl"
+    log.write_text("not json\n", encoding="utf-8")
+    for results, said in (
+        (broken, "not a JUnit XML file"),
+        (other, "testcase a::b has no relative_test_directory_name and test_name properties"),
+        (log, "line 1: not JSON"),
+        (tmp_path / "absent.xml", "no such file"),
+    ):
+        assert main(["export", str(out), "--check", str(results)]) == 2
+        assert f"error: {results}: {said}" in capsys.readouterr().err
+    assert main(["export", str(tmp_path / "none"), "--check", str(other)]) == 2
+    assert "not an export (no manifest.json)" in capsys.readouterr().err
+    assert main(["export", str(out), str(SMALL_FILE), "--check", str(other)]) == 2
+    assert "PATHS do not apply" in capsys.readouterr().err
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before  # nothing written
 
 
 # -- how baseline entries map to tests (no run) --------------------------------------------

@@ -30,6 +30,13 @@ CPU's features) and ``driver`` (default ``local-task``); the profile
 ``generic`` compiles for LLVM's generic CPU
 (``--iree-llvmcpu-target-cpu=generic``). ``info()['effective']`` records the
 compile command's flags, the driver, and the device IREE reports.
+``opset_version`` (default 0: as written) upgrades a model of a lower opset
+with ``onnx.version_converter`` before the import, as ``iree-import-onnx
+--opset-version N`` does, and ``driver`` (default ``local-task``) is the
+runtime's driver: the profile ``onnx-ops`` runs the pipeline of IREE's own
+ONNX op suite (iree-test-suites ``onnx_ops``, config ``cpu_llvm_sync``: opset
+17, float64 kept, ``local-sync``), whose expected-failure lists the export
+writes (docs/export.md).
 
 The profile ``cuda`` compiles with the ``cuda`` backend and runs on the
 ``cuda`` driver, on an NVIDIA GPU (docs/gpu.md). Its CUDA target is the
@@ -142,6 +149,7 @@ DEFAULTS = {
     "target_backends": ["llvm-cpu"],
     "extra_args": ["--iree-llvmcpu-target-cpu=host"],
     "driver": "local-task",
+    "opset_version": 0,
 }
 DRIVER = DEFAULTS["driver"]
 # The CUDA targets iree-compile 3.13 compiles for: it refuses sm_90 and sm_90a
@@ -157,8 +165,11 @@ def _declared(value: onnx.ValueInfoProto) -> np.dtype | None:
     return row.numpy if row else None
 
 
-def _import(proto: onnx.ModelProto) -> str:
-    """The model as torch-dialect MLIR text, as ``iree-import-onnx`` makes it."""
+def _import(proto: onnx.ModelProto, opset_version: int = 0) -> str:
+    """The model as torch-dialect MLIR text, as ``iree-import-onnx`` makes it
+    (``--opset-version``: a model of a lower opset upgraded first)."""
+    if opset_version and opset_version > proto.opset_import[0].version:
+        proto = onnx.version_converter.convert_version(proto, opset_version)
     onnx.checker.check_model(proto)
     inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
     context = Context()
@@ -266,6 +277,7 @@ class IreeAdapter(Adapter):
             "target_backends": list(self.options["target_backends"]),
             "extra_args": self.compile_args(),
             "driver": self.driver,
+            "opset_version": int(self.options["opset_version"]),
             "hal_device": str(self.config.device),
             "IREE_SAVE_TEMPS": os.environ.get("IREE_SAVE_TEMPS"),
         }
@@ -293,7 +305,7 @@ class IreeAdapter(Adapter):
         """The model as MLIR text, its proto and its entry function's inputs."""
         proto, names = compiled_inputs(model)
         try:
-            text = _import(proto)
+            text = _import(proto, int(self.options["opset_version"]))
         except Exception as error:
             raise LoadError(
                 f"import (iree-import-onnx): {type(error).__name__}: {_short(str(error))}"

@@ -28,7 +28,8 @@ MEANING: dict[int, str] = {
     "that still reproduces; a case not checked (over the memory guard) is reported, not "
     "failed; `diff`: nothing changed",
     FAILED: "a check failed: a discrepancy (with the gate: a new one, or a known one fixed "
-    "upstream? unless `--allow-fixed`); `diff`: something changed",
+    "upstream? unless `--allow-fixed`); `diff`: something changed; `export --check`: a "
+    "stale or missing line in a runner's list",
     USAGE: "usage error or bad input: malformed case or baseline file, a case file that "
     "disagrees with the oracle (`cases validate`, `run`; with `--check-models`, one whose "
     "model fails onnx.checker), unknown runtime or case id, an unreadable or unfinished run "

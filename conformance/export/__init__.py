@@ -30,7 +30,7 @@ from conformance import __version__, shipped
 from conformance.cases.case import Case
 from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.engine import files, models
-from conformance.export import failures, folder, runners
+from conformance.export import failures, folder, pipelines, runners
 from conformance.export.selection import ExportError, NotExported, Test, select
 from conformance.gate import baseline
 
@@ -105,8 +105,10 @@ def _write_test(root: Path, test: Test) -> int:
     return sum(len(data) for _, data in written)
 
 
-def _test_entry(test: Test, inputs: list[str], known: list[dict]) -> dict:
-    case, blind = test.case, test.blind
+def _test_entry(test: Test, inputs: list[str], known: list[dict], marks: tuple[str, ...]) -> dict:
+    """``marks``: the tolerance_blind marks of the runners' importers that
+    change its values (:mod:`.pipelines`)."""
+    case, blind = test.case, test.blind + marks
     return {
         "name": test.name,
         "case_id": case.id,
@@ -187,22 +189,31 @@ def export(
     summary = ExportSummary(out, 0, len({t.case.id for t in tests}), refused, 0)
 
     def fill(root: Path) -> None:
-        entries = []
         (root / "node").mkdir()
         for test in tests:
             _write_test(root, test)
-            fed = models.feeds(test.case.data, test.case.indices, test.variant)
-            entries.append(_test_entry(test, list(fed), known_of[test.name]))
         summary.tests = sum(1 for p in (root / "node").iterdir() if (p / "model.onnx").is_file())
         if summary.tests < len(tests):
             raise ExportError(
                 f"{out}: {summary.tests} test folders written, {len(tests)} selected: "
                 "nothing was put in place"
             )
+        # what each runner's pipeline makes of the folders as written (docs/export.md)
+        names = [test.name for test in tests]
+        seen = {r: pipelines.observe(p, root, names) for r, p in pipelines.PIPELINES.items()}
+        entries = []
+        for test in tests:
+            fed = models.feeds(test.case.data, test.case.indices, test.variant)
+            marks = tuple(
+                pipelines.PIPELINES[runtime].importer.bits_spot
+                for runtime, of_test in seen.items()
+                if of_test[test.name].changed
+            )
+            entries.append(_test_entry(test, list(fed), known_of[test.name], marks))
         failure_section = {}
         for runtime, (paths, by_config) in by_runtime.items():
             sources = ", ".join(_shown(p) for p in paths)
-            written = runners.files(runtime, tests, by_config, sources)
+            written = runners.files(runtime, tests, by_config, sources, seen.get(runtime))
             relative = []
             for name, text in written.items():
                 path = root / "expected-failures" / runtime / name

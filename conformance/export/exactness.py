@@ -1,4 +1,5 @@
-"""What a tolerance-based runner cannot see in an expected output.
+"""What a tolerance-based runner cannot see in an expected output, and what
+a runner's importer cannot carry.
 
 Most runners of the backend test layout compare floats with a tolerance
 (onnx's backend runner: ``np.testing.assert_allclose`` with rtol 1e-3 and
@@ -6,7 +7,10 @@ atol 1e-7, also for integers; ONNX Runtime's onnx_test_runner: a per-sample
 tolerance for floats, NaN equal to any NaN) while this project's verdict is
 bit for bit. For each expected output this module says which of its values
 such a comparison would accept a wrong answer for; a test with any of them
-needs a bit-exact comparison (the gate here) to be judged fully.
+needs a bit-exact comparison (the gate here) to be judged fully. The marks
+named after a runner (``iree_import_bits``) say that the runner's importer
+changes the test's values (:mod:`conformance.export.pipelines` finds which
+tests): that runner runs another test than the folder holds.
 """
 
 from __future__ import annotations
@@ -26,6 +30,11 @@ BLIND_SPOTS: dict[str, str] = {
     "which Python runners read .pb files with, drops them (another expected output is read)",
     "integer_tolerance": f"an integer of magnitude {1 / RTOL:g} or more (or beyond 2^53), compared "
     "by assert_allclose: a neighbouring integer passes",
+    # a runner's importer (conformance.export.pipelines), not a tolerance
+    "iree_import_bits": "an input or expected value IREE's onnx_ops importer cannot write bit "
+    "for bit: it packs values through Python objects (struct.pack of tolist()), which quiets "
+    "a signalling float32 NaN and writes every float16 NaN as the canonical quiet one, so "
+    "that runner runs and compares other bits than the test specifies",
 }
 
 

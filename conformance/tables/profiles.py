@@ -63,6 +63,17 @@ PROFILES: dict[str, dict[str, dict[str, object]]] = {
         # Compiled for the device's CUDA target (conformance/adapters/iree.py picks
         # it), run on IREE's cuda driver.
         "cuda": {"target_backends": ["cuda"], "extra_args": [], "driver": "cuda"},
+        # IREE's own ONNX op suite (iree-test-suites onnx_ops): its importer upgrades
+        # every model to opset 17, its CPU config keeps float64 and runs on local-sync;
+        # on the host CPU, as the default. The export's IREE lists are judged in it.
+        "onnx-ops": {
+            "opset_version": 17,
+            "extra_args": [
+                "--iree-input-demote-f64-to-f32=false",
+                "--iree-llvmcpu-target-cpu=host",
+            ],
+            "driver": "local-sync",
+        },
     },
 }
 

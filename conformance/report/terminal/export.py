@@ -1,6 +1,6 @@
 """What ``conformance export`` prints: the tests written and the cases not
-exported, each runner's expected failures, where the manifest is; and what
-an interrupted export says."""
+exported, each runner's expected failures, where the manifest is; what
+an interrupted export says; and what ``--check`` found."""
 
 from __future__ import annotations
 
@@ -33,3 +33,25 @@ def export_lines(summary, seconds: float) -> list[str]:
 
 def export_interrupted_line(out: Path) -> str:
     return f"interrupted: nothing was written to {relative(out)}"
+
+
+def check_lines(summary, out: Path) -> list[str]:
+    """What ``conformance export OUT_DIR --check RESULTS`` says: each stale and
+    missing line, then the counts."""
+    lines = [
+        f"{finding.kind}: {safe(finding.test)} ({safe(finding.where)}): {safe(finding.said)}"
+        for finding in summary.findings
+    ]
+    for where, checked in summary.checked.items():
+        absent = summary.absent.get(where, {})
+        not_held = ", ".join(f"{count} {why}" for why, count in sorted(absent.items()))
+        lines.append(
+            f"{relative(out / where)}: {plural(checked, 'result')} checked"
+            + (f"; not in the results: {not_held}" if not_held else "")
+        )
+    if summary.foreign:
+        lines.append(f"not the export's: {plural(summary.foreign, 'result')} (not looked at)")
+    stale = sum(f.kind == "stale" for f in summary.findings)
+    missing = len(summary.findings) - stale
+    lines.append(f"{plural(stale, 'stale line')}, {plural(missing, 'missing line')}")
+    return lines

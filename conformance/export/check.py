@@ -1,0 +1,316 @@
+"""``conformance export OUT_DIR --check RESULTS ...``: a runner's results held
+to the lists the export wrote for it, so that a list that drifts shows
+(docs/export.md, "Checking a runner's results against its list").
+
+Read here: the results of IREE's op suite (``iree-test-suites/onnx_ops``) run
+with one of the export's IREE configs, as pytest writes them
+(``--junitxml=FILE``; or the suite's log, ``--report-log=FILE``), each test
+known by its user properties ``relative_test_directory_name`` and
+``test_name`` (the config's name); and the suite's importer's
+``import_failures.txt``. A line is
+
+* **stale** when the results contradict it: a test listed as failing that
+  passes (the suite's ``[XPASS(strict)]``), or fails at the other step; a
+  test listed as refused by the importer that was imported;
+* **missing** when a test fails (or the importer refuses it) and no line
+  says so.
+
+Tests of the results that are not the export's are not looked at; tests of
+the export the results do not hold (skipped by the list, refused by the
+importer, or not run) are counted.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conformance.export import folder as export_folder
+from conformance.export import runners
+from conformance.export.selection import ExportError
+
+STALE, MISSING = "stale", "missing"
+PASSED, FAILED, XFAILED, SKIPPED = "passed", "failed", "xfailed", "skipped"
+XPASS_STRICT = "[XPASS(strict)]"
+COMPILE_ERROR = "Error invoking iree-compile"
+RUN_ERROR = "Error invoking iree-run-module"
+WRONG_STEP = "move to 'expected_run_failures'"  # an expected compile failure that failed at run
+IMPORT_SUCCESSES = "import_successes.txt"  # the suite's importer writes it beside its failures
+
+
+@dataclass(frozen=True)
+class Result:
+    """One test's result in one config of the runner."""
+
+    test: str  # the test's folder name, test_<name>
+    config: str  # the config's name
+    outcome: str  # PASSED, FAILED, XFAILED, SKIPPED
+    text: str  # what the runner said: a failure's message, an xfail's reason
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # STALE or MISSING
+    test: str
+    where: str  # the list file and the list holding the line; for a missing line, the file
+    said: str  # what the results show
+
+
+@dataclass
+class CheckSummary:
+    """What ``--check`` found."""
+
+    findings: list[Finding] = field(default_factory=list)
+    checked: dict[str, int] = field(default_factory=dict)  # list file -> results checked
+    absent: dict[str, dict[str, int]] = field(default_factory=dict)  # list file -> why -> tests
+    foreign: int = 0  # results of tests that are not the export's
+
+
+# -- reading results ------------------------------------------------------------------------
+def _error(path: Path, said: str) -> ExportError:
+    return ExportError(f"{path}: {said}")
+
+
+def _test_of(relative: str, known: set[str]) -> str | None:
+    name = relative.rstrip("/").rsplit("/", 1)[-1]
+    return name if name in known else None
+
+
+def _junit(path: Path, known: set[str]) -> tuple[list[Result], int]:
+    try:
+        root = ElementTree.parse(path).getroot()
+    except (ElementTree.ParseError, OSError) as error:
+        raise _error(path, f"not a JUnit XML file: {error}") from None
+    results, foreign = [], 0
+    for case in root.iter("testcase"):
+        properties = {
+            p.get("name"): p.get("value", "") for p in case.iter("property") if p.get("name")
+        }
+        relative = properties.get("relative_test_directory_name")
+        config = properties.get("test_name")
+        if relative is None or config is None:
+            raise _error(
+                path,
+                f"testcase {case.get('classname')}::{case.get('name')} has no "
+                "relative_test_directory_name and test_name properties: not the results of "
+                "iree-test-suites/onnx_ops (its conftest.py records them)",
+            )
+        test = _test_of(relative, known)
+        if test is None:
+            foreign += 1
+            continue
+        outcome, text = PASSED, ""
+        for child in case:
+            if child.tag in ("failure", "error"):
+                outcome, text = FAILED, f"{child.get('message', '')}\n{child.text or ''}"
+                break
+            if child.tag == "skipped":
+                xfail = child.get("type") == "pytest.xfail"
+                outcome, text = (XFAILED if xfail else SKIPPED), child.get("message", "")
+        results.append(Result(test, config, outcome, text))
+    return results, foreign
+
+
+def _report_log(path: Path, known: set[str]) -> tuple[list[Result], int]:
+    """pytest-reportlog's JSON lines: per test its setup, call and teardown
+    reports; the call's outcome, else the setup's when it did not pass."""
+    by_node: dict[str, Result] = {}
+    foreign: set[str] = set()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise _error(path, f"cannot be read: {error}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            report = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise _error(path, f"line {number}: not JSON ({error.msg})") from None
+        if not isinstance(report, dict) or report.get("$report_type") != "TestReport":
+            continue
+        when, outcome = report.get("when"), report.get("outcome")
+        if when == "teardown" or (when == "setup" and outcome == PASSED):
+            continue
+        properties = dict(
+            p for p in report.get("user_properties") or [] if isinstance(p, list) and len(p) == 2
+        )
+        relative = properties.get("relative_test_directory_name")
+        config = properties.get("test_name")
+        node = str(report.get("nodeid"))
+        if relative is None or config is None:
+            raise _error(
+                path,
+                f"line {number}: {node} has no relative_test_directory_name and test_name "
+                "user properties: not the results of iree-test-suites/onnx_ops",
+            )
+        test = _test_of(str(relative), known)
+        if test is None:
+            foreign.add(node)
+            continue
+        longrepr = report.get("longrepr") or ""
+        text = longrepr if isinstance(longrepr, str) else json.dumps(longrepr)
+        if outcome == SKIPPED and "wasxfail" in report:
+            found = Result(test, str(config), XFAILED, str(report["wasxfail"]))
+        elif outcome in (PASSED, FAILED, SKIPPED):
+            found = Result(test, str(config), str(outcome), text)
+        else:
+            raise _error(path, f"line {number}: outcome {outcome!r}")
+        by_node[node] = found
+    return list(by_node.values()), len(foreign)
+
+
+def _names(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise _error(path, f"cannot be read: {error}") from None
+    return [line.strip() for line in text.splitlines() if line.strip() and line[0] != "#"]
+
+
+# -- the export's lists ----------------------------------------------------------------------
+def _config(path: Path) -> dict:
+    """An IREE config as the export writes it (JSON with ``//`` comment lines)."""
+    text = path.read_text(encoding="utf-8")
+    kept = [line for line in text.splitlines() if not line.lstrip().startswith("//")]
+    try:
+        config = json.loads("\n".join(kept))
+    except json.JSONDecodeError as error:
+        raise _error(path, f"not a config the export writes: {error}") from None
+    if not isinstance(config, dict) or not isinstance(config.get("config_name"), str):
+        raise _error(path, "not a config the export writes: no config_name")
+    return config
+
+
+def _listed(config: dict) -> dict[str, str]:
+    """Test name -> the list of the config naming it."""
+    found = {}
+    for key in runners.IREE_LISTS:
+        for entry in config.get(key) or []:
+            found[str(entry).rsplit("/", 1)[-1]] = key
+    return found
+
+
+def _step(text: str) -> str:
+    if COMPILE_ERROR in text:
+        return "fails at compile"
+    if RUN_ERROR in text or WRONG_STEP in text:
+        return "fails at run"
+    return "fails: " + (text.strip().splitlines() or ["(no message)"])[0][:200]
+
+
+def _judge(result: Result, line: str | None, where: str) -> Finding | None:
+    text, test = result.text, result.test
+    failed = result.outcome == FAILED
+    if line == "expected_compile_failures":
+        if result.outcome == XFAILED:
+            return None
+        if failed and WRONG_STEP in text:
+            return Finding(STALE, test, f"{where}: {line}", "compiles, fails at run")
+        if (failed and XPASS_STRICT in text) or result.outcome == PASSED:
+            return Finding(STALE, test, f"{where}: {line}", "compiles and runs: it passes")
+        return Finding(STALE, test, f"{where}: {line}", _step(text))
+    if line == "expected_run_failures":
+        if result.outcome == XFAILED:
+            return None
+        if (failed and XPASS_STRICT in text) or result.outcome == PASSED:
+            return Finding(STALE, test, f"{where}: {line}", "runs and passes")
+        return Finding(STALE, test, f"{where}: {line}", _step(text))
+    if failed:  # not listed, or skip_run_tests (compiled only)
+        return Finding(MISSING, test, where, _step(text))
+    return None
+
+
+def _check_config(
+    summary: CheckSummary,
+    where: str,
+    config: dict,
+    tests: list[str],
+    results_of: dict[str, Result],
+    refused: set[str],
+) -> None:
+    """One config's results held to its lists (and to the importer's refusals)."""
+    listed = _listed(config)
+    summary.checked[where] = len(results_of)
+    for test in tests:
+        result = results_of.get(test)
+        if result is None:
+            if test in refused:
+                why = "refused by the importer"
+            elif listed.get(test) == "skip_compile_tests":
+                why = "skipped by the list"
+            else:
+                why = "not run"
+            counts = summary.absent.setdefault(where, {})
+            counts[why] = counts.get(why, 0) + 1
+            continue
+        if test in refused:
+            shown = f"expected-failures/iree/{runners.IREE_IMPORT_FAILURES}"
+            summary.findings.append(
+                Finding(STALE, test, shown, f"imported and run ({result.outcome})")
+            )
+        finding = _judge(result, listed.get(test), where)
+        if finding is not None:
+            summary.findings.append(finding)
+
+
+def check(out: Path, results: list[Path]) -> CheckSummary:
+    """The results held to the export's IREE lists (see the module docstring)."""
+    if not (out / export_folder.MANIFEST).is_file():
+        raise ExportError(f"{out}: not an export (no {export_folder.MANIFEST}): --check reads one")
+    manifest = export_folder.read_manifest(out)
+    tests = [str(test["name"]) for test in manifest.get("tests", [])]
+    known = set(tests)
+    lists = out / "expected-failures" / "iree"
+    configs = {}
+    for path in sorted(lists.glob("*.json")) if lists.is_dir() else []:
+        config = _config(path)
+        configs[config["config_name"]] = (path, config)
+    refused_file = lists / runners.IREE_IMPORT_FAILURES
+    refused = set(_names(refused_file)) if refused_file.is_file() else set()
+    summary = CheckSummary()
+    by_config: dict[str, dict[str, Result]] = {}
+    import_refused: set[str] = set()  # what the importer's own files say
+    imported: set[str] = set()
+    read_importer = False
+    for path in results:
+        if not path.is_file():
+            raise _error(path, "no such file")
+        if path.name in (runners.IREE_IMPORT_FAILURES, IMPORT_SUCCESSES):
+            names = {n for n in _names(path) if n in known}
+            read_importer = True
+            if path.name == IMPORT_SUCCESSES:
+                imported |= names
+            else:
+                import_refused |= names
+            continue
+        if path.suffix == ".xml":
+            read, foreign = _junit(path, known)
+        else:
+            read, foreign = _report_log(path, known)
+        summary.foreign += foreign
+        for result in read:
+            if result.config not in configs:
+                raise _error(
+                    path,
+                    f"{result.test}: config {result.config!r} is none of the export's IREE "
+                    f"configs ({', '.join(sorted(configs)) or 'none'}, in {lists})",
+                )
+            by_config.setdefault(result.config, {})[result.test] = result
+    shown = f"expected-failures/iree/{runners.IREE_IMPORT_FAILURES}"
+    for name in sorted(refused & imported):
+        summary.findings.append(Finding(STALE, name, shown, "the importer imports it"))
+    for name in sorted(import_refused - refused):
+        summary.findings.append(Finding(MISSING, name, shown, "the importer refuses it"))
+    for config_name, results_of in by_config.items():
+        path, config = configs[config_name]
+        _check_config(summary, f"expected-failures/iree/{path.name}", config, tests, results_of,
+                      refused - imported)  # fmt: skip
+    if not by_config and not read_importer:
+        raise ExportError(
+            f"{', '.join(map(str, results))}: no result of a test of {out} "
+            f"({summary.foreign} of other tests)"
+        )
+    return summary
