@@ -17,6 +17,17 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# The fast tier's hooks: the `slow` marker, set from tests/durations.json, and --store-durations.
+from tests.tiers import (  # noqa: F401
+    pytest_addoption,
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_fixture_setup,
+    pytest_runtest_makereport,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+)
+
 REPO = Path(__file__).resolve().parents[1]
 # Fuzz campaigns (in-process and the CLI's processes) use no regression store
 # unless a test gives one: the default, the user's cache folder, would carry
