@@ -17,16 +17,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-# The fast tier's hooks: the `slow` marker, set from tests/durations.json, and --store-durations.
-from tests.tiers import (  # noqa: F401
-    pytest_addoption,
-    pytest_collection_modifyitems,
-    pytest_configure,
-    pytest_fixture_setup,
-    pytest_runtest_makereport,
-    pytest_sessionfinish,
-    pytest_terminal_summary,
-)
+from tests import tiers
+from tests.tiers import pytest_addoption  # noqa: F401  (--store-durations)
 
 REPO = Path(__file__).resolve().parents[1]
 # Fuzz campaigns (in-process and the CLI's processes) use no regression store
@@ -53,6 +45,11 @@ def pytest_sessionstart(session) -> None:
     that exist. Nothing else changes: the sources are the same."""
     for folder in ("conformance", "tests"):
         compileall.compile_dir(REPO / folder, quiet=1)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast tier: the `slow` marker, set from tests/durations.json (tests/tiers.py)."""
+    config.pluginmanager.register(tiers.Tiers(), "tiers")
 
 
 def conformance(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:

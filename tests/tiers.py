@@ -6,7 +6,7 @@ runs the inner loop's tier, every test that starts no runtime worker, no
 written on each test: tests/durations.json holds each test's time (setup, call
 and teardown, less the shared fixtures it was the first to use) and each
 shared fixture's setup, from one serial run with ``--store-durations``. A test
-is marked ``slow`` (:func:`slow`) when
+is marked ``slow`` (:meth:`Record.slow`) when
 
 1. its recorded time is at least ``SLOW_S``; or
 2. it uses a shared (module, class or session) fixture whose recorded setup is
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-DURATIONS = Path(__file__).with_name("durations.json")
+DURATIONS = Path("tests", "durations.json")  # under the rootdir
 SLOW_S = 0.5  # a Python start-up alone (numpy, onnx) is about a second of CPU
 STALE_FACTOR = 3  # a fast test this many times over SLOW_S says the file is stale
 ABOUT = (
@@ -66,7 +66,7 @@ class Record:
         self.recorded_modules = {module_of(t) for t in tests}
 
     @classmethod
-    def read(cls, path: Path = DURATIONS) -> Record:
+    def read(cls, path: Path) -> Record:
         if not path.exists():
             return cls({}, {})
         content = json.loads(path.read_text(encoding="utf-8"))
@@ -99,105 +99,99 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_TIMES] = Times()  # the marker itself is registered in pyproject.toml
-
-
-@pytest.hookimpl(tryfirst=True)  # before -m deselects by the marker
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    record = Record.read()
-    times = config.stash[_TIMES]
-    for item in items:
-        times.collected.add(item.nodeid)
-        if item.get_closest_marker("slow") is None:
-            if record.slow(item.nodeid, shared_fixtures(item)):
-                item.add_marker(pytest.mark.slow)
-            else:
-                times.fast.add(item.nodeid)
-
-
-class Times:
-    """What a run measured: each test's own seconds, each shared fixture's setup."""
+class Tiers:
+    """The plugin: marks `slow` at collection, measures every test and shared
+    fixture, stores the times when asked. Registered for the whole session
+    (tests/conftest.py's pytest_configure), not as a conftest's hooks, which
+    would not see the session fixtures' setup."""
 
     def __init__(self) -> None:
-        self.tests: dict[str, float] = {}
-        self.fixtures: dict[str, float] = {}
+        self.tests: dict[str, float] = {}  # this run's seconds, by node id
+        self.fixtures: dict[str, float] = {}  # this run's shared fixtures' setups
         self.skipped: set[str] = set()
         self.collected: set[str] = set()  # before -k and -m deselect
+        self.used: set[str] = set()  # the shared fixtures the collected tests use
         self.fast: set[str] = set()  # the collected tests the rule counts fast
-        self.in_shared = 0.0  # the current test's setup spent in shared fixtures
+        self.in_shared = 0.0  # the current phase's time spent setting up shared fixtures
 
+    @pytest.hookimpl(tryfirst=True)  # before -m deselects by the marker
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]):
+        record = Record.read(config.rootpath / DURATIONS)
+        for item in items:
+            fixtures = list(shared_fixtures(item))
+            self.collected.add(item.nodeid)
+            self.used.update(fixtures)
+            if item.get_closest_marker("slow") is None:
+                if record.slow(item.nodeid, fixtures):
+                    item.add_marker(pytest.mark.slow)
+                else:
+                    self.fast.add(item.nodeid)
 
-_TIMES = pytest.StashKey[Times]()
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        started = time.perf_counter()
+        try:
+            return (yield)
+        finally:
+            if fixturedef.scope != "function":
+                seconds = time.perf_counter() - started
+                key = fixture_key(fixturedef)
+                self.fixtures[key] = max(self.fixtures.get(key, 0.0), seconds)
+                self.in_shared += seconds
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call):
+        report = yield
+        seconds = report.duration - self.in_shared  # the shared fixtures' setup is theirs
+        self.in_shared = 0.0
+        self.tests[item.nodeid] = self.tests.get(item.nodeid, 0.0) + max(seconds, 0.0)
+        if report.skipped:
+            self.skipped.add(item.nodeid)
+        return report
 
-@pytest.hookimpl(wrapper=True)
-def pytest_fixture_setup(fixturedef, request):
-    started = time.perf_counter()
-    try:
-        return (yield)
-    finally:
-        if fixturedef.scope != "function":
-            seconds = time.perf_counter() - started
-            times = request.config.stash[_TIMES]
-            key = fixture_key(fixturedef)
-            times.fixtures[key] = max(times.fixtures.get(key, 0.0), seconds)
-            times.in_shared += seconds
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if session.config.getoption("store_durations"):
+            self.store(session.config.rootpath / DURATIONS)
 
+    def store(self, path: Path) -> None:
+        """Merge this run's times into tests/durations.json: a test that ran gets
+        its time, one that skipped loses it (unknown), one no longer collected
+        from a module that was goes, the rest keep theirs; so do the fixtures."""
+        from conformance.engine.files import write_json
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call):
-    report = yield
-    times = item.config.stash[_TIMES]
-    seconds = report.duration - times.in_shared  # the shared fixtures are theirs
-    times.in_shared = 0.0
-    times.tests[item.nodeid] = times.tests.get(item.nodeid, 0.0) + max(seconds, 0.0)
-    if report.skipped:
-        times.skipped.add(item.nodeid)
-    return report
+        old = Record.read(path)
+        modules = {module_of(nodeid) for nodeid in self.collected}
+        tests = {
+            nodeid: seconds
+            for nodeid, seconds in old.tests.items()
+            if (nodeid in self.collected or module_of(nodeid) not in modules)
+            and nodeid not in self.skipped
+        }
+        tests |= {n: s for n, s in self.tests.items() if n not in self.skipped}
+        fixtures = {
+            key: seconds
+            for key, seconds in old.fixtures.items()
+            if key in self.used or key.partition("::")[0] not in modules
+        }
+        fixtures |= self.fixtures
+        write_json(
+            path,
+            {
+                "about": ABOUT,
+                "tests": {n: round(s, 3) for n, s in sorted(tests.items())},
+                "fixtures": {k: round(s, 3) for k, s in sorted(fixtures.items())},
+            },
+        )
 
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    if session.config.getoption("store_durations"):
-        store(session, session.config.stash[_TIMES])
-
-
-def store(session: pytest.Session, times: Times) -> None:
-    """Merge this run's times into tests/durations.json: a test that ran gets its
-    time, one that skipped loses it (unknown), one no longer collected from a
-    module that was goes, the rest keep theirs."""
-    from conformance.engine.files import write_json
-
-    old = Record.read()
-    modules = {module_of(nodeid) for nodeid in times.collected}
-    tests = {
-        nodeid: seconds
-        for nodeid, seconds in old.tests.items()
-        if (nodeid in times.collected or module_of(nodeid) not in modules)
-        and nodeid not in times.skipped
-    }
-    tests |= {n: s for n, s in times.tests.items() if n not in times.skipped}
-    fixtures = old.fixtures | times.fixtures
-    write_json(
-        DURATIONS,
-        {
-            "about": ABOUT,
-            "tests": {n: round(s, 3) for n, s in sorted(tests.items())},
-            "fixtures": {k: round(s, 3) for k, s in sorted(fixtures.items())},
-        },
-    )
-
-
-def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
-    """Name the fast tests that took long: tests/durations.json is stale for them."""
-    times = config.stash[_TIMES]
-    stale = sorted(
-        (seconds, nodeid)
-        for nodeid, seconds in times.tests.items()
-        if seconds >= STALE_FACTOR * SLOW_S and nodeid in times.fast
-    )
-    if stale:
-        terminalreporter.section("tests/durations.json is stale")
-        for seconds, nodeid in reversed(stale):
-            terminalreporter.line(f"{seconds:6.2f} s  {nodeid}  (counted fast)")
-        terminalreporter.line("refresh: pytest --store-durations (docs/development.md, Tests)")
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        """Name the fast tests that took long: tests/durations.json is stale for them."""
+        stale = sorted(
+            (seconds, nodeid)
+            for nodeid, seconds in self.tests.items()
+            if seconds >= STALE_FACTOR * SLOW_S and nodeid in self.fast
+        )
+        if stale:
+            terminalreporter.section("tests/durations.json is stale")
+            for seconds, nodeid in reversed(stale):
+                terminalreporter.line(f"{seconds:6.2f} s  {nodeid}  (counted fast)")
+            terminalreporter.line("refresh: pytest --store-durations (docs/development.md, Tests)")
