@@ -26,6 +26,8 @@ RUNTIMES = ("onnxruntime", "openvino", "reference")
 COMPILERS = ("tvm", "iree")
 EXTRAS = {"onnxruntime": "onnxruntime", "openvino": "openvino", "reference": ""}  # pyproject's
 CONSTRAINTS = "constraints.txt"  # relative to this file, nox's working directory
+# What the tests install: the compilers too (tests/test_compilers.py runs their round trips).
+TESTED = ".[test,all,tvm,iree]"
 # Workers per runtime: the machine's cores, up to 4 (a later -j wins).
 WORKERS = min(4, os.cpu_count() or 1)
 nox.options.sessions = ["tests"]
@@ -56,11 +58,26 @@ def tests(session: nox.Session) -> None:
     `onnxruntime`); tests/test_openvino_ep.py runs its workers there
     (CONFORMANCE_EP_PYTHON).
     """
-    # The compilers too: tests/test_compilers.py runs their adapters' round trips.
-    _install(session, "-e", ".[test,all,tvm,iree]")
+    _install(session, "-e", TESTED)
+    _run_tests(session)
+
+
+@nox.session(python=PYTHON, name="tests-fast", default=False)
+def tests_fast(session: nox.Session) -> None:
+    """The inner loop's tier: the tests that start no runtime worker or process.
+
+    Exactly `nox -s tests -- -m "not slow"`: tests/tiers.py marks `slow` from
+    the times in tests/durations.json (docs/development.md, "Tests and lint").
+    """
+    _install(session, "-e", TESTED)
+    _run_tests(session, "-m", "not slow")
+
+
+def _run_tests(session: nox.Session, *args: str) -> None:
+    """pytest ARGS, with ONNX Runtime's OpenVINO EP in its environment (CONFORMANCE_EP_PYTHON)."""
     ep_python, _ = _ep_environment(session)
     session.env["CONFORMANCE_EP_PYTHON"] = str(ep_python.absolute())
-    _pytest(session)
+    _pytest(session, *args)
 
 
 @nox.session(python=PYTHON)

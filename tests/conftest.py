@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests import tiers
+from tests.tiers import pytest_addoption  # noqa: F401  (--store-durations)
+
 REPO = Path(__file__).resolve().parents[1]
 # Fuzz campaigns (in-process and the CLI's processes) use no regression store
 # unless a test gives one: the default, the user's cache folder, would carry
@@ -42,6 +45,11 @@ def pytest_sessionstart(session) -> None:
     that exist. Nothing else changes: the sources are the same."""
     for folder in ("conformance", "tests"):
         compileall.compile_dir(REPO / folder, quiet=1)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast tier: the `slow` marker, set from tests/durations.json (tests/tiers.py)."""
+    config.pluginmanager.register(tiers.Tiers(), "tiers")
 
 
 def conformance(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
