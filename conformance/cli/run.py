@@ -176,11 +176,15 @@ def execute(
         )
     for line in cases_text.case_problem_lines(summary.case_problems):
         err.print(line, markup=False)
-    Console().print(run_text.summary_table(summary, list(summary.counts)))
+    if judge is None or args.verbose:
+        Console().print(run_text.summary_table(summary, list(summary.counts)))
+    # conformance model: its verdict comes first; the outcome table and the groups, mostly
+    # what-if results, are in the report and the details after the verdict (-v: here too)
     written = records.read_folder(out)  # once, for the gate and the report
     for line in cases_text.not_checked_lines(written.records):
         print(line)
-    print("\n".join(run_text.run_result_lines(summary, out / records.RESULTS)))
+    said = run_text.run_result_lines(summary, out / records.RESULTS)
+    print("\n".join(said if judge is None or args.verbose else said[-1:]))
     note = finish_text.cpu_note(written.header.get("cpu_budget"))
     if note:
         err.print(note, markup=False)
