@@ -382,8 +382,3 @@ def _precision_reruns(prepared, wholes, runtimes, results, timeout, worker_memor
                 diffs = _differences(exposed.originals, base, raw.outputs or [])
                 reruns.append({"target": name_of(again), "status": "ran", "outputs": diffs})
             difference_of["reruns"] = reruns
-
-
-def largest_gap(outputs: list[dict]) -> float | None:
-    gaps = [d["max_abs"] for d in outputs if d.get("max_abs") is not None]
-    return max(gaps) if gaps else None
