@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -63,21 +64,38 @@ def conformance(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     )
 
 
-def conformance_here(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+def conformance_here(
+    *args: str, cwd: Path = REPO, env: dict[str, str | None] | None = None
+) -> subprocess.CompletedProcess:
     """The CLI in this process, for a command whose process is not what a test
-    checks (gate and diff of finished runs): its exit code and output as
-    :func:`conformance` gives them (stdout strict UTF-8, stderr backslashreplace,
-    not a terminal), without a Python start-up per call (a second of CPU:
-    numpy, onnx, Hypothesis). An exception cli.main does not map escapes."""
+    checks (a run's or a campaign's verdict, records, files and output; gate
+    and diff of finished runs): its exit code and output as :func:`conformance`
+    gives them (stdout strict UTF-8, stderr backslashreplace, not a terminal,
+    ``sys.argv`` the command's, which the run's header records), without a
+    Python start-up per call (a second of CPU: numpy, onnx, Hypothesis). The
+    workers are processes all the same. ``env`` sets environment variables
+    for the call (None: unset). An exception cli.main does not map escapes. A
+    test of the process itself (signals, its exit, its children, its
+    encoding) uses :func:`conformance`."""
     from conformance import cli
 
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
     err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace")
+    argv = sys.argv
     with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = cli.main(list(args))
-        except SystemExit as exit:  # argparse: usage errors (2), --help and --version (0)
-            code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+        with mock.patch.dict(os.environ):  # restored as it was, whatever the call set
+            for name, value in (env or {}).items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            sys.argv = [str(REPO / "conformance" / "__main__.py"), *args]
+            try:
+                code = cli.main(list(args))
+            except SystemExit as exit:  # argparse: usage errors (2), --help and --version (0)
+                code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+            finally:
+                sys.argv = argv
         out.flush()
         err.flush()
     text = [stream.buffer.getvalue().decode("utf-8") for stream in (out, err)]
