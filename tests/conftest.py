@@ -139,6 +139,24 @@ def ort_every_dtype_run(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def ort_campaigns(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
+    """Two 6 s campaigns on ONNX Runtime with the seed whose first round finds
+    a discrepancy: `strict` against an empty baseline (exit 1), `known`
+    against the shipped ones; each one's folder and what it said. Tests only
+    read them (the gate's exit, a diff of two campaigns)."""
+    made = tmp_path_factory.mktemp("ort-campaigns")
+    empty = made / "empty"
+    empty.mkdir()
+    args = ["fuzz", "--runtime", "onnxruntime", "--time-budget", "6",
+            "--seed", FIRST_ROUND_COMPLEX_SEED]  # fmt: skip
+    return {
+        "strict": (made / "a", conformance_here(*args, "--out", str(made / "a"), "--known",
+                                                str(empty))),
+        "known": (made / "b", conformance_here(*args, "--out", str(made / "b"))),
+    }  # fmt: skip
+
+
 def dead(pid: int, within: float = 5.0) -> bool:
     """Whether the process ``pid`` dies within ``within`` seconds: no such
     process, or a zombie waiting for whoever reaps it (it runs nothing more)."""

@@ -16,7 +16,7 @@ from conformance.engine import records
 from conformance.engine.groups import Signature
 from conformance.gate import baseline
 from conformance.report.terminal import fuzz_class_places, gate_lines
-from tests.conftest import CASES, FIRST_ROUND_COMPLEX_SEED, conformance_here
+from tests.conftest import CASES, conformance_here
 
 KNOWN = CASES / "known"
 
@@ -304,28 +304,25 @@ def test_conformance_gate_checks_a_finished_run_and_merges_shards(tmp_path):
     assert broken.returncode == 2 and "no such file or folder" in broken.stderr
 
 
-def test_a_fuzz_campaign_exits_by_the_baseline(tmp_path):
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    seed = FIRST_ROUND_COMPLEX_SEED  # a discrepancy in the first round, on any machine
-    args = ["fuzz", "--runtime", "onnxruntime", "--time-budget", "6", "--seed", seed]
-    strict = conformance_here(*args, "--out", str(tmp_path / "a"), "--known", str(empty))
+def test_a_fuzz_campaign_exits_by_the_baseline(ort_campaigns):
+    folder, strict = ort_campaigns["strict"]  # against an empty baseline
+    empty = folder.parent / "empty"
     assert strict.returncode == 1, strict.stdout + strict.stderr
     assert "NEW:" in strict.stdout and "gate FAILED" in strict.stdout
     # Each new group is a fuzz class: its line names the class folder and repro.py.
     assert "<generated>" not in strict.stdout
     # (which classes come first depends on how many the budget found: any of them)
-    classes = re.escape(str(tmp_path / "a" / "classes"))
+    classes = re.escape(str(folder / "classes"))
     assert re.search(rf"^      {classes}/\d{{3}}-", strict.stdout, re.MULTILINE), strict.stdout
     # (the bug list names each bug's smallest reproducer: "(case.yaml, repro.py; shrunk)")
     assert "/repro.py: " in strict.stdout and "(case.yaml, repro.py" in strict.stdout
-    again = conformance_here("gate", str(tmp_path / "a"), "--known", str(empty))
+    again = conformance_here("gate", str(folder), "--known", str(empty))
     assert again.returncode == 1 and "<generated>" not in again.stdout
-    assert f"{tmp_path / 'a' / 'classes'}/" in again.stdout
-    known = conformance_here(*args, "--out", str(tmp_path / "b"))
+    assert f"{folder / 'classes'}/" in again.stdout
+    folder, known = ort_campaigns["known"]  # against the shipped baselines
     assert known.returncode == 0, known.stdout + known.stderr
     assert "gate PASSED" in known.stdout
-    kinds = Counter(json.loads(line)["kind"] for line in (tmp_path / "b" / "results.jsonl").open())
+    kinds = Counter(json.loads(line)["kind"] for line in (folder / "results.jsonl").open())
     # It found some of ORT's known discrepancies (complex refused, strings
     # emptied: which, the rounds' keys decide), and passed.
     assert kinds["rejected"] + kinds["value_mismatch"] > 0, kinds
