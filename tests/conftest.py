@@ -143,8 +143,10 @@ def ort_every_dtype_run(tmp_path_factory) -> Path:
 def ort_campaigns(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
     """Two 6 s campaigns on ONNX Runtime with the seed whose first round finds
     a discrepancy: `strict` against an empty baseline (exit 1), `known`
-    against the shipped ones; each one's folder and what it said. Tests only
-    read them (the gate's exit, a diff of two campaigns)."""
+    against the shipped ones and into an empty folder store (`store`, beside
+    the folders); each one's folder and what it said. Tests only read them (the
+    gate's exit, a diff of two campaigns); one that writes to the store copies
+    it first."""
     made = tmp_path_factory.mktemp("ort-campaigns")
     empty = made / "empty"
     empty.mkdir()
@@ -153,8 +155,19 @@ def ort_campaigns(tmp_path_factory) -> dict[str, tuple[Path, subprocess.Complete
     return {
         "strict": (made / "a", conformance_here(*args, "--out", str(made / "a"), "--known",
                                                 str(empty))),
-        "known": (made / "b", conformance_here(*args, "--out", str(made / "b"))),
+        "known": (made / "b", conformance_here(*args, "--out", str(made / "b"), "--store",
+                                               str(made / "store"))),
     }  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def ov_campaign(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A 25 s campaign on OpenVINO, seed 1, gated against the shipped baselines
+    (every class it finds is a known one: exit 0): its folder and what it said.
+    Tests only read it (the classes and their files, the report)."""
+    out = tmp_path_factory.mktemp("ov-campaign") / "fz"
+    args = ["fuzz", "--runtime", "openvino", "--time-budget", "25", "--seed", "1"]
+    return out, conformance_here(*args, "--out", str(out))
 
 
 def dead(pid: int, within: float = 5.0) -> bool:

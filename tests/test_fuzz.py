@@ -229,16 +229,15 @@ def _findings(out: Path) -> dict:
     return json.loads((out / "findings.json").read_text())
 
 
-def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(tmp_path):
-    out = tmp_path / "fz"
+def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(ov_campaign, tmp_path):
+    # 25 s, seed 1, the shipped baselines: the classes do not depend on the baseline
+    out, done = ov_campaign
+    assert done.returncode == 0, done.stdout + done.stderr  # every class a known one
     empty = tmp_path / "no-baseline"
     empty.mkdir()
-    done = conformance_here(
-        "fuzz", "--runtime", "openvino", "--time-budget", "25", "--seed", "1", "--out", str(out),
-        "--known", str(empty),
-    )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr  # without a baseline, all is new
-    assert "gate FAILED" in done.stdout
+    gated = conformance_here("gate", str(out), "--known", str(empty))
+    assert gated.returncode == 1, gated.stdout + gated.stderr  # without a baseline, all is new
+    assert "gate FAILED" in gated.stdout
     findings = _findings(out)
     assert findings["seed"] == 1 and findings["runtimes"] == ["openvino"]
     assert findings["examples"] > 50 and findings["examples_per_s"] > 0

@@ -1,5 +1,6 @@
-"""Campaigns with a regression store, end to end: real `conformance fuzz`
-processes, real runtimes, a real folder store and a real Redis server.
+"""Campaigns with a regression store, end to end: `conformance fuzz` (real
+processes where two run at once; the first campaign is conftest's), real
+runtimes, a real folder store and a real Redis server.
 
 - two shards on one Redis server report the union of their bugs, each shrunk once;
 - a campaign on a store that holds bugs replays them first and does not shrink them again;
@@ -68,16 +69,14 @@ def test_two_shards_on_one_redis_report_the_union_and_shrink_each_bug_once(redis
     assert names <= {"1/2", "2/2"}
 
 
-@pytest.fixture(scope="module")
-def filled(tmp_path_factory):
-    """A campaign on ONNX Runtime into an empty folder store: its folder and the
-    store. Tests copy the store before they write to it (:func:`store_of`)."""
-    made = tmp_path_factory.mktemp("filled")
-    store, out = made / "store", made / "first"
-    done = conformance("fuzz", "--runtime", "onnxruntime", "--time-budget", "8", "--seed", SEED,
-                       "--store", str(store), "--out", str(out))  # fmt: skip
+@pytest.fixture
+def filled(ort_campaigns):
+    """A campaign on ONNX Runtime (6 s, SEED) into an empty folder store: its
+    folder and the store (conftest's, shared: tests copy the store before they
+    write to it, :func:`store_of`)."""
+    out, done = ort_campaigns["known"]
     assert done.returncode in (0, 1), done.stdout + done.stderr
-    return out, store
+    return out, out.parent / "store"
 
 
 def store_of(filled, tmp_path):
