@@ -133,8 +133,8 @@ def ort_every_dtype_run(tmp_path_factory) -> Path:
     """ONNX Runtime on gather-every-dtype (opset 13), every variant: a real run
     with discrepancies (complex refused, strings wrong). Tests only read it."""
     out = tmp_path_factory.mktemp("ort-every-dtype") / "run"
-    result = conformance("run", "--runtime", "onnxruntime", "-k", "gather-every-dtype.op13*",
-                         "--out", str(out))  # fmt: skip
+    result = conformance_here("run", "--runtime", "onnxruntime", "-k",
+                              "gather-every-dtype.op13*", "--out", str(out))  # fmt: skip
     assert result.returncode == 1, result.stderr  # complex refused, strings wrong
     return out
 
