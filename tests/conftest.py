@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -63,21 +64,38 @@ def conformance(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     )
 
 
-def conformance_here(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+def conformance_here(
+    *args: str, cwd: Path = REPO, env: dict[str, str | None] | None = None
+) -> subprocess.CompletedProcess:
     """The CLI in this process, for a command whose process is not what a test
-    checks (gate and diff of finished runs): its exit code and output as
-    :func:`conformance` gives them (stdout strict UTF-8, stderr backslashreplace,
-    not a terminal), without a Python start-up per call (a second of CPU:
-    numpy, onnx, Hypothesis). An exception cli.main does not map escapes."""
+    checks (a run's or a campaign's verdict, records, files and output; gate
+    and diff of finished runs): its exit code and output as :func:`conformance`
+    gives them (stdout strict UTF-8, stderr backslashreplace, not a terminal,
+    ``sys.argv`` the command's, which the run's header records), without a
+    Python start-up per call (a second of CPU: numpy, onnx, Hypothesis). The
+    workers are processes all the same. ``env`` sets environment variables
+    for the call (None: unset). An exception cli.main does not map escapes. A
+    test of the process itself (signals, its exit, its children, its
+    encoding) uses :func:`conformance`."""
     from conformance import cli
 
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
     err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace")
+    argv = sys.argv
     with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = cli.main(list(args))
-        except SystemExit as exit:  # argparse: usage errors (2), --help and --version (0)
-            code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+        with mock.patch.dict(os.environ):  # restored as it was, whatever the call set
+            for name, value in (env or {}).items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            sys.argv = [str(REPO / "conformance" / "__main__.py"), *args]
+            try:
+                code = cli.main(list(args))
+            except SystemExit as exit:  # argparse: usage errors (2), --help and --version (0)
+                code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+            finally:
+                sys.argv = argv
         out.flush()
         err.flush()
     text = [stream.buffer.getvalue().decode("utf-8") for stream in (out, err)]
@@ -115,10 +133,41 @@ def ort_every_dtype_run(tmp_path_factory) -> Path:
     """ONNX Runtime on gather-every-dtype (opset 13), every variant: a real run
     with discrepancies (complex refused, strings wrong). Tests only read it."""
     out = tmp_path_factory.mktemp("ort-every-dtype") / "run"
-    result = conformance("run", "--runtime", "onnxruntime", "-k", "gather-every-dtype.op13*",
-                         "--out", str(out))  # fmt: skip
+    result = conformance_here("run", "--runtime", "onnxruntime", "-k",
+                              "gather-every-dtype.op13*", "--out", str(out))  # fmt: skip
     assert result.returncode == 1, result.stderr  # complex refused, strings wrong
     return out
+
+
+@pytest.fixture(scope="session")
+def ort_campaigns(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
+    """Two 6 s campaigns on ONNX Runtime with the seed whose first round finds
+    a discrepancy: `strict` against an empty baseline (exit 1), `known`
+    against the shipped ones and into an empty folder store (`store`, beside
+    the folders); each one's folder and what it said. Tests only read them (the
+    gate's exit, a diff of two campaigns); one that writes to the store copies
+    it first."""
+    made = tmp_path_factory.mktemp("ort-campaigns")
+    empty = made / "empty"
+    empty.mkdir()
+    args = ["fuzz", "--runtime", "onnxruntime", "--time-budget", "6",
+            "--seed", FIRST_ROUND_COMPLEX_SEED]  # fmt: skip
+    return {
+        "strict": (made / "a", conformance_here(*args, "--out", str(made / "a"), "--known",
+                                                str(empty))),
+        "known": (made / "b", conformance_here(*args, "--out", str(made / "b"), "--store",
+                                               str(made / "store"))),
+    }  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def ov_campaign(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A 25 s campaign on OpenVINO, seed 1, gated against the shipped baselines
+    (every class it finds is a known one: exit 0): its folder and what it said.
+    Tests only read it (the classes and their files, the report)."""
+    out = tmp_path_factory.mktemp("ov-campaign") / "fz"
+    args = ["fuzz", "--runtime", "openvino", "--time-budget", "25", "--seed", "1"]
+    return out, conformance_here(*args, "--out", str(out))
 
 
 def dead(pid: int, within: float = 5.0) -> bool:

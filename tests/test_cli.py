@@ -23,7 +23,7 @@ from conformance.engine import files, pool, records, targets
 from conformance.gate import verdict
 from conformance.report import diff
 from conformance.tables import spec
-from tests.conftest import CASES, REPO, conformance, conformance_here
+from tests.conftest import CASES, REPO, conformance_here
 
 
 def test_validate_the_shipped_cases():
@@ -71,8 +71,8 @@ def test_a_case_that_disagrees_with_the_oracle_exits_2_in_validate_and_run_alike
     `cases validate` said 1, `run` 2)."""
     wrong = _case_file(tmp_path / "wrong.yaml", "int32", "[5, 6]", "[6]")
     validated = conformance_here("cases", "validate", str(wrong))
-    ran = conformance("run", "--runtime", "reference", "--variants", "static",
-                      "--cases", str(wrong), "--out", str(tmp_path / "run"))  # fmt: skip
+    ran = conformance_here("run", "--runtime", "reference", "--variants", "static",
+                           "--cases", str(wrong), "--out", str(tmp_path / "run"))  # fmt: skip
     assert (validated.returncode, ran.returncode) == (exits.USAGE, exits.USAGE)
     problem = "the file says 6, the oracle computes 5"
     assert problem in validated.stderr and problem in ran.stderr
@@ -133,8 +133,9 @@ def test_validate_with_a_case_not_checked_and_a_wrong_one_exits_2_saying_both(hu
 @pytest.mark.parametrize("gate", [[], ["--gate"]])
 def test_run_says_a_case_over_the_memory_guard_is_not_checked_and_exits_0(huge, tmp_path, gate):
     out = tmp_path / "run"
-    result = conformance("run", "--runtime", "reference", "--variants", "static", "dynamic",
-                         "--cases", str(huge), "--out", str(out), *gate)  # fmt: skip
+    result = conformance_here("run", "--runtime", "reference", "--variants", "static",
+                              "dynamic", "--cases", str(huge), "--out", str(out),
+                              *gate)  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     line = f"not checked: {huge}:2: huge.op13.float32.int64: {GUARD}"
@@ -220,7 +221,7 @@ def test_errors_imports_nothing():
 )
 def test_every_command_prints_a_user_facing_error_as_its_message_and_exits_2(tmp_path, args):
     given = [a.format(missing=tmp_path / "missing", tmp=tmp_path) for a in args]
-    result = conformance(*given)
+    result = conformance_here(*given)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     first = result.stderr.splitlines()[0]

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.engine.records import counted
 from conformance.report.diff import NOISE, comparable, normalised
-from tests.conftest import REPO, conformance, conformance_here
+from tests.conftest import REPO, conformance_here
 
 # -- the normalisation, on real messages ------------------------------------------------
 # Each pair is what two builds of a runtime said about the same input (A, B);
@@ -233,8 +233,8 @@ def test_the_noise_table_is_documented():
 @pytest.fixture(scope="module")
 def ov_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("diff") / "ov"
-    result = conformance("run", "--runtime", "openvino", "-k", "gather-every-dtype.op13*",
-                         "--out", str(out))  # fmt: skip
+    result = conformance_here("run", "--runtime", "openvino", "-k", "gather-every-dtype.op13*",
+                              "--out", str(out))  # fmt: skip
     assert result.returncode == 1, result.stderr  # complex refused, wrong int64 and float64
     return out
 
@@ -412,7 +412,7 @@ def test_two_targets_of_one_run_are_diffed_by_name(tmp_path):
     """`nox -s versions` runs every release in one run, then holds each
     against the pinned one: --cross-runtime A_NAME B_NAME picks them."""
     out = tmp_path / "run"
-    done = conformance(
+    done = conformance_here(
         "run", "--runtime", "onnxruntime", "onnxruntime:no-opt", "-k", "gather-example-axis0",
         "--variants", "static", "--out", str(out), "--no-progress",
     )  # fmt: skip
@@ -480,14 +480,9 @@ def test_a_discrepancy_the_harness_cannot_carry_any_more_is_changed_not_lost(ort
     assert "rejected -> harness_unsupported" in result.stdout
 
 
-def test_diff_of_fuzz_campaigns_compares_signatures(tmp_path):
-    runs = []
-    for seed in (1, 2):
-        out = tmp_path / f"f{seed}"
-        conformance("fuzz", "--runtime", "onnxruntime", "--time-budget", "4", "--seed",
-                    str(seed), "--out", str(out), "--no-progress")  # fmt: skip
-        runs.append(str(out))
-    result = conformance_here("diff", *runs)
+def test_diff_of_fuzz_campaigns_compares_signatures(ort_campaigns, tmp_path):
+    runs = [str(folder) for folder, _ in ort_campaigns.values()]  # shared: only read
+    result = conformance_here("diff", *runs, "-o", str(tmp_path / "diff.html"))
     assert result.returncode in (0, 1), result.stderr
     assert "fuzz campaigns: compared by discrepancy signature" in result.stdout
 

@@ -19,7 +19,7 @@ from conformance.engine.records import CPU_FLAGS
 from conformance.tables import decisions, dtypes, explanations, spec
 from conformance.tables.features import FEATURES
 from conformance.tables.profiles import PROFILES
-from tests.conftest import FIRST_ROUND_COMPLEX_SEED, REPO, conformance
+from tests.conftest import FIRST_ROUND_COMPLEX_SEED, REPO, conformance_here
 
 SCHEMAS = REPO / "docs" / "schemas"
 NAMES = (
@@ -224,7 +224,7 @@ def test_a_run_folder_matches_the_schemas(tmp_path):
     (tmp_path / "cases.yaml").write_text(CASES)
     (tmp_path / "known").mkdir()
     (tmp_path / "known" / "openvino.yaml").write_text(KNOWN_OPENVINO)
-    done = conformance(
+    done = conformance_here(
         "run", "--runtime", "onnxruntime", "openvino", "--cases", "cases.yaml",
         "--variants", "static", "indices_initializer", "--case-memory", "1MiB",
         "--gate", "--known", "known", "--out", "run", "--no-progress", cwd=tmp_path,
@@ -264,7 +264,7 @@ def test_a_fuzz_campaign_matches_the_schemas(tmp_path):
     out = tmp_path / "fuzz"
     # A class in the first round (the seed's), and time for both workers to start
     # and judge something on a loaded machine: the files are what is checked here.
-    done = conformance(
+    done = conformance_here(
         "fuzz", "--time-budget", "6", "--seed", FIRST_ROUND_COMPLEX_SEED, "--timeout", "30",
         "--runtime", "onnxruntime", "openvino", "--max-elements", "8", "--out", str(out),
         "--no-progress",

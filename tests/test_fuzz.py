@@ -4,7 +4,6 @@ against the real OpenVINO (and a conforming fake runtime for the quiet case)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from conformance.fuzz.campaign import Campaign, CampaignOptions, FoundClass
 from conformance.fuzz.signature import signature_of
 from conformance.strategies import Example
 from conformance.tables.features import FEATURES, features
-from tests.conftest import FIRST_ROUND_COMPLEX_SEED, REPO, conformance
+from tests.conftest import FIRST_ROUND_COMPLEX_SEED, REPO, conformance_here
 
 CONFORMING = "tests.faulty_adapter:FaultyAdapter"  # the oracle's answers unless provoked
 
@@ -162,7 +161,7 @@ def test_case_yaml_reproduces_the_example_bit_for_bit(tmp_path, name):
     else:
         assert case.expectation.clause == verdict.violation.clause
     # The oracle agrees with the written expectation, as `cases validate` checks.
-    done = conformance("cases", "validate", str(folder / "case.yaml"))
+    done = conformance_here("cases", "validate", str(folder / "case.yaml"))
     assert done.returncode == 0, done.stdout + done.stderr
     with np.load(folder / "inputs.npz", allow_pickle=True) as saved:
         key = "data.bfloat16" if made.dtype == "bfloat16" else "data"
@@ -230,16 +229,15 @@ def _findings(out: Path) -> dict:
     return json.loads((out / "findings.json").read_text())
 
 
-def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(tmp_path):
-    out = tmp_path / "fz"
+def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(ov_campaign, tmp_path):
+    # 25 s, seed 1, the shipped baselines: the classes do not depend on the baseline
+    out, done = ov_campaign
+    assert done.returncode == 0, done.stdout + done.stderr  # every class a known one
     empty = tmp_path / "no-baseline"
     empty.mkdir()
-    done = conformance(
-        "fuzz", "--runtime", "openvino", "--time-budget", "25", "--seed", "1", "--out", str(out),
-        "--known", str(empty),
-    )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr  # without a baseline, all is new
-    assert "gate FAILED" in done.stdout
+    gated = conformance_here("gate", str(out), "--known", str(empty))
+    assert gated.returncode == 1, gated.stdout + gated.stderr  # without a baseline, all is new
+    assert "gate FAILED" in gated.stdout
     findings = _findings(out)
     assert findings["seed"] == 1 and findings["runtimes"] == ["openvino"]
     assert findings["examples"] > 50 and findings["examples_per_s"] > 0
@@ -288,7 +286,7 @@ def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(tmp_path):
     for entry in classes:
         src = out / entry["files"]["case"]
         (regressions / f"{entry['id']}.yaml").write_text(src.read_text())
-    done = conformance("cases", "validate", str(regressions))
+    done = conformance_here("cases", "validate", str(regressions))
     assert done.returncode == 0, done.stdout + done.stderr
     # A value mismatch's stand-alone script shows it without this package.
     mismatch = next((c for c in shrunk if c["signature"]["kind"] == "value_mismatch"), None)
@@ -307,7 +305,7 @@ def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(tmp_path):
 
 def test_fuzz_against_a_conforming_runtime_finds_nothing_and_exits_0(tmp_path):
     out = tmp_path / "quiet"
-    done = conformance(
+    done = conformance_here(
         "fuzz", "--runtime", CONFORMING, "--time-budget", "6", "--seed", "2", "--out", str(out)
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -363,32 +361,16 @@ def test_ctrl_c_keeps_what_was_found(tmp_path):
     ],
 )
 def test_fuzz_usage_errors_exit_2(tmp_path, args, message):
-    done = conformance("fuzz", *args, "--out", str(tmp_path / "x"))
+    done = conformance_here("fuzz", *args, "--out", str(tmp_path / "x"))
     assert done.returncode == 2
     assert message in done.stderr
 
 
 def test_max_elements_from_the_environment_must_be_a_number(tmp_path):
-    env = {**os.environ, "CONFORMANCE_MAX_ELEMENTS": "many"}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "conformance",
-            "fuzz",
-            "--time-budget",
-            "5",
-            "--seed",
-            "1",
-            "--out",
-            str(tmp_path / "x"),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    done = conformance_here(
+        "fuzz", "--time-budget", "5", "--seed", "1", "--out", str(tmp_path / "x"),
+        env={"CONFORMANCE_MAX_ELEMENTS": "many"},
+    )  # fmt: skip
     assert done.returncode == 2 and "CONFORMANCE_MAX_ELEMENTS='many'" in done.stderr
 
 

@@ -1,5 +1,6 @@
-"""Campaigns with a regression store, end to end: real `conformance fuzz`
-processes, real runtimes, a real folder store and a real Redis server.
+"""Campaigns with a regression store, end to end: `conformance fuzz` (real
+processes where two run at once; the first campaign is conftest's), real
+runtimes, a real folder store and a real Redis server.
 
 - two shards on one Redis server report the union of their bugs, each shrunk once;
 - a campaign on a store that holds bugs replays them first and does not shrink them again;
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -67,13 +69,29 @@ def test_two_shards_on_one_redis_report_the_union_and_shrink_each_bug_once(redis
     assert names <= {"1/2", "2/2"}
 
 
-def test_a_campaign_on_a_filled_store_replays_it_first_and_shrinks_nothing_twice(tmp_path):
-    store = tmp_path / "store"
-    first, second = tmp_path / "first", tmp_path / "second"
-    for out, budget in ((first, "8"), (second, "6")):
-        done = conformance("fuzz", "--runtime", "onnxruntime", "--time-budget", budget,
-                           "--seed", SEED, "--store", str(store), "--out", str(out))  # fmt: skip
-        assert done.returncode in (0, 1), done.stdout + done.stderr
+@pytest.fixture
+def filled(ort_campaigns):
+    """A campaign on ONNX Runtime (6 s, SEED) into an empty folder store: its
+    folder and the store (conftest's, shared: tests copy the store before they
+    write to it, :func:`store_of`)."""
+    out, done = ort_campaigns["known"]
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    return out, out.parent / "store"
+
+
+def store_of(filled, tmp_path):
+    """The filled store, copied for one test: what it adds stays its own."""
+    return shutil.copytree(filled[1], tmp_path / "store")
+
+
+def test_a_campaign_on_a_filled_store_replays_it_first_and_shrinks_nothing_twice(filled, tmp_path):
+    first, store = filled[0], store_of(filled, tmp_path)
+    second = tmp_path / "second"
+    done = conformance("fuzz", "--runtime", "onnxruntime", "--time-budget", "6",
+                       "--seed", SEED, "--store", str(store), "--out", str(second))  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    # The store is named when the campaign starts.
+    assert f"store: {store}" in done.stderr
     before, after = _findings(first), _findings(second)
     assert before["replay"] == [] and before["bugs"]
     replayed = {item["id"]: item for item in after["replay"]}
@@ -91,18 +109,11 @@ def test_a_campaign_on_a_filled_store_replays_it_first_and_shrinks_nothing_twice
             assert again[bug["id"]]["store"] == "held"
             # (its holder in the store: the first, also for a bug it had no time to shrink)
             assert again[bug["id"]]["shrunk_by"] == first_name, (again[bug["id"]], bug)
-    # The store is named when the campaign starts.
-    third = conformance("fuzz", "--runtime", "onnxruntime", "--time-budget", "1", "--seed", SEED,
-                        "--store", str(store), "--out", str(tmp_path / "third"))  # fmt: skip
-    assert f"store: {store}" in third.stderr
 
 
 @pytest.mark.skipif(not EP_PYTHON, reason="CONFORMANCE_EP_PYTHON is not set (nox -s tests sets it)")
-def test_replay_runs_a_store_made_with_another_onnxruntime_version(tmp_path):
-    store, made = tmp_path / "store", tmp_path / "made"
-    done = conformance("fuzz", "--runtime", "onnxruntime", "--time-budget", "8", "--seed", SEED,
-                       "--store", str(store), "--out", str(made))  # fmt: skip
-    assert done.returncode in (0, 1), done.stdout + done.stderr
+def test_replay_runs_a_store_made_with_another_onnxruntime_version(filled, tmp_path):
+    made, store = filled[0], store_of(filled, tmp_path)
     # The same target name, another environment: onnxruntime-openvino 1.24.1's CPU provider.
     targets = tmp_path / "targets.yaml"
     targets.write_text(

@@ -16,7 +16,7 @@ from conformance.engine import records
 from conformance.engine.groups import Signature
 from conformance.gate import baseline
 from conformance.report.terminal import fuzz_class_places, gate_lines
-from tests.conftest import CASES, FIRST_ROUND_COMPLEX_SEED, conformance, conformance_here
+from tests.conftest import CASES, conformance_here
 
 KNOWN = CASES / "known"
 
@@ -206,7 +206,7 @@ def test_signature_fields_match_violation_and_features(tmp_path):
 # -- the CLI on the real runtimes ---------------------------------------------------
 def test_the_default_gate_passes_with_the_shipped_baseline(tmp_path):
     out = tmp_path / "run"
-    result = conformance("run", "--gate", "-k", "*complex*", "--out", str(out))
+    result = conformance_here("run", "--gate", "-k", "*complex*", "--out", str(out))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "gate PASSED" in result.stdout
     decided = json.loads((out / "gate.json").read_text())
@@ -223,7 +223,7 @@ def test_removing_a_baseline_entry_fails_the_gate_with_a_clear_message(tmp_path)
     (known / "onnxruntime.yaml").write_text(text[:start] + text[end:])
     out = tmp_path / "run"
     args = ["run", "--gate", "--runtime", "onnxruntime", "-k", "ge-complex-values", "--out"]
-    result = conformance(*args, str(out), "--known", str(known))
+    result = conformance_here(*args, str(out), "--known", str(known))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "NEW: 20 discrepancies not in the baseline" in result.stdout
     assert "onnxruntime  rejected          GatherElements  ge-complex-values (20:" in result.stdout
@@ -254,7 +254,7 @@ def test_an_entry_that_no_longer_reproduces_fails_unless_allowed(tmp_path):
     )
     out = tmp_path / "run"
     args = ["run", "--gate", "--runtime", "onnxruntime", "-k", "gather-example-axis0*", "--out"]
-    result = conformance(*args, str(out), "--known", str(known))
+    result = conformance_here(*args, str(out), "--known", str(known))
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"FIXED UPSTREAM? {known / 'onnxruntime.yaml'}:2 (onnxruntime):" in result.stdout
     assert "run again with --allow-fixed" in result.stdout  # the option that accepts it
@@ -272,7 +272,7 @@ def test_an_entry_that_no_longer_reproduces_fails_unless_allowed(tmp_path):
     (case,) = suite.findall("testcase")
     assert case.get("name") == f"fixed upstream?: {known / 'onnxruntime.yaml'}:2 (onnxruntime)"
     assert "--allow-fixed" in case.find("failure").get("message")
-    allowed = conformance(*args, str(out), "--known", str(known), "--allow-fixed")
+    allowed = conformance_here(*args, str(out), "--known", str(known), "--allow-fixed")
     assert allowed.returncode == 0, allowed.stdout
     assert "fixed upstream? (allowed)" in allowed.stdout
 
@@ -281,8 +281,8 @@ def test_a_bad_baseline_stops_the_run_before_it_starts(tmp_path):
     known = tmp_path / "known"
     write(known, "onnxruntime", "entries:\n  - case: x\n    outcome: wrong\n")
     out = tmp_path / "run"
-    result = conformance("run", "--gate", "--runtime", "onnxruntime", "--known", str(known),
-                         "--out", str(out))  # fmt: skip
+    result = conformance_here("run", "--gate", "--runtime", "onnxruntime", "--known", str(known),
+                              "--out", str(out))  # fmt: skip
     assert result.returncode == 2
     assert f"{known / 'onnxruntime.yaml'}:3: entries[0].outcome: 'wrong'" in result.stderr
     assert "Traceback" not in result.stderr and not out.exists()
@@ -292,8 +292,8 @@ def test_conformance_gate_checks_a_finished_run_and_merges_shards(tmp_path):
     runs = []
     for index in (1, 2):
         out = tmp_path / f"shard{index}"
-        conformance("run", "--runtime", "onnxruntime", "-k", "*complex*", "--shard",
-                    f"{index}/2", "--out", str(out))  # fmt: skip
+        conformance_here("run", "--runtime", "onnxruntime", "-k", "*complex*", "--shard",
+                         f"{index}/2", "--out", str(out))  # fmt: skip
         runs.append(str(out))
     result = conformance_here("gate", *runs, "--out", str(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -304,28 +304,25 @@ def test_conformance_gate_checks_a_finished_run_and_merges_shards(tmp_path):
     assert broken.returncode == 2 and "no such file or folder" in broken.stderr
 
 
-def test_a_fuzz_campaign_exits_by_the_baseline(tmp_path):
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    seed = FIRST_ROUND_COMPLEX_SEED  # a discrepancy in the first round, on any machine
-    args = ["fuzz", "--runtime", "onnxruntime", "--time-budget", "6", "--seed", seed]
-    strict = conformance(*args, "--out", str(tmp_path / "a"), "--known", str(empty))
+def test_a_fuzz_campaign_exits_by_the_baseline(ort_campaigns):
+    folder, strict = ort_campaigns["strict"]  # against an empty baseline
+    empty = folder.parent / "empty"
     assert strict.returncode == 1, strict.stdout + strict.stderr
     assert "NEW:" in strict.stdout and "gate FAILED" in strict.stdout
     # Each new group is a fuzz class: its line names the class folder and repro.py.
     assert "<generated>" not in strict.stdout
     # (which classes come first depends on how many the budget found: any of them)
-    classes = re.escape(str(tmp_path / "a" / "classes"))
+    classes = re.escape(str(folder / "classes"))
     assert re.search(rf"^      {classes}/\d{{3}}-", strict.stdout, re.MULTILINE), strict.stdout
     # (the bug list names each bug's smallest reproducer: "(case.yaml, repro.py; shrunk)")
     assert "/repro.py: " in strict.stdout and "(case.yaml, repro.py" in strict.stdout
-    again = conformance_here("gate", str(tmp_path / "a"), "--known", str(empty))
+    again = conformance_here("gate", str(folder), "--known", str(empty))
     assert again.returncode == 1 and "<generated>" not in again.stdout
-    assert f"{tmp_path / 'a' / 'classes'}/" in again.stdout
-    known = conformance(*args, "--out", str(tmp_path / "b"))
+    assert f"{folder / 'classes'}/" in again.stdout
+    folder, known = ort_campaigns["known"]  # against the shipped baselines
     assert known.returncode == 0, known.stdout + known.stderr
     assert "gate PASSED" in known.stdout
-    kinds = Counter(json.loads(line)["kind"] for line in (tmp_path / "b" / "results.jsonl").open())
+    kinds = Counter(json.loads(line)["kind"] for line in (folder / "results.jsonl").open())
     # It found some of ORT's known discrepancies (complex refused, strings
     # emptied: which, the rounds' keys decide), and passed.
     assert kinds["rejected"] + kinds["value_mismatch"] > 0, kinds
@@ -394,8 +391,8 @@ def test_an_absent_axis_matches_axis_0(tmp_path):
 
 def test_conformance_gate_refuses_runs_that_did_not_finish(tmp_path):
     out = tmp_path / "run"
-    done = conformance("run", "--runtime", "onnxruntime", "-k", "gather-example-axis0*",
-                       "--out", str(out))  # fmt: skip
+    done = conformance_here("run", "--runtime", "onnxruntime", "-k", "gather-example-axis0*",
+                            "--out", str(out))  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert conformance_here("gate", str(out)).returncode == 0
     summary = json.loads((out / "summary.json").read_text())
@@ -412,7 +409,9 @@ def test_conformance_gate_refuses_runs_that_did_not_finish(tmp_path):
 
 
 def test_known_and_allow_fixed_need_the_gate(tmp_path):
-    done = conformance("run", "--runtime", "onnxruntime", "--allow-fixed", "--out", str(tmp_path))
+    done = conformance_here(
+        "run", "--runtime", "onnxruntime", "--allow-fixed", "--out", str(tmp_path)
+    )
     assert done.returncode == 2 and "add --gate" in done.stderr
 
 
@@ -628,8 +627,8 @@ def test_entries_that_narrow_load(tmp_path):
 
 def test_gate_and_run_refuse_a_catch_all_baseline_with_exit_2(tmp_path):
     out = tmp_path / "run"
-    done = conformance("run", "--runtime", "onnxruntime", "-k", "gather-example-axis0",
-                       "--variants", "static", "--out", str(out), "--no-progress")  # fmt: skip
+    done = conformance_here("run", "--runtime", "onnxruntime", "-k", "gather-example-axis0",
+                            "--variants", "static", "--out", str(out), "--no-progress")  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     known = tmp_path / "known"
     write(known, "onnxruntime", "entries:\n" + _entry("signature: {op: Gather}", "rejected"))
@@ -642,8 +641,9 @@ def test_gate_and_run_refuse_a_catch_all_baseline_with_exit_2(tmp_path):
     assert expected in gated.stderr and "Traceback" not in gated.stderr
     assert "gate PASSED" not in gated.stdout
     again = tmp_path / "again"
-    rerun = conformance("run", "--gate", "--runtime", "onnxruntime", "-k", "gather-example-axis0",
-                        "--known", str(known), "--out", str(again))  # fmt: skip
+    rerun = conformance_here("run", "--gate", "--runtime", "onnxruntime", "-k",
+                             "gather-example-axis0", "--known", str(known), "--out",
+                             str(again))  # fmt: skip
     assert rerun.returncode == 2, rerun.stdout + rerun.stderr
     assert expected in rerun.stderr and not again.exists()
 
@@ -741,9 +741,9 @@ def test_a_baseline_yaml_cannot_mean_is_refused_by_the_cli_at_its_line(tmp_path)
         shutil.rmtree(known, ignore_errors=True)
         path = write(known, "reference", text)
         out = tmp_path / "out"
-        done = conformance("run", "--runtime", "reference", "-k", "gather-example-axis0",
-                           "--variants", "static", "--gate", "--known", str(known),
-                           "--out", str(out), "--no-progress")  # fmt: skip
+        done = conformance_here("run", "--runtime", "reference", "-k", "gather-example-axis0",
+                                "--variants", "static", "--gate", "--known", str(known),
+                                "--out", str(out), "--no-progress")  # fmt: skip
         said = done.stdout + done.stderr
         assert done.returncode == 2, said
         assert "internal error" not in said and "Traceback" not in said, said

@@ -1,20 +1,18 @@
 """Issue 22: a gate that judges only what a run could show (subsets), its
 verdict first, the bookkeeping condensed (-v in full), progress lines for CI
 logs, and the verdict in Markdown (--summary-md, $GITHUB_STEP_SUMMARY).
-Through the real CLI, on the reference runtime (fast) and the shipped baselines."""
+Through the real CLI (in this process: its output and files are what is checked), on
+the reference runtime (fast) and the shipped baselines."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from conformance import gate
 from conformance.gate import baseline
 from conformance.report.terminal import gate_lines, md, summary_markdown, verdict_line
-from tests.conftest import REPO, conformance
+from tests.conftest import conformance_here
 
 # The reference runtime conforms on these cases but for accepting index dtypes
 # Tind forbids: a baseline that says so of both ops, and pretends it got every
@@ -46,12 +44,10 @@ def known(tmp_path: Path, text: str = KNOWN) -> Path:
 
 def run(tmp_path: Path, name: str, *args: str, env: dict | None = None):
     """``conformance run`` on the reference runtime, stdout and stderr captured
-    (not a terminal, as in CI), with extra environment variables."""
-    command = [sys.executable, "-m", "conformance", "run", "--runtime", "reference",
-               "--out", str(tmp_path / name), *args]  # fmt: skip
-    environ = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600,
-                          env={**environ, **(env or {})})  # fmt: skip
+    (not a terminal, as in CI), with extra environment variables; in this
+    process (what is checked is its output and files, not its process)."""
+    command = ["run", "--runtime", "reference", "--out", str(tmp_path / name), *args]
+    return conformance_here(*command, env={"GITHUB_STEP_SUMMARY": None, **(env or {})})
 
 
 def gate_section(stdout: str) -> list[str]:
@@ -99,8 +95,8 @@ def test_the_shipped_openvino_baseline_gates_a_gatherelements_subset(tmp_path):
     Tind (it accepts Gather's); a GatherElements-only gate once failed on the
     Gather entry, "fixed upstream?" without a single Gather result."""
     out = tmp_path / "ov"
-    done = conformance("run", "--runtime", "openvino", "-k", GE_INDICES, "--gate",
-                       "--out", str(out), "--no-progress")  # fmt: skip
+    done = conformance_here("run", "--runtime", "openvino", "-k", GE_INDICES, "--gate",
+                            "--out", str(out), "--no-progress")  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert gate_section(done.stdout)[0].startswith("gate PASSED: ")
     assert "not judged: this run held no result in their scope" in done.stdout
@@ -183,10 +179,10 @@ def test_verbose_shows_every_entry(tmp_path):
     )
     assert section[3].startswith(f"  {folder / 'reference.yaml'}:10 (reference): case ge-every")
     # conformance gate has the same flag, and its first line is the verdict too
-    gated = conformance("gate", str(tmp_path / "v"), "--known", str(folder), "--verbose")
+    gated = conformance_here("gate", str(tmp_path / "v"), "--known", str(folder), "--verbose")
     assert gated.returncode == 0
     assert gated.stdout.splitlines()[:2] == section[:2]
-    condensed = conformance("gate", str(tmp_path / "v"), "--known", str(folder))
+    condensed = conformance_here("gate", str(tmp_path / "v"), "--known", str(folder))
     assert condensed.stdout.splitlines()[1].endswith("(-v: in full)")
 
 
@@ -213,11 +209,10 @@ def test_passed_is_never_said_of_a_run_exiting_non_zero(tmp_path):
 def test_outside_a_terminal_a_run_prints_progress_lines(tmp_path):
     slow = "tests.faulty_adapter:SlowAdapter"
     # One variant: a few seconds of 10 ms jobs, a dozen lines at one every 0.3 s.
-    command = [sys.executable, "-m", "conformance", "run", "--runtime", slow, "-k", "gather-*",
-               "--variants", "static", "--batch-size", "1",
-               "--out", str(tmp_path / "slow")]  # fmt: skip
-    env = {**os.environ, "CONFORMANCE_PROGRESS_EVERY": "0.3"}
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    command = ["run", "--runtime", slow, "-k", "gather-*", "--variants", "static",
+               "--batch-size", "1", "--out", str(tmp_path / "slow")]  # fmt: skip
+    env = {"CONFORMANCE_PROGRESS_EVERY": "0.3"}
+    done = conformance_here(*command, env=env)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("running: ")]
     assert len(lines) >= 2, done.stderr
@@ -228,8 +223,7 @@ def test_outside_a_terminal_a_run_prints_progress_lines(tmp_path):
         assert line.endswith(" left"), line
     done_counts = [int(line.split()[1].split("/")[0]) for line in lines]
     assert done_counts == sorted(done_counts) and done_counts[-1] < total
-    quiet = subprocess.run([*command[:-1], str(tmp_path / "quiet"), "--no-progress"], cwd=REPO,
-                           capture_output=True, text=True, timeout=600, env=env)  # fmt: skip
+    quiet = conformance_here(*command[:-1], str(tmp_path / "quiet"), "--no-progress", env=env)
     assert "running: " not in quiet.stderr
 
 
@@ -254,8 +248,8 @@ def test_summary_md_and_github_step_summary(tmp_path):
     assert "returned an output although the input violates indices-dtype" in cells[5]
     assert step.read_text() == "earlier step\n" + text + "\n"  # appended, not replaced
     # conformance gate appends the same verdict
-    gated = conformance("gate", str(tmp_path / "md"), "--known", str(folder),
-                        "--summary-md", str(tmp_path / "gate.md"))  # fmt: skip
+    gated = conformance_here("gate", str(tmp_path / "md"), "--known", str(folder),
+                             "--summary-md", str(tmp_path / "gate.md"))  # fmt: skip
     assert gated.returncode == 1
     assert (tmp_path / "gate.md").read_text() == text.replace("conformance run", "conformance gate")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import conformance
+from tests.conftest import conformance_here
 
 EP_PYTHON = os.environ.get("CONFORMANCE_EP_PYTHON")
 needs_ep = pytest.mark.skipif(
@@ -52,7 +52,7 @@ def _run(tmp_path: Path, *variants: str) -> tuple[dict, dict]:
     )
     out = tmp_path / "run"
     args = ["run", "--targets", str(targets), "--cases", str(cases), "--out", str(out)]
-    done = conformance(*args, "--no-progress", "--pack", "1", "--variants", *variants)
+    done = conformance_here(*args, "--no-progress", "--pack", "1", "--variants", *variants)
     assert done.returncode in (0, 1), done.stderr
     found = {}
     for line in (out / "results.jsonl").read_text().splitlines():
@@ -94,7 +94,7 @@ def test_the_profile_refuses_to_start_without_the_ep(tmp_path):
     the CPU provider, judged under the EP's name; the run stops instead."""
     cases = tmp_path / "ep.yaml"
     cases.write_text(textwrap.dedent(CASES))
-    done = conformance(
+    done = conformance_here(
         "run", "--runtime", TARGET, "--cases", str(cases), "--out", str(tmp_path / "run"),
         "--no-progress",
     )  # fmt: skip

@@ -21,7 +21,7 @@ from conformance.engine import packs
 from conformance.engine.pool import Raw
 from conformance.engine.run import Options, Run, run_cases
 from tests import faulty_adapter as faulty
-from tests.conftest import REPO, conformance
+from tests.conftest import REPO, conformance_here
 
 PACK_AWARE = "tests.faulty_adapter:PackAwareAdapter"
 # Models that carry their values: no two cases share one, so nothing is cached
@@ -189,7 +189,7 @@ def test_packed_and_unpacked_runs_of_a_corpus_sample_agree(tmp_path):
     for pack in ("default", "1"):
         folder = tmp_path / pack
         args = ["--pack", pack] if pack != "default" else []
-        done = conformance(
+        done = conformance_here(
             "run", "--runtime", "onnxruntime", "--runtime", "openvino", "--shard", "1/6",
             "--variants", "static", "both_initializers", "--out", str(folder), "--no-progress",
             *args, cwd=REPO,
@@ -215,8 +215,9 @@ def test_packed_and_unpacked_runs_of_a_corpus_sample_agree(tmp_path):
 def test_the_report_lists_what_behaves_differently_when_packed(tmp_path):
     path = _pack_cases(tmp_path)
     folder = tmp_path / "run"
-    done = conformance("run", "--cases", str(path), "--runtime", PACK_AWARE, "--pack", "4",
-                       "--variants", *BAKED, "--out", str(folder), "--no-progress")  # fmt: skip
+    done = conformance_here("run", "--cases", str(path), "--runtime", PACK_AWARE, "--pack",
+                            "4", "--variants", *BAKED, "--out", str(folder),
+                            "--no-progress")  # fmt: skip
     assert done.returncode == 1, done.stderr  # fails-everywhere is a discrepancy
     html = (folder / "report.html").read_text()
     section = html[html.index('id="packed-differently"') :]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import conformance, conformance_here
+from tests.conftest import conformance_here
 
 LONG = "y" * 500
 # Gather on strings along a non-last axis: ONNX Runtime 1.31 gets it wrong, so
@@ -49,7 +49,7 @@ def hostile_run(tmp_path_factory) -> Path:
     out = folder / "run"
     # Relative paths, as a user types them: records name the case file relative
     # to the run's folder, and a report written from elsewhere must still find it.
-    done = conformance(
+    done = conformance_here(
         "run", "--runtime", "onnxruntime", "--cases", "hostile.yaml",
         "--variants", "static", "dynamic", "--out", "run", cwd=folder,
     )  # fmt: skip
@@ -148,11 +148,8 @@ def test_report_merges_runs_and_says_what_it_cannot_read(hostile_run, tmp_path):
     assert done.returncode == 2 and "no such file or folder" in done.stderr
 
 
-def test_fuzz_classes_link_their_files(tmp_path):
-    out = tmp_path / "fz"
-    done = conformance(
-        "fuzz", "--runtime", "openvino", "--time-budget", "8", "--seed", "1", "--out", str(out)
-    )
+def test_fuzz_classes_link_their_files(ov_campaign):
+    out, done = ov_campaign  # OpenVINO, seed 1, gated against the shipped baselines
     assert done.returncode == 0, done.stdout + done.stderr  # all of them known ones
     html = (out / "report.html").read_text(encoding="utf-8")
     findings = json.loads((out / "findings.json").read_text())

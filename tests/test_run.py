@@ -1,4 +1,5 @@
-"""`conformance run` as a user runs it: real runtimes, real processes, files on disk."""
+"""`conformance run` as a user runs it: real runtimes, real processes, files on disk
+(the CLI in this process where its verdict and files are what is checked)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from conformance.cases import load
 from conformance.engine.run import Options, Run
-from tests.conftest import CASES, REPO, conformance
+from tests.conftest import CASES, REPO, conformance, conformance_here
 
 FAULTY = "tests.faulty_adapter:FaultyAdapter"
 RECORD_FIELDS = {
@@ -56,7 +57,7 @@ def test_a_run_on_the_real_runtimes_records_every_outcome(tmp_path):
 
 
 def test_a_conforming_run_exits_0(tmp_path):
-    result = conformance(
+    result = conformance_here(
         "run",
         "--runtime",
         "onnxruntime",
@@ -70,7 +71,7 @@ def test_a_conforming_run_exits_0(tmp_path):
 
 
 def test_invalid_inputs_are_judged(tmp_path):
-    result = conformance(
+    result = conformance_here(
         "run", "--runtime", "onnxruntime", "--variants", "static",
         "-k", "gather-index-at-s.op13.int32.int64", "--out", str(tmp_path),
     )  # fmt: skip
@@ -87,7 +88,7 @@ def test_the_memory_guard_refuses_a_huge_declared_output_before_allocating(tmp_p
         "    indices: {full: {shape: [100000], value: 0}}\n"
         "    expected: oracle\n    description: 10^11 output elements\n    spec: s\n"
     )
-    result = conformance(
+    result = conformance_here(
         "run", "--runtime", "onnxruntime", "--cases", str(cases), "--out", str(tmp_path / "o")
     )
     assert result.returncode == 0, result.stderr  # harness_unsupported is not a failure
@@ -106,7 +107,7 @@ def test_a_case_file_that_disagrees_with_the_oracle_is_warned_and_exits_2(tmp_pa
     )
     out = tmp_path / "o"
     args = ["--runtime", "onnxruntime", "--variants", "static", "dynamic", "--out", str(out)]
-    result = conformance("run", "--cases", str(cases), *args)
+    result = conformance_here("run", "--cases", str(cases), *args)
     assert result.returncode == 2, result.stdout + result.stderr
     problem = (
         "expected output differs from the oracle's: 1 of 1 elements differ; first at [0]: "
@@ -122,12 +123,12 @@ def test_a_case_file_that_disagrees_with_the_oracle_is_warned_and_exits_2(tmp_pa
     assert summary["case_problems"] == [
         {"case_id": "wrong.op13.int32.int64", "source": f"{cases}:11", "problem": problem}
     ]
-    gated = conformance("gate", str(out))
+    gated = conformance_here("gate", str(out))
     assert gated.returncode == 2
     assert f"cannot gate: {out}: 1 case problem(s)" in gated.stderr
     assert "see case_problems in summary.json" in gated.stderr
     # With --gate the run's own exit is 2 as well, whatever the gate decides.
-    assert conformance("run", "--gate", "--cases", str(cases), *args).returncode == 2
+    assert conformance_here("run", "--gate", "--cases", str(cases), *args).returncode == 2
 
 
 @pytest.mark.parametrize(
@@ -139,7 +140,7 @@ def test_a_case_file_that_disagrees_with_the_oracle_is_warned_and_exits_2(tmp_pa
     ],
 )
 def test_usage_errors_exit_2_without_a_traceback(tmp_path, args, message):
-    result = conformance("run", *args, "--out", str(tmp_path))
+    result = conformance_here("run", *args, "--out", str(tmp_path))
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
 
@@ -207,7 +208,7 @@ def test_shards_split_the_cases_and_report_merges_them(tmp_path):
     runs = []
     for index in (1, 2, 3):
         out = tmp_path / f"shard{index}"
-        done = conformance(
+        done = conformance_here(
             "run", "--runtime", FAULTY, "-k", "gather-", "--variants", "static",
             "--shard", f"{index}/3", "--out", str(out),
         )  # fmt: skip
@@ -215,7 +216,7 @@ def test_shards_split_the_cases_and_report_merges_them(tmp_path):
         assert json.loads((out / "header.json").read_text())["shard"] == [index, 3]
         runs.append({json.loads(line)["case_id"] for line in (out / "results.jsonl").open()})
     everything = tmp_path / "all"
-    done = conformance(
+    done = conformance_here(
         "run",
         "--runtime",
         FAULTY,
@@ -229,11 +230,11 @@ def test_shards_split_the_cases_and_report_merges_them(tmp_path):
     whole = {json.loads(line)["case_id"] for line in (everything / "results.jsonl").open()}
     assert runs[0] | runs[1] | runs[2] == whole
     assert not (runs[0] & runs[1]) and not (runs[1] & runs[2]) and not (runs[0] & runs[2])
-    merged = conformance(
+    merged = conformance_here(
         "report", *(str(tmp_path / f"shard{i}") for i in (1, 2, 3)), "-o", str(tmp_path / "m.html")
     )
     assert merged.returncode == 0 and f"{len(whole)} results" in merged.stdout
-    bad = conformance("run", "--shard", "4/3", "--out", str(tmp_path / "x"))
+    bad = conformance_here("run", "--shard", "4/3", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and "'4/3': give I/N with 1 <= I <= N" in bad.stderr
 
 

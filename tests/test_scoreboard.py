@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from tests.conftest import REPO, conformance, conformance_here
+from tests.conftest import REPO, conformance_here
 from tests.faulty_adapter import SEGV
 
 SCHEMA = json.loads((REPO / "docs/schemas/scoreboard.schema.json").read_text())
@@ -47,7 +47,7 @@ def board(tmp_path_factory) -> tuple[dict, Path, list[dict]]:
     cases = folder / "cases.yaml"
     cases.write_text(textwrap.dedent(CASES))
     run = folder / "run"
-    done = conformance(
+    done = conformance_here(
         "run", "--runtime", "reference", FAULTY, "--cases", str(cases), "--out", str(run),
         "--no-progress", "--gate",
     )  # fmt: skip
@@ -240,8 +240,9 @@ def test_two_runs_of_one_target_are_refused_naming_both(board, tmp_path):
     _, page, _ = board
     run = page.parent / "run"
     other = tmp_path / "other"
-    done = conformance("run", "--runtime", "reference", "--cases", str(page.parent / "cases.yaml"),
-                       "--out", str(other), "--no-progress")  # fmt: skip
+    done = conformance_here("run", "--runtime", "reference", "--cases",
+                            str(page.parent / "cases.yaml"), "--out", str(other),
+                            "--no-progress")  # fmt: skip
     assert done.returncode == 1, done.stderr  # a discrepancy: the GatherElements out of range
     out = tmp_path / "board.html"
     for pair in ([run, other], [other, run / "results.jsonl"]):

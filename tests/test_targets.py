@@ -15,7 +15,7 @@ from conformance.cases.loader import CaseErrors
 from conformance.engine import records, targets
 from conformance.engine.pool import WorkerPool
 from conformance.tables.profiles import PACKAGES, PROFILES, on_gpu, property_problem
-from tests.conftest import CASES, conformance
+from tests.conftest import CASES, conformance_here
 
 
 def test_a_bare_name_is_the_default_profile_which_sets_nothing():
@@ -119,7 +119,7 @@ def test_a_targets_file_runs_beside_runtime_targets_in_another_interpreter(tmp_p
         f"    python: {sys.executable}\n",
     )  # fmt: skip
     out = tmp_path / "run"
-    done = conformance(
+    done = conformance_here(
         "run", "--runtime", "onnxruntime:1thread", "--targets", str(path),
         "-k", "gather-example-axis0",
         "--variants", "static", "--out", str(out), "--no-progress",
@@ -147,7 +147,7 @@ def test_a_targets_file_runs_beside_runtime_targets_in_another_interpreter(tmp_p
 
 def test_a_bad_targets_file_exits_2_with_its_line(tmp_path):
     path = _targets_file(tmp_path, "targets:\n  x:\n    adapter: nothing\n")
-    done = conformance("run", "--targets", str(path), "--out", str(tmp_path / "r"))
+    done = conformance_here("run", "--targets", str(path), "--out", str(tmp_path / "r"))
     assert done.returncode == 2
     assert f"{path}:3: targets.x.adapter: unknown runtime 'nothing'" in done.stderr
     assert "Traceback" not in done.stderr
@@ -167,15 +167,15 @@ def test_auto_workers_leave_each_target_its_cores():
 
 def test_the_header_says_how_many_workers_and_why(tmp_path):
     out = tmp_path / "run"
-    done = conformance("run", "--runtime", "openvino:1thread", "-k", "gather-example-axis0",
-                       "--variants", "static", "--out", str(out), "--no-progress")  # fmt: skip
+    done = conformance_here("run", "--runtime", "openvino:1thread", "-k", "gather-example-axis0",
+                            "--variants", "static", "--out", str(out), "--no-progress")  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     budget = json.loads((out / records.HEADER).read_text())["cpu_budget"]
     cores = budget["cores"]
     assert budget["workers_chosen"] == "auto" and budget["workers_per_runtime"] == cores
     assert budget["threads_per_worker"] == {"openvino:1thread": 1}
     assert budget["threads_at_most"] == cores and not budget["oversubscribed"]
-    bad = conformance("run", "-j", "0", "--out", str(tmp_path / "x"))
+    bad = conformance_here("run", "-j", "0", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and "'0': give a positive number of workers, or auto" in bad.stderr
 
 
@@ -254,7 +254,7 @@ def test_the_pytest_plugin_and_the_cli_refuse_the_same_runtime_names(tmp_path):
         output = plugin.stdout + plugin.stderr
         assert plugin.returncode == 4 and words in output, (spec, output)
         assert "Traceback" not in output
-        run = conformance("run", "--runtime", spec, "--out", str(tmp_path / "out"))
+        run = conformance_here("run", "--runtime", spec, "--out", str(tmp_path / "out"))
         assert run.returncode == 2 and words in run.stderr, (spec, run.stderr)
         assert not (tmp_path / "out").exists()
     good = pytest_with("openvino:1thread")
@@ -278,8 +278,8 @@ def _refused(tmp_path, text: str, *expected: str, cwd=None):
     expected message on its own line, no traceback or internal error."""
     path = _targets_file(tmp_path, text)
     out = tmp_path / "out"
-    done = conformance("run", "--targets", str(path), "--out", str(out), "--no-progress",
-                       **({"cwd": cwd} if cwd else {}))  # fmt: skip
+    done = conformance_here("run", "--targets", str(path), "--out", str(out), "--no-progress",
+                            **({"cwd": cwd} if cwd else {}))  # fmt: skip
     said = done.stdout + done.stderr
     assert done.returncode == 2, said
     assert "internal error" not in said and "Traceback" not in said, said
@@ -367,8 +367,8 @@ def test_a_64_character_name_runs_and_fuzz_can_write_its_classes(tmp_path):
     name = "n" * targets.MAX_NAME
     path = _targets_file(tmp_path, f"targets:\n  {name}:\n    adapter: reference\n")
     out = tmp_path / "fuzz"
-    done = conformance("fuzz", "--targets", str(path), "--seed", "1", "--time-budget", "8",
-                       "--out", str(out), "--no-progress")  # fmt: skip
+    done = conformance_here("fuzz", "--targets", str(path), "--seed", "1", "--time-budget", "8",
+                            "--out", str(out), "--no-progress")  # fmt: skip
     said = done.stdout + done.stderr
     assert done.returncode in (0, 1), said  # the reference's known families: a verdict
     assert "internal error" not in said and "File name too long" not in said, said

@@ -1,19 +1,19 @@
 """A runtime's own adapter keeps its baseline; --runtime picks targets-file
 targets; --cases and --known add to the shipped sets with the word 'shipped'
-(issue 22). Real CLI processes; the example adapter package's class given as
-module:Class (its installed, entry-point form is tests/test_packaging.py's)."""
+(issue 22). The CLI in this process, its workers real processes; the example
+adapter package's class given as module:Class (its installed, entry-point form
+is tests/test_packaging.py's)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 from conformance import adapters, shipped
 from conformance.gate import baseline
+from tests.conftest import conformance_here
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "adapter-package"
@@ -21,11 +21,8 @@ CLASS = "example_runtime:ExampleRuntimeAdapter"
 
 
 def cli(cwd: Path, *args) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(EXAMPLE / "src"))
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *map(str, args)],
-        cwd=cwd, capture_output=True, text=True, timeout=600, env=env,
-    )  # fmt: skip
+    """The CLI in ``cwd``, the example package on its workers' path."""
+    return conformance_here(*map(str, args), cwd=cwd, env={"PYTHONPATH": str(EXAMPLE / "src")})
 
 
 def test_module_class_adapter_reads_the_baseline_of_its_class_name(tmp_path):

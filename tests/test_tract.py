@@ -25,7 +25,7 @@ from conformance.adapters import tract as tract_adapter
 from conformance.engine import models
 from conformance.oracle import compare
 from conformance.tables import dtypes
-from tests.conftest import REPO, conformance
+from tests.conftest import REPO, conformance_here
 from tests.test_adapters import PACK_CASES, PACK_OUTPUTS, full_range
 
 CARRIED = [d.name for d in dtypes.DTYPES if d.numpy in tract_adapter.CARRIED]
@@ -230,7 +230,7 @@ def test_an_out_of_range_index_is_a_crash_record_and_the_run_goes_on(tmp_path):
              expected: oracle}
         """))  # fmt: skip
     out = tmp_path / "run"
-    result = conformance(
+    result = conformance_here(
         "run", "--runtime", "tract", "--cases", str(cases), "--variants", "static", "dynamic",
         "--out", str(out), "--no-progress",
     )  # fmt: skip
@@ -249,7 +249,7 @@ def test_an_out_of_range_index_is_a_crash_record_and_the_run_goes_on(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["records"] == 8
     # The baseline's Gather family covers the crash: the gate passes.
-    gate = conformance("gate", str(out))
+    gate = conformance_here("gate", str(out))
     assert gate.returncode == 0, gate.stdout + gate.stderr
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.engine import records
-from tests.conftest import conformance, conformance_here
+from tests.conftest import conformance_here
 
 CUT_UTF8 = '{"case_id": "a", "message": "é'.encode()[:-1]  # cut inside a character
 
@@ -99,8 +99,8 @@ def test_results_that_are_a_folder_and_an_unwritable_out(tmp_path):
     assert done.returncode == 2 and "a folder, not a results file" in done.stderr
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    done = conformance("run", "--runtime", "onnxruntime", "-k", "gather-example-axis0",
-                       "--out", str(blocker / "sub"), "--no-progress")  # fmt: skip
+    done = conformance_here("run", "--runtime", "onnxruntime", "-k", "gather-example-axis0",
+                            "--out", str(blocker / "sub"), "--no-progress")  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and str(blocker) in done.stderr
     shutil.rmtree(run)

@@ -26,7 +26,7 @@ from conformance.engine.pool import WorkerPool
 from conformance.engine.run import Options, Run, Summary, run_cases
 from tests import faulty_adapter as faulty
 from tests import untrusted_adapter as untrusted
-from tests.conftest import conformance
+from tests.conftest import conformance_here
 from tests.test_engine import FAULTY, run_all
 from tests.test_formats import problems, say
 
@@ -207,7 +207,7 @@ def test_a_target_whose_worker_never_starts_costs_its_own_results_only(tmp_path)
     adapters = {"good": PACKING, "also-good": PACKING, "stuck": HANGING}
     path = _targets_file(tmp_path / "targets.yaml", adapters)
     out = tmp_path / "run"
-    done = conformance(
+    done = conformance_here(
         "run", "--targets", str(path), "--pack", "4", "--timeout", "1", "--variants", "static",
         "-k", "gather-rank3-axis", "--no-progress", "--out", str(out),
     )  # fmt: skip

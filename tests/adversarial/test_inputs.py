@@ -13,7 +13,7 @@ import re
 import pytest
 
 from conformance.cli import options
-from tests.conftest import conformance, conformance_here
+from tests.conftest import conformance_here
 
 CASE = """\
 cases:
@@ -161,7 +161,7 @@ def validated(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bad-cases")
     for name in BAD:
         (folder / f"{name}.yaml").write_text(_bad_text(name), encoding="utf-8")
-    result = conformance("cases", "validate", "--check-models", str(folder))
+    result = conformance_here("cases", "validate", "--check-models", str(folder))
     return folder, result.returncode, result.stderr
 
 
@@ -181,7 +181,9 @@ def test_run_refuses_an_axis_beyond_int64_before_writing_anything(tmp_path):
     path = tmp_path / "case.yaml"
     path.write_text(CASE.replace("axis: 0", "axis: 9223372036854775808"), encoding="utf-8")
     out = tmp_path / "run"
-    result = conformance("run", "--runtime", "reference", "--cases", str(path), "--out", str(out))
+    result = conformance_here(
+        "run", "--runtime", "reference", "--cases", str(path), "--out", str(out)
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.startswith(f"{path}:6: cases[0].attributes.axis: "), result.stderr
     assert "nothing was run" in result.stderr
@@ -198,7 +200,7 @@ def test_explicit_special_floats_and_the_same_file_twice(tmp_path):
     text = CASE.replace("id: ok", "id: ok-complex").replace("dtype: float32", "dtype: complex64")
     cplx.write_text(text.replace("[1.0, 2.0]", "['inf+nanj', '-inf-1j']"))
     again = tmp_path / "." / path.name
-    result = conformance(
+    result = conformance_here(
         "cases", "list", str(path), str(cplx), str(path), str(again), str(tmp_path)
     )
     assert result.returncode == 0, result.stderr

@@ -21,7 +21,7 @@ import pytest
 
 from conformance.cli import options
 from conformance.engine import records
-from tests.conftest import REPO, conformance
+from tests.conftest import REPO, conformance, conformance_here
 
 SMALL = ["--runtime", "onnxruntime", "-k", "gather-example-axis0", "--variants", "static",
          "--no-progress"]  # fmt: skip
@@ -94,7 +94,7 @@ def read_only(tmp_path):
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("limits") / "run"
-    done = conformance("run", *SMALL, "--out", str(out))
+    done = conformance_here("run", *SMALL, "--out", str(out))
     assert done.returncode == 0, done.stdout + done.stderr
     return out
 
@@ -155,7 +155,7 @@ def test_a_full_disk_in_the_middle_of_a_run_keeps_whole_lines(tmp_path):
     assert (out / records.RESULTS).stat().st_size <= 20_000
     summary = json.loads((out / records.SUMMARY).read_text())
     assert "File too large" in summary["error"], summary  # the folder says it is not whole
-    gated = conformance("gate", str(out))  # never a verdict on part of a run
+    gated = conformance_here("gate", str(out))  # never a verdict on part of a run
     assert gated.returncode == 2 and "gate PASSED" not in gated.stdout, gated.stdout
 
 

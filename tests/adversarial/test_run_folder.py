@@ -12,14 +12,14 @@ import sys
 import time
 
 from conformance.engine import records
-from tests.conftest import REPO, conformance, conformance_here
+from tests.conftest import REPO, conformance_here
 
 CASES = ["-k", "gather-example-axis0", "--variants", "static"]
 
 
 def _run(out, *extra):
-    return conformance("run", "--runtime", "onnxruntime", *CASES, "--out", str(out),
-                       "--no-progress", *extra)  # fmt: skip
+    return conformance_here("run", "--runtime", "onnxruntime", *CASES, "--out", str(out),
+                            "--no-progress", *extra)  # fmt: skip
 
 
 def test_a_second_run_into_a_busy_folder_is_refused_naming_the_first(tmp_path):

@@ -22,7 +22,7 @@ from conformance.engine.judge import judge
 from conformance.engine.pool import EngineError, WorkerPool
 from tests import faulty_adapter as faulty
 from tests import leaky_adapter as leaky
-from tests.conftest import REPO, conformance, dead
+from tests.conftest import REPO, conformance_here, dead
 from tests.test_engine import FAULTY, run_all
 
 VERDICT = oracle.verdict(
@@ -58,7 +58,7 @@ def test_whatever_an_adapter_returns_or_raises_is_a_harness_error_of_that_job_on
 
 def test_an_adapter_returning_none_spoils_nothing_of_a_run(tmp_path):
     out = tmp_path / "run"
-    done = conformance(
+    done = conformance_here(
         "run", "--runtime", "tests.faulty_adapter:NoneAdapter", "onnxruntime",
         "-k", "gather-empty-indices.op13.int32.int64", "--variants", "static", "--out", str(out),
     )  # fmt: skip
@@ -76,8 +76,8 @@ def test_an_adapter_whose_info_is_malformed_does_not_start(adapter, says, tmp_pa
     with pytest.raises(EngineError) as raised, WorkerPool([f"tests.faulty_adapter:{adapter}"]):
         pass
     assert says in str(raised.value) and "\n" not in str(raised.value)
-    done = conformance("run", "--runtime", f"tests.faulty_adapter:{adapter}", "-k", "gather-",
-                       "--out", str(tmp_path / "run"))  # fmt: skip
+    done = conformance_here("run", "--runtime", f"tests.faulty_adapter:{adapter}", "-k", "gather-",
+                            "--out", str(tmp_path / "run"))  # fmt: skip
     assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
 
 
