@@ -33,6 +33,7 @@ from conformance.tables.operators import OPERATORS
 # the same examples only while the literal is here.
 _SEEDED_LITERALS = ("both",)
 
+
 @dataclass(frozen=True)
 class Cut:
     """One dimension of one tensor cut to a single slice."""

@@ -72,9 +72,7 @@ _INT64 = (-(2**63), 2**63 - 1)
 # computes them for that operator alone (Gather copies blocks; only
 # GatherElements indices have a shape of their own off and on the axis).
 # Every other feature can occur with either, valid or not.
-_FEATURE_OPS: dict[str, tuple[str, ...]] = {
-    name: (owner.name,) for name, (owner, _) in OWN.items()
-}
+_FEATURE_OPS: dict[str, tuple[str, ...]] = {name: (owner.name,) for name, (owner, _) in OWN.items()}
 # Features that need more than one element in data: a block of two elements
 # after the axis. (An empty tensor, one element: any cap allows.)
 _FEATURE_ELEMENTS: dict[str, int] = {"block_copy": 2}

@@ -39,7 +39,7 @@ def _block_copy(data_shape, indices_shape, axis: int) -> bool:
 
 
 def _smaller_off_axis(data_shape, indices_shape, axis: int) -> bool:
-    return any(i < d for k, (d, i) in enumerate(zip(data_shape, indices_shape)) if k != axis)
+    return any(indices_shape[d] < data_shape[d] for d in range(len(data_shape)) if d != axis)
 
 
 def _axis_size_differs(data_shape, indices_shape, axis: int) -> bool:

@@ -3,13 +3,13 @@ operator that code would otherwise branch on by its name.
 
 A row holds the operator's name and opsets (:mod:`.spec` reads their type
 constraints from ``onnx.defs``), its inputs, the default of its ``axis``
-attribute (``tests/test_spec_model.py`` holds it to ``onnx.defs``), whether
-its indices pair with data dimension by dimension, and its output-shape
-rule, as the input dimensions each output dimension follows (the input
-features only one operator's inputs have are :mod:`.features`' to say). Everything else derives from
-the rows: ``spec.OPSETS``, the decisions that apply to every operator, the
-model reader's list of nodes, the oracle's output shape, the reproducer's
-cuts, the strategies' index shapes.
+attribute (``tests/test_spec_model.py`` holds both to ``onnx.defs``),
+whether its indices pair with data dimension by dimension, and its
+output-shape rule, as the input dimensions each output dimension follows.
+Everything else derives from the rows: ``spec.OPSETS``, the decisions of
+every operator, the model reader's list of nodes, the oracle's output shape,
+the reproducer's cuts, the strategies' index shapes. (The input features
+only one operator's inputs have are :mod:`.features`' to say: ``OWN``.)
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ def _elements_dims(
 
 @dataclass(frozen=True)
 class Operator:
+    """One operator's facts."""
+
     name: str
     opsets: tuple[int, ...]
     # Per output dimension, the input dimensions whose coordinate it is, the
