@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.tables import dtypes, spec
+from conformance.tables import dtypes, operators, spec
 
 
 def test_bfloat16_only_from_opset_13():
@@ -31,3 +31,42 @@ def test_dtype_table_round_trips():
 
     for d in dtypes.DTYPES:
         assert dtypes.of_array(np.zeros(1, d.numpy)).name == d.name
+
+
+@pytest.mark.parametrize("op", operators.OPERATORS.values(), ids=lambda op: op.name)
+def test_operator_rows_agree_with_onnx_defs(op):
+    """What a row declares by hand (inputs, the axis default) is what ONNX's
+    schema says at every opset the row lists, and spec.OPSETS is the rows'."""
+    import onnx.defs
+
+    assert spec.OPSETS[op.name] == op.opsets
+    for opset in op.opsets:
+        schema = onnx.defs.get_schema(op.name, opset)
+        assert tuple(i.name for i in schema.inputs) == op.inputs
+        assert spec.op_spec(op.name, opset).axis_default == op.axis_default
+
+
+def test_no_module_branches_on_an_operator_name():
+    """An operator's facts are its row's (conformance/tables/operators.py):
+    code asks the row (``paired``, ``dims``) rather than comparing an op with
+    an operator's name, so a new operator is a row, not a tour of the package."""
+    import ast
+    from pathlib import Path
+
+    names = set(operators.OPERATORS)
+    found = []
+    for path in sorted(Path(operators.__file__).parents[1].rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if not any(repr(name)[1:-1] in text for name in names):
+            continue  # parsing only the modules that spell a name keeps this cheap
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Compare):
+                literals = {
+                    c.value
+                    for side in (node.left, *node.comparators)
+                    for c in ast.walk(side)
+                    if isinstance(c, ast.Constant)
+                }
+                if literals & names:
+                    found.append(f"{path.name}:{node.lineno}")
+    assert found == []

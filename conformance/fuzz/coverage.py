@@ -41,7 +41,7 @@ from conformance.engine import models
 from conformance.fuzz import strategies
 from conformance.fuzz.strategies import Example
 from conformance.tables import dtypes
-from conformance.tables.features import FEATURES, features
+from conformance.tables.features import FEATURES, OWN, features
 from conformance.tables.spec import OPSETS, op_spec
 
 FORMAT = 1  # of the findings.json ``coverage`` field
@@ -68,15 +68,11 @@ assert tuple(INDEX_CLASSES) == strategies.VALID_INDEX_CLASSES + strategies.INVAL
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
 
-# Features only one operator can have: features() computes them for that
-# operator alone (Gather copies blocks; only GatherElements indices have a
-# shape of their own off and on the axis). Every other feature can occur with
-# either, valid or not.
-_FEATURE_OPS: dict[str, tuple[str, ...]] = {
-    "block_copy": ("Gather",),
-    "smaller_off_axis": ("GatherElements",),
-    "axis_size_differs": ("GatherElements",),
-}
+# Features only one operator can have (tables.features.OWN): features()
+# computes them for that operator alone (Gather copies blocks; only
+# GatherElements indices have a shape of their own off and on the axis).
+# Every other feature can occur with either, valid or not.
+_FEATURE_OPS: dict[str, tuple[str, ...]] = {name: (owner.name,) for name, (owner, _) in OWN.items()}
 # Features that need more than one element in data: a block of two elements
 # after the axis. (An empty tensor, one element: any cap allows.)
 _FEATURE_ELEMENTS: dict[str, int] = {"block_copy": 2}

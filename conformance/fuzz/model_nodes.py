@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from conformance.fuzz import strategies
 from conformance.fuzz.strategies import Example
+from conformance.tables.operators import OPERATORS
 
 NEAR = 2  # how far a drawn dim may stray from the model's
 WEIGHT_CAP = 20  # a signature shared by more nodes is drawn no more often than this many
@@ -87,10 +88,10 @@ def near(draw, signature: NodeSignature, max_elements: int) -> Example:
     axis = (0 if signature.axis is None else signature.axis) % rank
     data_shape = _near(draw, signature.data_shape, 1, max_elements)
     size = data_shape[axis]
-    if signature.op == "Gather":
-        index_shape = _near(draw, signature.indices_shape, 0, max_elements)
-    else:
+    if OPERATORS[signature.op].paired:
         index_shape = draw(strategies.ge_indices_shapes(data_shape, axis, "equal", max_elements))
+    else:
+        index_shape = _near(draw, signature.indices_shape, 0, max_elements)
     invalid = math.prod(index_shape) > 0 and draw(st.integers(0, 9)) == 9
     if invalid:
         indices = draw(strategies.indices_out_of_range(signature.indices_dtype, index_shape, size))

@@ -29,6 +29,7 @@ from onnx import helper, numpy_helper
 from conformance.graphs.constants import DEFAULT_DOMAINS
 from conformance.graphs.reading import OURS, GraphFile
 from conformance.tables import dtypes
+from conformance.tables.operators import OPERATORS
 
 PREFIX = "__conformance_exposed_"
 ROLES = ("data", "indices", "output")
@@ -210,8 +211,8 @@ def _ranks(site) -> tuple[int | None, int | None, int | None]:
     indices = None if site.indices.shape is None else len(site.indices.shape)
     if data is None or indices is None:
         output = None
-    elif site.op == "Gather":
-        output = data + indices - 1
+    elif OPERATORS[site.op].paired:
+        output = indices  # the output has indices' shape
     else:
-        output = indices
+        output = data + indices - 1  # indices' dimensions take the axis's place
     return data, indices, output

@@ -32,9 +32,9 @@ from conformance.errors import ConformanceError
 from conformance.graphs import tensors
 from conformance.graphs.constants import DEFAULT_DOMAINS, Scope
 from conformance.tables import dtypes
-from conformance.tables.spec import OPSETS
+from conformance.tables.spec import OPS, OPSETS
 
-OURS = ("Gather", "GatherElements")
+OURS = OPS  # the nodes a model is read for
 # Protobuf cannot serialise a message over 2 GB: such a model is inferred through a file.
 IN_MEMORY_LIMIT = (1 << 31) - (1 << 20)
 # Protobuf's limit on nested messages when it parses (upb's and the pure-Python

@@ -23,6 +23,7 @@ import numpy as np
 from conformance.oracle import gather, gather_elements
 from conformance.oracle.checks import require_arrays
 from conformance.oracle.errors import SpecViolation
+from conformance.tables.operators import OPERATORS as ROWS
 from conformance.tables.spec import op_spec
 
 __all__ = [
@@ -38,9 +39,9 @@ __all__ = [
     "verdict",
 ]
 
+# Each operator's module, by the name its row (tables.operators) gives it.
 OPERATORS: dict[str, Callable] = {
-    "Gather": gather.evaluate,
-    "GatherElements": gather_elements.evaluate,
+    module.OPERATOR.name: module.evaluate for module in (gather, gather_elements)
 }
 
 
@@ -131,17 +132,18 @@ def in_range(
     if found.valid or found.violation.clause != "index-out-of-range":
         return None
     rank = data.ndim
-    at = (0 if axis is None else axis) % rank  # the violation says the axis is in range
+    at = ROWS[op].axis(axis) % rank  # the violation says the axis is in range
     size = data.shape[at]
     wide = indices.astype(np.int64)
     bad = (wide < -size) | (wide >= size)
     shape = output_shape(op, data.shape, indices.shape, axis)
     assert shape is not None  # only index-out-of-range is broken
-    if op == "Gather":
-        placed = bad.reshape((1,) * at + indices.shape + (1,) * (rank - at - 1))
-        outside = np.broadcast_to(placed, shape)
-    else:
-        outside = bad
+    # An index's mark goes to the output dimensions its indices dimensions become.
+    placed = [1] * len(shape)
+    for out, ((tensor, dim), *_) in enumerate(ROWS[op].dims(rank, indices.ndim, at)):
+        if tensor == "indices":
+            placed[out] = indices.shape[dim]
+    outside = np.broadcast_to(bad.reshape(placed), shape)
     if size == 0:  # nothing in range to read
         return InRange(np.zeros(shape, dtype=data.dtype), np.ones(shape, dtype=bool))
     safe = np.where(bad, 0, indices).astype(indices.dtype)
@@ -157,13 +159,4 @@ def output_shape(op: str, data_shape, indices_shape, axis: int | None) -> tuple[
     allocating) anything: None when the shapes have no valid output. What the
     memory guard and the model builder size things by; :func:`verdict` is the
     authority on whether the input is valid."""
-    rank = len(data_shape)
-    axis = 0 if axis is None else axis
-    if rank == 0 or not -rank <= axis < rank:
-        return None
-    axis %= rank
-    if op == "Gather":
-        return tuple(data_shape[:axis]) + tuple(indices_shape) + tuple(data_shape[axis + 1 :])
-    if len(indices_shape) != rank:
-        return None
-    return tuple(indices_shape)
+    return ROWS[op].output_shape(data_shape, indices_shape, axis)

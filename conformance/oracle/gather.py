@@ -11,12 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from conformance.oracle import checks
+from conformance.tables.operators import GATHER
 from conformance.tables.spec import op_spec
+
+OPERATOR = GATHER
 
 
 def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None):
     """Return (output, disputed decision ids) or raise SpecViolation."""
-    spec = op_spec("Gather", opset)
+    spec = op_spec(OPERATOR.name, opset)
     checks.check_dtypes(spec, data, indices)
     checks.check_data_rank(data)
     axis = checks.normalize_axis(axis, data.ndim, spec.axis_default)
@@ -25,7 +28,9 @@ def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None
     disputed = ("gather1-negative-indices",) if has_negative and opset == 1 else ()
     # The shape rule, allocated up front: np.take alone returns a bare scalar
     # (a Python str for string data) when both data and indices are rank 0/1.
-    out = np.empty(data.shape[:axis] + indices.shape + data.shape[axis + 1 :], dtype=data.dtype)
+    shape = OPERATOR.output_shape(data.shape, indices.shape, axis)
+    assert shape is not None  # the checks above passed
+    out = np.empty(shape, dtype=data.dtype)
     if out.size == 0:
         return out, disputed  # nothing is read
     positions = checks.normalized(indices, size) if has_negative else indices

@@ -1,6 +1,8 @@
 """Tables: the project's data, each a module that imports nothing of the rest.
 
 - :mod:`.dtypes`: every tensor element type, its ONNX enum and NumPy dtype
+- :mod:`.operators`: the operators, one row each (opsets, inputs, the shape
+  rule, the features only one operator has)
 - :mod:`.spec`: operators, opsets and their type constraints, read from ``onnx.defs``
 - :mod:`.decisions`: every clause the oracle enforces and every point where the
   documents disagree or are silent, with the project's decision

@@ -11,6 +11,9 @@ written or drawn.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+
+from conformance.tables.operators import GATHER, GATHER_ELEMENTS, OPERATORS, Operator
 
 # name -> what it means; the order is the order in slugs and reports.
 FEATURES: dict[str, str] = {
@@ -29,12 +32,34 @@ FEATURES: dict[str, str] = {
 _INT32 = (-(2**31), 2**31 - 1)
 
 
+# The features only one operator's inputs have, each from the shapes and the
+# axis (in [0, r-1]; paired indices have data's rank).
+def _block_copy(data_shape, indices_shape, axis: int) -> bool:
+    return math.prod(data_shape[axis + 1 :]) > 1
+
+
+def _smaller_off_axis(data_shape, indices_shape, axis: int) -> bool:
+    return any(indices_shape[d] < data_shape[d] for d in range(len(data_shape)) if d != axis)
+
+
+def _axis_size_differs(data_shape, indices_shape, axis: int) -> bool:
+    return indices_shape[axis] != data_shape[axis]
+
+
+OWN: dict[str, tuple[Operator, Callable[..., bool]]] = {
+    "block_copy": (GATHER, _block_copy),
+    "smaller_off_axis": (GATHER_ELEMENTS, _smaller_off_axis),
+    "axis_size_differs": (GATHER_ELEMENTS, _axis_size_differs),
+}
+
+
 def features(example) -> tuple[str, ...]:
     """The features of an input, in :data:`FEATURES` order."""
     data, indices = example.data, example.indices
     found: set[str] = set()
+    operator = OPERATORS[example.op]
     rank = data.ndim
-    axis = 0 if example.axis is None else example.axis
+    axis = operator.axis(example.axis)
     axis_ok = rank > 0 and -rank <= axis < rank
     if indices.size and indices.dtype.kind in "iu":
         low, high = int(indices.min()), int(indices.max())
@@ -58,12 +83,11 @@ def features(example) -> tuple[str, ...]:
         found.add("zero_size_axis")
     if indices.ndim == 0:
         found.add("scalar_indices")
-    if example.op == "Gather" and axis_ok and math.prod(data.shape[axis % rank + 1 :]) > 1:
-        found.add("block_copy")
-    if example.op == "GatherElements" and axis_ok and indices.ndim == rank:
+    if axis_ok and (indices.ndim == rank or not operator.paired):
         axis %= rank
-        if any(indices.shape[d] < data.shape[d] for d in range(rank) if d != axis):
-            found.add("smaller_off_axis")
-        if indices.shape[axis] != data.shape[axis]:
-            found.add("axis_size_differs")
+        found.update(
+            name
+            for name, (owner, present) in OWN.items()
+            if owner is operator and present(data.shape, indices.shape, axis)
+        )
     return tuple(name for name in FEATURES if name in found)

@@ -15,13 +15,10 @@ import onnx.defs
 
 from conformance.errors import ConformanceError
 from conformance.tables import dtypes
+from conformance.tables.operators import OPERATORS
 
-# The operators and opsets this project covers (004: "All versions: 1, 11, 13";
-# 000: "All versions: 11, 13").
-OPSETS: dict[str, tuple[int, ...]] = {
-    "Gather": (1, 11, 13),
-    "GatherElements": (11, 13),
-}
+# The operators and opsets this project covers (their rows: .operators).
+OPSETS: dict[str, tuple[int, ...]] = {name: op.opsets for name, op in OPERATORS.items()}
 OPS: tuple[str, ...] = tuple(OPSETS)
 
 
