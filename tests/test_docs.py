@@ -384,6 +384,8 @@ def schema_fields(document: dict, node: dict, prefix: str = "") -> set[str]:
     """Every field path a schema describes (``a.b``, ``a[].b``, ``a.*.b``);
     a shared definition (a tensor, a gate entry) ends a path."""
     if "$ref" in node:
+        if not node["$ref"].startswith("#"):  # defs.schema.json: enums, no fields
+            return set()
         name = node["$ref"].rsplit("/", 1)[-1]
         return set() if name in SHARED else schema_fields(document, document["$defs"][name], prefix)
     found: set[str] = set()

@@ -16,7 +16,7 @@ from conformance import shipped
 from conformance.engine import models, records, run_schemas
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.records import CPU_FLAGS
-from conformance.tables import decisions, dtypes, explanations, spec
+from conformance.tables import decisions, dtypes, explanations, outcomes, spec
 from conformance.tables.features import FEATURES
 from conformance.tables.profiles import PROFILES
 from tests.conftest import FIRST_ROUND_COMPLEX_SEED, REPO, conformance_here
@@ -35,6 +35,7 @@ NAMES = (
     "manifest",
     "baseline",
     "targets",
+    "defs",
 )
 FILES = {  # file of a run folder -> its schema
     "header.json": "header",
@@ -177,7 +178,11 @@ def schema(name: str) -> dict:
 
 @cache
 def validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(schema(name), format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return Draft202012Validator(
+        schema(name),
+        format_checker=Draft202012Validator.FORMAT_CHECKER,
+        registry=shipped.schema_registry(),
+    )
 
 
 def problems(name: str, content, where: str) -> list[str]:
@@ -291,15 +296,48 @@ def enums(node):
             yield from enums(value)
 
 
+def test_the_shared_definitions_are_the_tables():
+    """defs.schema.json's enums, which the other schemas refer to, are the
+    outcome table's kinds and discrepancies and the operators, in order."""
+    shared = schema("defs")["$defs"]
+    assert shared["kind"]["enum"] == [kind.name for kind in outcomes.OUTCOME_KINDS]
+    wrong = [kind.name for kind in outcomes.OUTCOME_KINDS if kind.discrepancy]
+    assert shared["discrepancy"]["enum"] == wrong
+    assert shared["op"]["enum"] == list(spec.OPSETS)
+    # the messages of the baselines' reader say a value's description (cases/yaml_schema.py)
+    assert (shared["discrepancy"]["description"], shared["op"]["description"]) == (
+        "a discrepancy kind",
+        "an op",
+    )
+
+
+def refs(node):
+    """Every $ref of a schema."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            yield node["$ref"]
+        for value in node.values():
+            yield from refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from refs(value)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_the_kind_enum_and_the_other_tables_are_the_code_s(name):
     document = schema(name)
-    if name not in ("header", "nodes", "manifest", "baseline", "targets"):  # without all kinds
-        assert document["$defs"]["kind"] == {"enum": list(KINDS)}
+    if name not in ("header", "nodes", "manifest", "baseline", "targets", "defs"):  # all kinds
+        assert "defs.schema.json#/$defs/kind" in set(refs(document))
+    for ref in refs(document):  # to the shared definitions, or within the schema
+        target = "defs" if ref.startswith("defs.schema.json#") else name
+        assert ref.startswith(("#/$defs/", "defs.schema.json#/$defs/")), ref
+        assert ref.rsplit("/", 1)[-1] in schema(target)["$defs"], ref
     for values in enums(document):
         tables = {table: names for table, names in ENUMS.items() if set(values) & set(names)}
         if tables:  # one of the tables it shares names with, whole (a decision id is a violation)
             assert values in tables.values(), f"{name}: an enum of {', '.join(tables)} is not one"
+        shared = {"kind", "discrepancy", "op"} & set(tables)
+        assert name == "defs" or not shared, f"{name}: its own {shared}, not defs.schema.json's"
 
 
 def test_definitions_of_the_same_name_are_the_same_everywhere():
