@@ -8,6 +8,10 @@ reads them where they are edited. Either way the corpus found here is the
 one the package was built with: never a folder named ``cases`` that happens
 to be in the working directory.
 
+The schemas refer to ``defs.schema.json`` for the enums they share; a
+validator resolves those references through :func:`schema_registry` (or
+:func:`fast_schema_registry`).
+
 Imports nothing of ours, so that every layer may ask it.
 """
 
