@@ -263,6 +263,8 @@ def test_the_schemas_are_valid_draft_2020_12():
     for name in NAMES:
         Draft202012Validator.check_schema(schema(name))
         assert schema(name)["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+        # one base, so that "defs.schema.json" refers to the shared definitions from each
+        assert schema(name)["$id"] == f"https://onnx-gather-conformance/{name}.schema.json"
 
 
 def test_a_fuzz_campaign_matches_the_schemas(tmp_path):
