@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -311,6 +312,30 @@ def test_the_shared_definitions_are_the_tables():
         "a discrepancy kind",
         "an op",
     )
+
+
+def test_the_result_schema_s_conditions_are_the_table_s():
+    """The kinds a record's conditional fields go with, as the outcome table
+    has them: a stage, the refusals; what the spec expected (a dtype and a
+    shape, or the violation), the kinds of valid inputs and of invalid ones."""
+    rules = schema("result")["allOf"]
+
+    def names(rule: Callable[[outcomes.OutcomeKind], bool]) -> list[str]:
+        return [kind.name for kind in outcomes.OUTCOME_KINDS if rule(kind)]
+
+    (stage,) = [rule for rule in rules if rule.get("then") == {"required": ["stage"]}]
+    assert stage["if"]["properties"]["kind"]["enum"] == names(
+        lambda kind: kind.response == outcomes.REFUSED
+    )
+    expected = {
+        rule["then"]["properties"]["expected"]["required"][-1]: rule["if"]["properties"]["kind"]
+        for rule in rules
+        if "expected" in rule.get("then", {}).get("properties", {})
+    }
+    assert expected == {
+        "shape": {"enum": names(lambda kind: kind.inputs == outcomes.VALID)},
+        "violation": {"enum": names(lambda kind: kind.inputs == outcomes.INVALID)},
+    }
 
 
 def refs(node):
