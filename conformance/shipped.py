@@ -8,16 +8,27 @@ reads them where they are edited. Either way the corpus found here is the
 one the package was built with: never a folder named ``cases`` that happens
 to be in the working directory.
 
+The schemas refer to ``defs.schema.json`` for the enums they share; a
+validator resolves those references through :func:`schema_registry` (or
+:func:`fast_schema_registry`).
+
 Imports nothing of ours, so that every layer may ask it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance.messages import relative
+
+if TYPE_CHECKING:
+    import jsonschema_rs
+    import referencing
 
 _PACKAGE = Path(__file__).resolve().parent
 # The word that stands for the shipped set in --cases and --known lists
@@ -60,6 +71,39 @@ def specs() -> Path:
 def schemas() -> Path:
     """The JSON schemas of the files a run writes (docs/formats.md)."""
     return _folder("schemas")
+
+
+# The schemas the others refer to ($ref), by file name: defs.schema.json holds
+# the enums they share (the outcome kinds, the operators).
+SHARED_SCHEMAS = ("defs.schema.json",)
+
+
+def _shared() -> list[tuple[str, dict]]:
+    """(its $id, its content) of each schema of :data:`SHARED_SCHEMAS`."""
+    found = []
+    for name in SHARED_SCHEMAS:
+        document = json.loads((schemas() / name).read_text(encoding="utf-8"))
+        found.append((document["$id"], document))
+    return found
+
+
+@cache
+def schema_registry() -> referencing.Registry:
+    """What a ``jsonschema`` validator of a shipped schema resolves the
+    references to other files with (``registry=``)."""
+    import referencing.jsonschema  # here: only validators need it, not every importer
+
+    return referencing.Registry().with_contents(
+        _shared(), default_specification=referencing.jsonschema.DRAFT202012
+    )
+
+
+@cache
+def fast_schema_registry() -> jsonschema_rs.Registry:
+    """The same for a ``jsonschema_rs`` validator (``registry=``)."""
+    import jsonschema_rs
+
+    return jsonschema_rs.Registry(_shared())
 
 
 def digest(files: Iterable[Path], root: Path | None = None) -> str:

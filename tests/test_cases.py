@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 import yaml
 
+from conformance import shipped
 from conformance.cases import check, discover, load
 from conformance.cases.loader import schema
 from tests.conftest import CASES
@@ -21,7 +22,8 @@ def test_the_schema_is_a_valid_json_schema():
 
 @pytest.mark.parametrize("path", discover([CASES]), ids=lambda p: p.name)
 def test_every_case_file_validates_against_the_schema(path):
-    jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), schema())
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    jsonschema.validate(document, schema(), registry=shipped.schema_registry())
 
 
 @pytest.mark.parametrize("case", ALL, ids=lambda c: c.id)

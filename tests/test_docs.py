@@ -16,6 +16,7 @@ import pytest
 
 from conformance import cli
 from conformance.cli import exits
+from conformance.tables import outcomes
 from tests.conftest import REPO
 
 DOCS = REPO / "docs"
@@ -384,6 +385,8 @@ def schema_fields(document: dict, node: dict, prefix: str = "") -> set[str]:
     """Every field path a schema describes (``a.b``, ``a[].b``, ``a.*.b``);
     a shared definition (a tensor, a gate entry) ends a path."""
     if "$ref" in node:
+        if not node["$ref"].startswith("#"):  # defs.schema.json: enums, no fields
+            return set()
         name = node["$ref"].rsplit("/", 1)[-1]
         return set() if name in SHARED else schema_fields(document, document["$defs"][name], prefix)
     found: set[str] = set()
@@ -462,3 +465,15 @@ def test_the_field_paths_read_as_documented():
         "| field | meaning |\n| --- | --- |\n| `a`, `b` | x |\n| `g[].c`, `d`, `e.*.f`, `h` | y |\n"
     )
     assert documented_fields(body) == {"a", "b", "g[].c", "g[].d", "e.*.f", "e.*.h"}
+
+
+def test_readme_lists_the_outcome_table():
+    """The README's outcome kinds: the table's, in its order, each said
+    conforming, a discrepancy or neither as its row has it."""
+    body = sections((REPO / "README.md").read_text(encoding="utf-8"))["Outcome kinds"]
+    listed = re.findall(r"^- `(\w+)`: .*\((conforming|discrepancy|neither)\)$", body, flags=re.M)
+    said = {True: "conforming", False: "discrepancy"}
+    assert listed == [
+        (kind.name, said[kind.conforming] if kind.judged else "neither")
+        for kind in outcomes.OUTCOME_KINDS
+    ]

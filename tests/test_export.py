@@ -27,7 +27,7 @@ import pytest
 from onnx import numpy_helper
 from packaging.version import Version
 
-from conformance import export, oracle
+from conformance import export, oracle, shipped
 from conformance.cli import inputs, main
 from conformance.export import failures, folder, names, runners
 from conformance.export.selection import ExportError
@@ -101,7 +101,9 @@ def test_every_test_folder_has_the_strictest_readers_layout(corpus_export):
 
 def test_the_manifest_follows_its_schema_and_lists_the_error_cases(corpus_export):
     _, summary, manifest = corpus_export
-    jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text())).validate(manifest)
+    jsonschema.Draft202012Validator(
+        json.loads(SCHEMA.read_text()), registry=shipped.schema_registry()
+    ).validate(manifest)
     assert manifest["counts"]["tests"] == summary.tests == len(manifest["tests"])
     corpus = inputs.corpus(None)
     assert manifest["corpus"] == corpus and corpus["shipped"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from conformance import shipped
 from conformance.engine import models, records, run_schemas
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.records import CPU_FLAGS
-from conformance.tables import decisions, dtypes, explanations, spec
+from conformance.tables import decisions, dtypes, explanations, outcomes, spec
 from conformance.tables.features import FEATURES
 from conformance.tables.profiles import PROFILES
 from tests.conftest import FIRST_ROUND_COMPLEX_SEED, REPO, conformance_here
@@ -35,6 +36,7 @@ NAMES = (
     "manifest",
     "baseline",
     "targets",
+    "defs",
 )
 FILES = {  # file of a run folder -> its schema
     "header.json": "header",
@@ -177,7 +179,11 @@ def schema(name: str) -> dict:
 
 @cache
 def validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(schema(name), format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return Draft202012Validator(
+        schema(name),
+        format_checker=Draft202012Validator.FORMAT_CHECKER,
+        registry=shipped.schema_registry(),
+    )
 
 
 def problems(name: str, content, where: str) -> list[str]:
@@ -258,6 +264,8 @@ def test_the_schemas_are_valid_draft_2020_12():
     for name in NAMES:
         Draft202012Validator.check_schema(schema(name))
         assert schema(name)["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+        # one base, so that "defs.schema.json" refers to the shared definitions from each
+        assert schema(name)["$id"] == f"https://onnx-gather-conformance/{name}.schema.json"
 
 
 def test_a_fuzz_campaign_matches_the_schemas(tmp_path):
@@ -291,15 +299,72 @@ def enums(node):
             yield from enums(value)
 
 
+def test_the_shared_definitions_are_the_tables():
+    """defs.schema.json's enums, which the other schemas refer to, are the
+    outcome table's kinds and discrepancies and the operators, in order."""
+    shared = schema("defs")["$defs"]
+    assert shared["kind"]["enum"] == [kind.name for kind in outcomes.OUTCOME_KINDS]
+    wrong = [kind.name for kind in outcomes.OUTCOME_KINDS if kind.discrepancy]
+    assert shared["discrepancy"]["enum"] == wrong
+    assert shared["op"]["enum"] == list(spec.OPSETS)
+    # the messages of the baselines' reader say a value's description (cases/yaml_schema.py)
+    assert (shared["discrepancy"]["description"], shared["op"]["description"]) == (
+        "a discrepancy kind",
+        "an op",
+    )
+
+
+def test_the_result_schema_s_conditions_are_the_table_s():
+    """The kinds a record's conditional fields go with, as the outcome table
+    has them: a stage, the refusals; what the spec expected (a dtype and a
+    shape, or the violation), the kinds of valid inputs and of invalid ones."""
+    rules = schema("result")["allOf"]
+
+    def names(rule: Callable[[outcomes.OutcomeKind], bool]) -> list[str]:
+        return [kind.name for kind in outcomes.OUTCOME_KINDS if rule(kind)]
+
+    (stage,) = [rule for rule in rules if rule.get("then") == {"required": ["stage"]}]
+    assert stage["if"]["properties"]["kind"]["enum"] == names(
+        lambda kind: kind.response == outcomes.REFUSED
+    )
+    expected = {
+        rule["then"]["properties"]["expected"]["required"][-1]: rule["if"]["properties"]["kind"]
+        for rule in rules
+        if "expected" in rule.get("then", {}).get("properties", {})
+    }
+    assert expected == {
+        "shape": {"enum": names(lambda kind: kind.inputs == outcomes.VALID)},
+        "violation": {"enum": names(lambda kind: kind.inputs == outcomes.INVALID)},
+    }
+
+
+def refs(node):
+    """Every $ref of a schema."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            yield node["$ref"]
+        for value in node.values():
+            yield from refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from refs(value)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_the_kind_enum_and_the_other_tables_are_the_code_s(name):
     document = schema(name)
-    if name not in ("header", "nodes", "manifest", "baseline", "targets"):  # without all kinds
-        assert document["$defs"]["kind"] == {"enum": list(KINDS)}
+    if name not in ("header", "nodes", "manifest", "baseline", "targets", "defs"):  # all kinds
+        assert "defs.schema.json#/$defs/kind" in set(refs(document))
+    for ref in refs(document):  # to the shared definitions, or within the schema
+        target = "defs" if ref.startswith("defs.schema.json#") else name
+        assert ref.startswith(("#/$defs/", "defs.schema.json#/$defs/")), ref
+        assert ref.rsplit("/", 1)[-1] in schema(target)["$defs"], ref
     for values in enums(document):
         tables = {table: names for table, names in ENUMS.items() if set(values) & set(names)}
         if tables:  # one of the tables it shares names with, whole (a decision id is a violation)
             assert values in tables.values(), f"{name}: an enum of {', '.join(tables)} is not one"
+        shared = {"kind", "discrepancy", "op"} & set(tables)
+        assert name == "defs" or not shared, f"{name}: its own {shared}, not defs.schema.json's"
 
 
 def test_definitions_of_the_same_name_are_the_same_everywhere():

@@ -24,12 +24,14 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
+from conformance import shipped
 from conformance.cases import loader
 from conformance.cli import main
 from conformance.graphs import capture, drawing, reading
 from tests.conftest import conformance
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
+REFS = shipped.schema_registry()  # defs.schema.json, which the schemas refer to
 
 
 def vi(name: str, elem: int, shape) -> onnx.ValueInfoProto:
@@ -898,7 +900,9 @@ def test_real_models_are_judged_on_every_runtime(judged_run):
     assert done.returncode in (0, 1), done.stderr
     assert "Traceback" not in done.stderr
     document = json.loads((out / "nodes.json").read_text())
-    jsonschema.validate(document, json.loads((SCHEMAS / "nodes.schema.json").read_text()))
+    jsonschema.validate(
+        document, json.loads((SCHEMAS / "nodes.schema.json").read_text()), registry=REFS
+    )
     by_model: dict[str, list] = {}
     for entry in document["nodes"]:
         by_model.setdefault(Path(entry["model"]).name, []).append(entry)
@@ -910,7 +914,7 @@ def test_real_models_are_judged_on_every_runtime(judged_run):
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert {r["runtime"] for r in records} == {"onnxruntime", "openvino", "reference", "tract"}
     valid = jsonschema.Draft202012Validator(
-        json.loads((SCHEMAS / "result.schema.json").read_text())
+        json.loads((SCHEMAS / "result.schema.json").read_text()), registry=REFS
     )
     case_ids = {i for e in document["nodes"] for i in e["cases"]}
     for record in records:
@@ -1102,7 +1106,9 @@ def test_a_model_judged_on_the_inputs_it_was_fed(folder, tmp_path, capsys):
     # 7 of 8 on the drawn cases; on the tensors the model was fed, all 8
     assert re.search(r"reference +8/8 +8/8 +8/8", printed)
     document = json.loads((out / "nodes.json").read_text())
-    jsonschema.validate(document, json.loads((SCHEMAS / "nodes.schema.json").read_text()))
+    jsonschema.validate(
+        document, json.loads((SCHEMAS / "nodes.schema.json").read_text()), registry=REFS
+    )
     assert document["captured"]["with"] == "onnx.reference"
     assert document["dims"] == {"batch": 2, "seq": 3}
     embedding = next(e for e in document["nodes"] if e["node"] == "embedding")

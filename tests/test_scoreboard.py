@@ -19,10 +19,12 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from conformance import shipped
 from tests.conftest import REPO, conformance_here
 from tests.faulty_adapter import SEGV
 
 SCHEMA = json.loads((REPO / "docs/schemas/scoreboard.schema.json").read_text())
+VALIDATOR = Draft202012Validator(SCHEMA, registry=shipped.schema_registry())
 FAULTY = "tests.faulty_adapter:FaultyAdapter"
 
 CASES = f"""
@@ -64,7 +66,7 @@ def board(tmp_path_factory) -> tuple[dict, Path, list[dict]]:
 
 def test_the_json_holds_to_its_schema(board):
     content, _, _ = board
-    errors = [e.message for e in Draft202012Validator(SCHEMA).iter_errors(content)]
+    errors = [e.message for e in VALIDATOR.iter_errors(content)]
     assert not errors
 
 
@@ -149,7 +151,7 @@ def test_a_family_of_a_scoped_entry_shows_its_scope_versions_and_match(board, tm
     done = conformance_here("scoreboard", str(run), "-o", str(out), "--json", str(data), *extra)
     assert done.returncode == 0, done.stderr
     content = json.loads(data.read_text())
-    assert not list(Draft202012Validator(SCHEMA).iter_errors(content))
+    assert not list(VALIDATOR.iter_errors(content))
     (family,) = [f for f in content["families"] if f["runtime"] == "reference"]
     assert family["where"] == f"{known / 'reference.yaml'}:2" and family["status"] == "known"
     assert family["scope"] == "versions >=1, profile default"
@@ -267,7 +269,7 @@ def test_the_committed_scoreboard_is_of_the_shipped_baselines_and_pins():
     """docs/scoreboard.* are regenerated (`nox -s scoreboard`) with every baseline
     change and version pin: a stale one would show verdicts nobody gets any more."""
     content = json.loads((REPO / "docs/scoreboard.json").read_text())
-    assert not list(Draft202012Validator(SCHEMA).iter_errors(content))
+    assert not list(VALIDATOR.iter_errors(content))
     for held in content["baselines"]:
         now = hashlib.sha256((REPO / held["path"]).read_bytes()).hexdigest()
         assert held["sha256"] == now, f"{held['path']} changed: run `nox -s scoreboard`"

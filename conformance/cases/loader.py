@@ -239,7 +239,7 @@ class _CaseFileReader(YamlFileReader):
         return cases
 
     def _schema_ok(self) -> bool:
-        validator = _Validator(schema())
+        validator = _Validator(schema(), registry=shipped.schema_registry())
         found = False
         for err in sorted(validator.iter_errors(self.root), key=lambda e: list(map(str, e.path))):
             found = True

@@ -70,12 +70,12 @@ def schema(name: str) -> dict:
 
 @cache
 def validator(name: str):
-    return _Validator(schema(name))
+    return _Validator(schema(name), registry=shipped.schema_registry())
 
 
 @cache
 def _fast(name: str):
-    return jsonschema_rs.validator_for(schema(name))
+    return jsonschema_rs.validator_for(schema(name), registry=shipped.fast_schema_registry())
 
 
 def _no_whole_floats(value):

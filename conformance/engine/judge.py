@@ -1,8 +1,9 @@
 """Judging: what one runtime did with one input, held against the oracle's verdict.
 
-The outcome ``kind`` is exactly one of :data:`KINDS`; scripts and CI rely on
-these names. Comparison is bit-exact (decision ``bitwise-exact``): dtype,
-shape and every element's bytes, NaN payloads and -0.0 included.
+The outcome ``kind`` is exactly one of :data:`KINDS` (one row each in
+:mod:`conformance.tables.outcomes`); scripts and CI rely on these names.
+Comparison is bit-exact (decision ``bitwise-exact``): dtype, shape and every
+element's bytes, NaN payloads and -0.0 included.
 """
 
 from __future__ import annotations
@@ -15,22 +16,12 @@ from conformance import oracle
 from conformance.cases.case import Case
 from conformance.engine.pool import Raw
 from conformance.oracle import Verdict, compare
-from conformance.tables import dtypes
+from conformance.tables import dtypes, outcomes
 
-KINDS: tuple[str, ...] = (
-    "pass",  # the oracle's output, bit for bit
-    "value_mismatch",  # right dtype and shape, some elements differ
-    "dtype_mismatch",
-    "shape_mismatch",
-    "rejected",  # the runtime refused a valid input (at load or at run time)
-    "accepted_invalid",  # the spec forbids the input; the runtime returned an output
-    "both_rejected",  # the spec forbids the input; the runtime refused it: conforming
-    "crash",  # the worker process died (signal or exit)
-    "timeout",  # no result within the per-case timeout
-    "harness_unsupported",  # the harness cannot carry this case; says nothing of the runtime
-)
-CONFORMING = frozenset({"pass", "both_rejected"})
-DISCREPANCIES = frozenset(KINDS) - CONFORMING - {"harness_unsupported"}
+# The kinds, as the outcome table has them (its rows say what each means).
+KINDS: tuple[str, ...] = tuple(kind.name for kind in outcomes.OUTCOME_KINDS)
+CONFORMING = outcomes.kinds(lambda kind: kind.conforming)
+DISCREPANCIES = outcomes.kinds(lambda kind: kind.discrepancy)
 
 SHOWN_VALUES = 16  # elements of an unexpected output kept in a record
 

@@ -44,9 +44,11 @@ from conformance.engine import files, records
 from conformance.engine.judge import DISCREPANCIES, SHOWN_VALUES
 from conformance.engine.run import HARNESS_ERRORS_KEPT
 from conformance.oracle import compare, in_range
-from conformance.tables import dtypes
+from conformance.tables import dtypes, outcomes
 from conformance.tables.explanations import EXPLANATIONS
 from conformance.tables.profiles import PROFILES, on_gpu
+
+REFUSALS = outcomes.kinds(lambda kind: kind.response == outcomes.REFUSED)  # a stage recorded
 
 
 def _read_records(folder: Path) -> tuple[list[dict], bytes]:
@@ -175,7 +177,7 @@ def rejudge(source: Path, out: Path, cases: list[Case], device: dict | None = No
     for record in found:
         kind = record.get("kind")
         message = record.get("message") or ""
-        resource = gpu.resource_failure(message) if kind in ("rejected", "both_rejected") else None
+        resource = gpu.resource_failure(message) if kind in REFUSALS else None
         if resource and record.get("runtime") in on_a_gpu:
             record, resources = _resource(record, message, resource), resources + 1
         elif kind == "accepted_invalid" and "explained_by" not in record:

@@ -167,12 +167,12 @@ _Validator = jsonschema.validators.extend(
 
 @cache
 def _exact(name: str):
-    return _Validator(reading(name))
+    return _Validator(reading(name), registry=shipped.schema_registry())
 
 
 @cache
 def _fast(name: str):
-    return jsonschema_rs.validator_for(reading(name))
+    return jsonschema_rs.validator_for(reading(name), registry=shipped.fast_schema_registry())
 
 
 def shown(value) -> str:

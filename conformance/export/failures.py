@@ -38,12 +38,13 @@ import numpy as np
 
 from conformance.engine.records import about
 from conformance.export.selection import Test
-from conformance.gate.baseline import VALID_ONLY, BaselineEntry, Observed, Where
-from conformance.tables import explanations
+from conformance.gate.baseline import BaselineEntry, Observed, Where
+from conformance.tables import explanations, outcomes
 from conformance.tables.profiles import DEFAULT
 
 FAILS, MAY_FAIL = "fails", "may_fail"
-SHOWABLE = VALID_ONLY | {"crash", "timeout"}  # what a valid input's result can be, when wrong
+# what a valid input's result can be, when wrong: the kinds an exported test can show
+SHOWABLE = outcomes.kinds(lambda kind: kind.discrepancy and kind.inputs != outcomes.INVALID)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ from typing import TypeVar
 from conformance.fuzz import coverage, strategies
 from conformance.fuzz.signature import features
 from conformance.fuzz.strategies import Example
+from conformance.tables import outcomes
 
-EXPENSIVE = frozenset({"crash", "timeout"})  # kinds that cost a worker restart
+EXPENSIVE = outcomes.kinds(lambda kind: kind.restarts_worker)  # kinds that cost a worker restart
 HOPELESS_SHARE = 0.75  # of a kind's results expensive: the runtime is spared it (hopeless)
 
 T = TypeVar("T")

@@ -107,7 +107,7 @@ from conformance.cases import yaml_lines, yaml_schema
 from conformance.cases.loader import CaseErrors, YamlFileReader
 from conformance.engine import models
 from conformance.engine.targets import adapter_of
-from conformance.tables import decisions, dtypes, explanations, spec
+from conformance.tables import decisions, dtypes, explanations, outcomes, spec
 from conformance.tables.features import FEATURES
 from conformance.tables.profiles import PROFILES
 
@@ -126,9 +126,11 @@ SIGNATURE_FIELDS: dict[str, tuple | None] = {
     "features": tuple(FEATURES),
 }
 NAMES_EXPLAINED = frozenset({"explained_by", "model"})  # model: its spelling before
-# Outcomes only a valid input can have (judge: a refusal of an invalid input
+# Discrepancies only a valid input can have (judge: a refusal of an invalid input
 # conforms, an output for one is accepted_invalid): their violation is "none".
-VALID_ONLY = frozenset({"value_mismatch", "dtype_mismatch", "shape_mismatch", "rejected"})
+VALID_ONLY = outcomes.kinds(lambda kind: kind.discrepancy and kind.inputs == outcomes.VALID)
+# ...only an invalid one (accepted_invalid); the others (crash, timeout) may come of any input.
+INVALID_ONLY = outcomes.kinds(lambda kind: kind.discrepancy and kind.inputs == outcomes.INVALID)
 TIND = frozenset({"int32", "int64"})  # the index types ONNX allows
 
 
@@ -347,7 +349,7 @@ def unnarrowed(
             continue  # only outputs an explanation fits exactly
         if "violation" in signature:
             possible = {"none"} if kind in VALID_ONLY else set(decisions.BY_ID)
-            if kind not in VALID_ONLY and kind != "accepted_invalid":
+            if kind not in VALID_ONLY | INVALID_ONLY:
                 possible.add("none")  # a crash or a timeout, on any input
             allowed = set(signature["violation"]) & possible
             if allowed != possible and allowed != {"none"}:

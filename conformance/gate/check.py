@@ -34,12 +34,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
-from conformance.gate.baseline import VALID_ONLY, BaselineEntry, Where
+from conformance.gate.baseline import INVALID_ONLY, VALID_ONLY, BaselineEntry, Where
+from conformance.tables import outcomes
 
 FIXED_EVIDENCE = 20  # in-scope results without the discrepancy that call a family fixed
-# The outcome only an invalid input can have (baseline.VALID_ONLY: only a
-# valid one); crash and timeout may come of any input.
-INVALID_ONLY = frozenset({"accepted_invalid"})
+# The discrepancies any input may come to (crash, timeout); the others only a
+# valid input (baseline.VALID_ONLY) or only an invalid one (INVALID_ONLY).
+ANY_INPUT = outcomes.kinds(lambda kind: kind.discrepancy and kind.inputs == outcomes.ANY)
 
 
 def could_show(entry: BaselineEntry, record: dict) -> bool:
@@ -50,7 +51,7 @@ def could_show(entry: BaselineEntry, record: dict) -> bool:
     if record.get("kind") not in CONFORMING | DISCREPANCIES:
         return False
     violation = (record.get("expected") or {}).get("violation") not in (None, "none")
-    possible = {"crash", "timeout"} | (INVALID_ONLY if violation else VALID_ONLY)
+    possible = ANY_INPUT | (INVALID_ONLY if violation else VALID_ONLY)
     return bool(possible & set(entry.outcome))
 
 

@@ -52,12 +52,13 @@ from conformance.engine import records
 from conformance.engine.groups import Signature, group_of, is_generated
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
 from conformance.errors import ConformanceError
+from conformance.tables import outcomes
 
 UNSUPPORTED = "harness_unsupported"
 
 # Kinds whose message is the runtime's (or the worker's) own text, compared
 # after normalising; the other kinds' messages are the harness's, from values.
-RUNTIME_TEXT = frozenset({"rejected", "both_rejected", "crash", "timeout", UNSUPPORTED})
+RUNTIME_TEXT = outcomes.kinds(lambda kind: kind.runtime_text)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from conformance.engine.judge import DISCREPANCIES, Outcome
 from conformance.fuzz.bugs import cause_of
 from conformance.report.terminal.escape import safe
-from conformance.tables import explanations
+from conformance.tables import explanations, outcomes
 
 NAMES_SHOWN = 8  # node names listed per discrepancy
 NODES = "nodes.json"  # beside the results of a conformance model run
@@ -104,15 +104,7 @@ def mechanism_of(record: dict) -> str:
 
 
 # What a deployer can do, by kind, where no explanation names the mechanism.
-KIND_WORKAROUNDS = {
-    "rejected": "give the node a dtype or storage this runtime takes (cast before the Gather)",
-    "accepted_invalid": "keep indices within the axis: this runtime does not check them",
-    "crash": "keep the node's inputs away from the smallest input shown; report it upstream",
-    "timeout": "keep the node's inputs away from the smallest input shown; report it upstream",
-    "dtype_mismatch": "cast the output back to the data's dtype after the Gather",
-    "shape_mismatch": "reshape the output to the spec's shape after the Gather",
-    "value_mismatch": "no known mechanism: report it upstream with the smallest input shown",
-}
+KIND_WORKAROUNDS = {k.name: k.workaround for k in outcomes.OUTCOME_KINDS if k.workaround}
 
 
 def workaround_of(record: dict) -> str:

@@ -18,7 +18,7 @@ from conformance.engine.judge import KINDS
 from conformance.gate import baseline
 from conformance.report import machine
 from conformance.report.view import Report, from_runs
-from conformance.tables import decisions
+from conformance.tables import decisions, outcomes
 
 # Column heads of the matrix: five variants must fit above narrow cells.
 VARIANT_SHORT = {
@@ -30,15 +30,30 @@ VARIANT_SHORT = {
 }
 
 
+def kind_styles() -> list[tuple[str, str]]:
+    """(selectors, declarations) of each outcome kind's cells, as the outcome
+    table styles them (``_style.css.j2``): the least severe first, kinds of
+    one style in one rule."""
+    rules: list[tuple[list[str], str]] = []
+    for kind in sorted(outcomes.OUTCOME_KINDS, key=lambda k: -k.severity):
+        if rules and rules[-1][1] == kind.style:
+            rules[-1][0].append(f".k-{kind.name}")
+        else:
+            rules.append(([f".k-{kind.name}"], kind.style))
+    return [(", ".join(selectors), style) for selectors, style in rules]
+
+
 @functools.cache  # one per process: compiling the templates is most of a small report's cost
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.PackageLoader("conformance.report", "."),
         autoescape=True,  # every value is text; the template alone writes markup
         # Records are JSON: optional fields are simply absent, read as empty.
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    environment.globals["kind_styles"] = kind_styles()  # every page's CSS (_style.css.j2)
+    return environment
 
 
 def render(report: Report) -> str:

@@ -36,6 +36,7 @@ from conformance.engine.targets import adapter_of
 from conformance.gate import baseline
 from conformance.messages import relative
 from conformance.report.view import Family, Report, Tensor, differing, from_runs
+from conformance.tables import outcomes
 
 FORMAT = 1
 # (op, opset) rows: every version of each operator the project covers.
@@ -48,6 +49,10 @@ ROWS = (
 )
 TOTAL = "total"
 REASONS_SHOWN = 6  # harness_unsupported reasons listed per target
+# The kinds a score counts (harness_unsupported says nothing of the runtime),
+# and those each score counts apart too, in the table's order.
+JUDGED = outcomes.kinds(lambda kind: kind.judged)
+COUNTED_APART = tuple(kind.name for kind in outcomes.OUTCOME_KINDS if kind.counted_apart)
 
 
 def row_name(op: str, opset: int) -> str:
@@ -55,16 +60,14 @@ def row_name(op: str, opset: int) -> str:
 
 
 def _score(counts: Counter) -> dict:
-    judged = sum(n for kind, n in counts.items() if kind != "harness_unsupported")
+    judged = sum(n for kind, n in counts.items() if kind in JUDGED)
     conforming = sum(counts[kind] for kind in CONFORMING)
     return {
         "results": sum(counts.values()),
         "judged": judged,
         "conforming": conforming,
         "percent": round(100.0 * conforming / judged, 1) if judged else None,
-        "crash": counts["crash"],
-        "timeout": counts["timeout"],
-        "harness_unsupported": counts["harness_unsupported"],
+        **{kind: counts[kind] for kind in COUNTED_APART},
         "outcomes": dict(sorted(counts.items())),
     }
 

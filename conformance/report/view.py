@@ -21,25 +21,13 @@ from pathlib import Path
 
 from conformance.engine import credentials, models, records
 from conformance.engine.groups import GroupKey, Signature, group_key
-from conformance.engine.judge import DISCREPANCIES, KINDS
+from conformance.engine.judge import DISCREPANCIES
 from conformance.gate import baseline, verdict
 from conformance.messages import first_line
-from conformance.tables import decisions, explanations
+from conformance.tables import decisions, explanations, outcomes
 
 # Worst first: the colour of a matrix cell is its worst outcome.
-SEVERITY: tuple[str, ...] = (
-    "crash",
-    "timeout",
-    "value_mismatch",
-    "dtype_mismatch",
-    "shape_mismatch",
-    "accepted_invalid",
-    "rejected",
-    "harness_unsupported",
-    "both_rejected",
-    "pass",
-)
-assert set(SEVERITY) == set(KINDS)
+SEVERITY = tuple(k.name for k in sorted(outcomes.OUTCOME_KINDS, key=lambda k: k.severity))
 SHOWN_ELEMENTS = 64  # tensors above this are summarised, not dumped
 SHOWN_STRING = 200  # characters of one string element shown
 MESSAGE_WIDTH = 160  # characters of a group's example message or an entry's reason

@@ -9,4 +9,6 @@
 - :mod:`.profiles`: the named configurations of each runtime (``openvino:1thread``)
 - :mod:`.features`: input features (negative indices, empty tensors...) that
   records carry and baselines and fuzz signatures match on
+- :mod:`.outcomes`: every outcome kind a result can have, and what each means
+  to the gate, the export, the report and the fuzz skip rule
 """

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from conformance.engine.judge import DISCREPANCIES, KINDS
+from conformance.engine.judge import CONFORMING, DISCREPANCIES, KINDS
 from conformance.report.terminal.escape import safe
 from conformance.report.terminal.finish import path_line
 
@@ -23,11 +23,7 @@ def summary_table(summary, runtimes: list[str]) -> Table:
         counts = [summary.counts[rt][kind] for rt in runtimes]
         if not any(counts):
             continue
-        style = (
-            "green"
-            if kind in ("pass", "both_rejected")
-            else ("red" if kind in DISCREPANCIES else "yellow")
-        )
+        style = "green" if kind in CONFORMING else ("red" if kind in DISCREPANCIES else "yellow")
         table.add_row(kind, *(str(n) for n in counts), style=style)
     return table
 
