@@ -23,6 +23,8 @@ OPSETS: dict[str, tuple[int, ...]] = {
     "GatherElements": (11, 13),
 }
 OPS: tuple[str, ...] = tuple(OPSETS)
+# The default domain's two spellings: a node of another domain named Gather is not ours.
+DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
 class UnknownOpset(ConformanceError, ValueError):
