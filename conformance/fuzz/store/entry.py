@@ -23,11 +23,13 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from conformance import strict_json
 from conformance.fuzz.store.base import StoreError
 from conformance.messages import shown
+
+if TYPE_CHECKING:
+    from conformance import strict_json
 
 FORMAT = 1  # of store.json and of each entry
 SCHEMA = "store-entry"  # docs/schemas/store-entry.schema.json
@@ -92,6 +94,8 @@ class StoreEntry:
         # Before the schema: an entry of another version is said to be one.
         if type(content.get("format")) is not int or content["format"] != FORMAT:
             raise bad(f"entry format {shown(content.get('format'))}, this version reads {FORMAT}")
+        from conformance import strict_json  # when first needed (_compiled says why)
+
         problem = strict_json.problem(_compiled(), content, whole_floats, strict=True)
         if problem is not None:
             raise bad(f"{problem} (docs/schemas/{SCHEMA}.schema.json)")
@@ -107,14 +111,18 @@ class StoreEntry:
 
 @functools.cache
 def _compiled() -> strict_json.Compiled:
-    """The entry's schema, compiled when first needed (importing the store
-    stays cheap: each shard's claimers import it)."""
+    """The entry's schema, compiled when first needed: importing the store
+    stays cheap (each shard's claimers import it; jsonschema does not)."""
+    from conformance import strict_json
+
     return strict_json.Compiled(strict_json.schema(SCHEMA))
 
 
 def parsed(data: bytes, where: str, bug_id: str) -> StoreEntry:
     """The entry of ``bug_id`` that ``data`` (read from ``where``, a file or
     a key) holds; :class:`BadEntry` naming ``where`` and what is wrong."""
+    from conformance import strict_json  # when first needed (_compiled says why)
+
     if len(data) > MAX_ENTRY_BYTES:
         raise BadEntry(f"{where}: {len(data)} bytes, more than an entry may hold")
     try:
