@@ -21,8 +21,8 @@ These derive from it, each keeping the base its callers may catch
 ``fuzz.options.NothingRan``), ``engine.run_schemas.RecordsError`` (and
 ``report.scoreboard.ScoreboardError``), ``engine.targets.TargetError``,
 ``engine.files.FolderBusy``, ``engine.files.NotJson``,
-``fuzz.store.StoreError`` (and ``fuzz.store.BadEntry``, one entry a store
-skips with a warning line), ``fuzz.options.BadCampaign``,
+``fuzz.store.base.StoreError`` (and ``fuzz.store.entry.BadEntry``, one entry
+a store skips with a warning line), ``fuzz.options.BadCampaign``,
 ``report.diff.DiffError``, ``export.selection.ExportError`` (``conformance
 export``), ``adapters.UnknownRuntime`` (and ``adapters.UnknownProfile``).
 (``tests/test_errors_taxonomy.py`` holds this list to the code.)
@@ -42,6 +42,10 @@ input") when they are a verdict, or a bug, and hide them:
   loader turns each into a ``file:line: field: message`` of
   :class:`~conformance.cases.loader.CaseErrors`; they have no file or line
   of their own, so one that escaped would be a bug of the loader;
+* ``strict_json.NotJsonText`` (``NotUtf8``) and ``strict_json.NotText``
+  (``ValueError`` s): why bytes are not JSON of ours, turned by each reader
+  into its own error naming the file or key (``RecordsError``,
+  ``BadEntry``, ``ExportError``);
 * ``cases.npy.NpyProblem``: why an ``.npy`` array is not read, turned by its
   readers into a ``ValueProblem`` (the ``npy`` generator) or a
   ``GraphFileError`` (``--inputs``) that names the file;

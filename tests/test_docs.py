@@ -372,6 +372,7 @@ FILES = {  # section of formats.md -> schema
     "manifest.json": "manifest",
     "cases/known/*.yaml": "baseline",
     "--targets": "targets",
+    "entries/*.json": "store-entry",
 }
 SHARED = {"tensor": ("groups", "findings"), "entry": ("gate",)}  # $defs with a table of their own
 
@@ -456,7 +457,7 @@ def test_formats_md_documents_the_shared_definitions(name):
 
 def test_formats_md_links_every_schema():
     text = FORMATS_MD.read_text(encoding="utf-8")
-    linked = set(re.findall(r"\]\(schemas/([\w.]+\.schema\.json)\)", text))
+    linked = set(re.findall(r"\]\(schemas/([\w.-]+\.schema\.json)\)", text))
     assert linked == {path.name for path in SCHEMAS.glob("*.schema.json")}
 
 

@@ -40,7 +40,7 @@ def test_every_user_facing_error_is_named_in_the_taxonomy():
         for cls in _subclasses(ConformanceError)
         if cls.__module__.startswith("conformance.") and not cls.__name__.startswith("_")
     }
-    assert {"fuzz.store.StoreError", "graphs.reading.GraphFileError"} <= ours
+    assert {"fuzz.store.base.StoreError", "graphs.reading.GraphFileError"} <= ours
     # adapters/__init__ is named by its package: adapters.UnknownRuntime
     named = {name.replace("adapters.__init__.", "adapters.") for name in ours}
     missing = sorted(name for name in named if f"``{name}``" not in doc)
@@ -48,12 +48,13 @@ def test_every_user_facing_error_is_named_in_the_taxonomy():
 
 
 def test_what_the_taxonomy_calls_a_signal_is_not_a_user_error():
-    from conformance import adapters, shipped
+    from conformance import adapters, shipped, strict_json
     from conformance.cases import npy
     from conformance.engine import forkserver
     from conformance.oracle import SpecViolation
 
     for signal in (SpecViolation, adapters.AdapterError, adapters.HarnessUnsupported,
-                   shipped.NotShipped, forkserver.ForkServerDown, npy.NpyProblem):  # fmt: skip
+                   shipped.NotShipped, forkserver.ForkServerDown, npy.NpyProblem,
+                   strict_json.NotJsonText, strict_json.NotUtf8, strict_json.NotText):  # fmt: skip
         assert not issubclass(signal, ConformanceError), signal
         assert re.search(rf"``[\w.]*{signal.__name__}``", errors.__doc__), signal

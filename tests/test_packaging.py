@@ -81,11 +81,12 @@ def test_sdist_and_wheel_pass_twine_check_and_carry_the_corpus(dist):
     edited = {p.relative_to(REPO / "cases").as_posix() for p in (REPO / "cases").rglob("*.yaml")}
     assert edited <= corpus  # every case file and baseline
     assert "conformance/schemas/header.schema.json" in names
-    # the schemas the readers of baselines and targets files hold them to, and the
-    # definitions they share (which every validator resolves: shipped.schema_registry)
+    # the schemas the readers of baselines, targets files and store entries hold them to,
+    # and the definitions they share (which every validator resolves: shipped.schema_registry)
     assert {
         "conformance/schemas/baseline.schema.json",
         "conformance/schemas/targets.schema.json",
+        "conformance/schemas/store-entry.schema.json",
         "conformance/schemas/defs.schema.json",
     } <= set(names)
 

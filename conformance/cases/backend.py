@@ -53,7 +53,6 @@ from conformance.tables import dtypes, spec
 MODEL_SUFFIX = ".onnx"
 STREAMS = {"inputs": "inputs.pb", "outputs": "outputs.pb"}  # ONNX Runtime's one-file form
 FIRST_DATA_SET = "test_data_set_0"  # its cases keep the test folder's name as their id
-_DEFAULT_DOMAINS = ("", "ai.onnx")
 _NUMBERED = re.compile(r"(input|output)_(.*)\.pb")
 _NUMBER = re.compile(r"0|[1-9][0-9]*")
 _NOT_IN_ID = re.compile(r"[^a-z0-9_-]+")
@@ -214,11 +213,11 @@ class _TestFolder:
                 f"{len(graph.node)} nodes ({ops}): a case is one Gather or GatherElements node"
             )
         node = graph.node[0]
-        if node.domain not in _DEFAULT_DOMAINS or node.op_type not in spec.OPSETS:
+        if node.domain not in spec.DEFAULT_DOMAINS or node.op_type not in spec.OPSETS:
             named = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
             raise _NotATest(f"its node is {named}, not Gather or GatherElements")
         op = node.op_type
-        imported = [o.version for o in self.model.opset_import if o.domain in _DEFAULT_DOMAINS]
+        imported = [o.version for o in self.model.opset_import if o.domain in spec.DEFAULT_DOMAINS]
         if not imported:
             raise _Defect(
                 path,

@@ -27,14 +27,15 @@ from conformance.cases import values, yaml_lines
 from conformance.cases.case import Case, CaseFileError, Expectation, Source, concrete_id
 from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.errors import ConformanceError
+from conformance.strict_json import MAX_DEPTH
 from conformance.tables import decisions, spec
 
 REQUIRED = ("id", "op", "opset", "dtype", "data", "indices", "description", "spec")
 DEFAULT_INDICES_DTYPE = "int64"
-# Deeper YAML is refused before it is built: PyYAML's composer (and every
-# recursive reader after it) would otherwise die of RecursionError. A tensor
-# literal has at most 64 dimensions (NumPy's limit) below a few levels of file.
-MAX_DEPTH = 100
+# Deeper YAML (strict_json.MAX_DEPTH, every input's one depth policy) is
+# refused before it is built: PyYAML's composer (and every recursive reader
+# after it) would otherwise die of RecursionError. A tensor literal has at
+# most 64 dimensions (NumPy's limit) below a few levels of file.
 # Values in one file, aliases expanded: what every later reader (the schema
 # check, the literal conversion) walks. A literal tensor this large is ~1 MB of
 # YAML; the generators (full, range, random) make large tensors from a line.

@@ -4,15 +4,15 @@ Baselines (``cases/known/*.yaml``) and targets files (``--targets``) are
 checked against the schemas users validate them against,
 ``docs/schemas/baseline.schema.json`` and ``targets.schema.json`` (shipped as
 ``conformance/schemas``: :func:`conformance.shipped.schemas`), as a run
-folder's files are (:mod:`conformance.engine.run_schemas`): jsonschema-rs (the
-same draft, compiled) decides whether a file is valid, and only a file it
-refuses is checked again by the ``jsonschema`` library, whose errors carry the
-path that the YAML loader's lines (:mod:`conformance.cases.yaml_lines`) turn
-into ``file:line: field: message``. Every command that gates reads the
+folder's files are, through the one reader of our schemas
+(:mod:`conformance.strict_json`): jsonschema-rs (the same draft, compiled)
+decides whether a file is valid, and only a file it refuses is checked again
+by the ``jsonschema`` library, whose errors carry the path that the YAML
+loader's lines (:mod:`conformance.cases.yaml_lines`) turn into
+``file:line: field: message``. Every command that gates reads the
 baselines, and jsonschema alone took about as long again as parsing them
 (benchmarks/baseline_read.py). Both are held to the readers' ``integer``:
-``13.0`` and ``true`` are not integers (jsonschema-rs is shown each whole
-float as a fraction, so that it cannot take one for an integer).
+``13.0`` and ``true`` are not integers.
 
 A message says the value and what it must be, in the schema's own words (the
 ``description`` of the node the value broke, with its ``enum`` listed): the
@@ -22,29 +22,15 @@ reading it sees too.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from typing import TYPE_CHECKING
 
-import jsonschema
-import jsonschema_rs
-
-from conformance import shipped
+from conformance import strict_json
 from conformance.cases import yaml_lines
 from conformance.messages import shown
 
 if TYPE_CHECKING:
     from conformance.cases.loader import YamlFileReader
-
-
-def _integer(_checker, value) -> bool:
-    return yaml_lines.is_int(value)  # 13.0 and true are not integers here
-
-
-_Validator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _integer),
-)
 
 _TYPES = {
     "integer": "an integer",
@@ -62,42 +48,12 @@ _VALUE_KEYWORDS = frozenset(
 )  # fmt: skip
 
 
-@cache
-def schema(name: str) -> dict:
-    """The shipped schema ``name`` (``baseline``, ``targets``), as users have it."""
-    return json.loads((shipped.schemas() / f"{name}.schema.json").read_text(encoding="utf-8"))
+schema = strict_json.schema  # the shipped schema ``name`` (``baseline``, ``targets``)
 
 
 @cache
-def validator(name: str):
-    return _Validator(schema(name), registry=shipped.schema_registry())
-
-
-@cache
-def _fast(name: str):
-    return jsonschema_rs.validator_for(schema(name), registry=shipped.fast_schema_registry())
-
-
-def _no_whole_floats(value):
-    """``value`` with each float of whole value (13.0) made a fraction (13.5):
-    JSON Schema's 13.0 is an integer, the readers' is not, and no field of
-    these schemas takes a float that a fraction would not do for."""
-    if isinstance(value, float):
-        return value + 0.5 if value.is_integer() else value
-    if isinstance(value, dict):
-        return {key: _no_whole_floats(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_no_whole_floats(item) for item in value]
-    return value
-
-
-def _surely_valid(root, name: str) -> bool:
-    """Whether jsonschema-rs finds ``root`` valid, as the readers judge it
-    (False: jsonschema is asked, and says what is wrong, if anything)."""
-    try:
-        return _fast(name).is_valid(_no_whole_floats(root))
-    except ValueError:  # a mapping key that is not a string: jsonschema says where
-        return False
+def _compiled(name: str) -> strict_json.Compiled:
+    return strict_json.Compiled(schema(name))
 
 
 def check(reader: YamlFileReader, name: str) -> set[tuple]:
@@ -105,10 +61,10 @@ def check(reader: YamlFileReader, name: str) -> set[tuple]:
     ``reader.error`` (in the order of the file's lines); return the paths of
     the values found wrong (a mapping missing a field, the key of a bad name),
     so that the reader checks in code only what the schema passed."""
-    if _surely_valid(reader.root, name):
+    if _compiled(name).surely_valid(reader.root, whole_floats=None):
         return set()
     problems = []
-    for error in validator(name).iter_errors(reader.root):
+    for error in _compiled(name).errors(reader.root):
         problems.extend(_problems(error))
     by_path: dict[tuple, list] = {}
     for problem in problems:

@@ -19,8 +19,8 @@ from conformance.engine import targets
 from conformance.engine.groups import group_key
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.run_schemas import NotText, RecordsError, check, parse, parse_noting
-from conformance.engine.run_schemas import shown as _shown
 from conformance.engine.run_writer import FINDINGS, GATE, GROUPS, HEADER, RESULTS, SUMMARY
+from conformance.messages import shown
 
 # Fields a record names first: another tool's records are told by them.
 REQUIRED_TEXT = ("case_id", "runtime", "variant", "op")
@@ -79,11 +79,9 @@ def read_records(results: Path, data: bytes | None = None) -> list[dict]:
         for name in REQUIRED_TEXT:
             value = record.get(name)
             if not isinstance(value, str) or not value:
-                raise RecordsError(f"{where}: {name}: {_shown(value)} is not a record's {name}")
+                raise RecordsError(f"{where}: {name}: {shown(value)} is not a record's {name}")
         if record.get("kind") not in KINDS:
-            raise RecordsError(
-                f"{where}: kind: {_shown(record.get('kind'))} is not an outcome kind"
-            )
+            raise RecordsError(f"{where}: kind: {shown(record.get('kind'))} is not an outcome kind")
         check(record, "result", where, whole_floats)
         found.append(record)
     return found
@@ -247,7 +245,7 @@ def _check_verdict(gate: dict, path: Path) -> None:
         known = group["count"] - group["new"]
         if known < 0 or (known and not group.get("known")) or (group["new"] and not gate["new"]):
             raise RecordsError(
-                f"{path}: groups: {_shown(name)}: {group['new']} new of {group['count']} "
+                f"{path}: groups: {shown(name)}: {group['new']} new of {group['count']} "
                 f"result(s), {len(group.get('known', []))} entries covering the rest, "
                 f"{len(gate['new'])} new group(s) in all: not the gate's verdict"
             )
@@ -331,7 +329,7 @@ def check_together(run: RunFolder, results: Path) -> None:
         if actual[name] != said[name]:
             raise RecordsError(
                 f"{results}: the records are not what {SUMMARY} counts: {name} "
-                f"{_shown(actual[name])} in the records, {_shown(said[name])} in {SUMMARY} "
+                f"{shown(actual[name])} in the records, {shown(said[name])} in {SUMMARY} "
                 "(edited or mixed results are not the run's)"
             )
 

@@ -34,7 +34,9 @@ HIDDEN = re.compile(
 
 
 def shown(text) -> str:
-    """Text for the terminal: every hidden character escaped (\\x1b, \\u2028)."""
+    """Text for the terminal: every hidden character escaped (\\x1b, \\u2028).
+    Not ``conformance.messages.shown`` (which cuts a value for an error
+    message): this file is copied as repro.py and imports nothing of ours."""
     return HIDDEN.sub(lambda m: repr(m.group())[1:-1], str(text))
 
 

@@ -21,10 +21,7 @@ import onnx
 
 from conformance.graphs import tensors
 from conformance.tables import dtypes
-
-# The default domain's two spellings: a node of another domain named Gather is not ours.
-DEFAULT_DOMAINS = ("", "ai.onnx")
-
+from conformance.tables.spec import DEFAULT_DOMAINS  # the graphs' modules take it from here
 
 # Ops that draw at random, or whose value is not theirs to fold.
 NOT_FOLDED = frozenset(

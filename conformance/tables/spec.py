@@ -20,6 +20,8 @@ from conformance.tables.operators import OPERATORS
 # The operators and opsets this project covers (their rows: .operators).
 OPSETS: dict[str, tuple[int, ...]] = {name: op.opsets for name, op in OPERATORS.items()}
 OPS: tuple[str, ...] = tuple(OPSETS)
+# The default domain's two spellings: a node of another domain named Gather is not ours.
+DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
 class UnknownOpset(ConformanceError, ValueError):
