@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+
 class AdapterError(Exception):
     """A runtime's own failure, with the runtime's message."""
 

@@ -172,6 +172,7 @@ def _output_of() -> dict:
     element = ireert.HalElementType
     return {int(getattr(element, name).value): kind for name, kind in _OUTPUT_NAMES.items()}
 
+
 DEFAULTS = {
     "target_backends": ["llvm-cpu"],
     "extra_args": ["--iree-llvmcpu-target-cpu=host"],

@@ -237,4 +237,3 @@ def instantiate(target: str, properties: dict | None = None) -> Adapter:
     module, _, attribute = target.partition(":")
     cls = getattr(importlib.import_module(module), attribute)
     return cls(properties) if properties else cls()
-

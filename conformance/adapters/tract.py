@@ -50,11 +50,10 @@ Traps handled here:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import tempfile
-
-import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -100,6 +99,7 @@ CARRIED = frozenset(_DATUM_TYPES.values())
 def _dtypes() -> dict:
     """libtract's public datum types -> the NumPy dtype ``to_numpy`` gives for each."""
     return {getattr(tract.DatumType, name): dtype for name, dtype in _DATUM_TYPES.items()}
+
 
 PIPELINE = "tract.onnx().load(path).into_model().into_runnable()"
 _NO_DATUM_TYPE = (

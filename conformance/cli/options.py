@@ -87,7 +87,9 @@ def add_runtime(parser) -> None:
         + "; the compilers "
         + ", ".join(sorted(adapters.OPT_IN))
         + " only when named), each in its default profile unless one is named: "
-        + "; ".join(f"{name}: {', '.join(known)}" for name, known in adapters.registry.PROFILES.items())
+        + "; ".join(
+            f"{name}: {', '.join(known)}" for name, known in adapters.registry.PROFILES.items()
+        )
         + "; an adapter registered in the conformance.adapters entry-point group by its "
         + "name; a module:Class adapter; a target of the --targets file by its name",
     )

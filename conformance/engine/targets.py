@@ -55,11 +55,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance import adapters
+from conformance.adapters import registry
+from conformance.adapters.registry import PROFILES, on_gpu
 from conformance.cases import yaml_lines, yaml_schema
 from conformance.cases.loader import CaseErrors, YamlFileReader
 from conformance.errors import ConformanceError
-from conformance.adapters import registry
-from conformance.adapters.registry import PROFILES, on_gpu
 from conformance.tables.profiles import DEFAULT, property_problem
 
 # A targets file's target name; docs/schemas/targets.schema.json says the same

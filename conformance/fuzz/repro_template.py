@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
