@@ -124,3 +124,19 @@ def test_the_extras_of_the_declarations_are_pyproject_extras():
     for runtime in registry.RUNTIMES:
         assert runtime.extra is None or runtime.extra in extras, runtime.name
     assert len({r.position for r in registry.RUNTIMES}) == len(registry.RUNTIMES)
+
+
+def test_the_noxfile_runtimes_agree_with_the_declarations():
+    """noxfile.py cannot import the package (nox runs it in its own
+    environment), so its tables are held to the declarations here."""
+    tree = ast.parse((PACKAGE.parent / "noxfile.py").read_text(encoding="utf-8"))
+    assigned = {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id in ("RUNTIMES", "COMPILERS", "EXTRAS")
+    }  # fmt: skip
+    for name, extra in assigned["EXTRAS"].items():
+        assert (registry.declared(name).extra or "") == extra, name
+    assert set(assigned["RUNTIMES"]) <= set(registry.default_builtins())
+    assert set(assigned["COMPILERS"]) == registry.OPT_IN
