@@ -247,7 +247,7 @@ def _check_config(
             counts[why] = counts.get(why, 0) + 1
             continue
         if test in refused:
-            shown = _listed(runners.IREE_IMPORT_FAILURES)
+            shown = _list_file(runners.IREE_IMPORT_FAILURES)
             summary.findings.append(
                 Finding(STALE, test, shown, f"imported and run ({result.outcome})")
             )
@@ -256,7 +256,7 @@ def _check_config(
             summary.findings.append(finding)
 
 
-def _listed(name: str) -> str:
+def _list_file(name: str) -> str:
     """A file of the export's IREE lists, as a finding names it."""
     return f"expected-failures/{pipelines.IREE.runtime}/{name}"
 
@@ -304,14 +304,14 @@ def check(out: Path, results: list[Path]) -> CheckSummary:
                     f"configs ({', '.join(sorted(configs)) or 'none'}, in {lists})",
                 )
             by_config.setdefault(result.config, {})[result.test] = result
-    shown = _listed(runners.IREE_IMPORT_FAILURES)
+    shown = _list_file(runners.IREE_IMPORT_FAILURES)
     for name in sorted(refused & imported):
         summary.findings.append(Finding(STALE, name, shown, "the importer imports it"))
     for name in sorted(import_refused - refused):
         summary.findings.append(Finding(MISSING, name, shown, "the importer refuses it"))
     for config_name, results_of in by_config.items():
         path, config = configs[config_name]
-        _check_config(summary, _listed(path.name), config, tests, results_of,
+        _check_config(summary, _list_file(path.name), config, tests, results_of,
                       refused - imported)  # fmt: skip
     if not by_config and not read_importer:
         raise ExportError(
