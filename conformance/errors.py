@@ -24,7 +24,7 @@ These derive from it, each keeping the base its callers may catch
 ``fuzz.store.base.StoreError`` (and ``fuzz.store.entry.BadEntry``, one entry
 a store skips with a warning line), ``fuzz.options.BadCampaign``,
 ``report.diff.DiffError``, ``export.selection.ExportError`` (``conformance
-export``), ``adapters.UnknownRuntime`` (and ``adapters.UnknownProfile``).
+export``), ``adapters.names.UnknownRuntime`` (and ``adapters.names.UnknownProfile``).
 (``tests/test_errors_taxonomy.py`` holds this list to the code.)
 
 These are signals, not errors, and must not derive from it, since a

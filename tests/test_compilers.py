@@ -18,10 +18,10 @@ import pytest
 
 from conformance import adapters
 from conformance.adapters import HarnessUnsupported, LoadError, RunError
+from conformance.adapters.registry import PROFILES
 from conformance.engine import models
 from conformance.oracle import compare
 from conformance.tables import dtypes
-from conformance.tables.profiles import PROFILES
 from tests.test_adapters import PACK_CASES, PACK_OUTPUTS, full_range
 
 # What the compiler itself refuses (LoadError), whatever the adapter does:

@@ -14,12 +14,12 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from conformance import shipped
+from conformance.adapters.registry import PROFILES
 from conformance.engine import models, records, run_schemas
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.records import CPU_FLAGS
 from conformance.tables import decisions, dtypes, explanations, outcomes, spec
 from conformance.tables.features import FEATURES
-from conformance.tables.profiles import PROFILES
 from tests.conftest import FIRST_ROUND_COMPLEX_SEED, REPO, conformance_here
 
 SCHEMAS = REPO / "docs" / "schemas"

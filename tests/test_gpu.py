@@ -17,6 +17,7 @@ import pytest
 
 from conformance import oracle
 from conformance.adapters import LoadError, gpu, probe_model
+from conformance.adapters.registry import PROFILES, on_gpu
 from conformance.cases import loader
 from conformance.cases.loader import CaseErrors
 from conformance.engine import models, records, rejudge, targets
@@ -25,7 +26,6 @@ from conformance.engine.run import cpu_budget
 from conformance.engine.worker import run_job
 from conformance.gate import baseline, verdict
 from conformance.oracle import compare
-from conformance.tables.profiles import PROFILES, on_gpu
 from tests import faulty_adapter as faulty
 from tests import gpu_adapter
 from tests.conftest import REPO, conformance_here

@@ -42,7 +42,7 @@ def untouched(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
 
 def counted(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     """The adapter's operator (made without a node: _run reads none)."""
-    return object.__new__(reference.GatherElements)._run(data, indices, axis=axis)[0]
+    return object.__new__(reference.gather_elements())._run(data, indices, axis=axis)[0]
 
 
 def test_wrap_steps_counts_numpy_s_loop_exactly():

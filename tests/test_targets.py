@@ -11,10 +11,11 @@ import sys
 import pytest
 
 from conformance import adapters
+from conformance.adapters.registry import PACKAGES, PROFILES, on_gpu
 from conformance.cases.loader import CaseErrors
 from conformance.engine import records, targets
 from conformance.engine.pool import WorkerPool
-from conformance.tables.profiles import PACKAGES, PROFILES, on_gpu, property_problem
+from conformance.tables.profiles import property_problem
 from tests.conftest import CASES, conformance_here
 
 

@@ -280,3 +280,45 @@ def test_a_panic_leaves_no_file_behind(tmp_path):
     assert "both_initializers" in crashed  # the panic at load (every variant panics somewhere)
     assert {r["kind"] for r in records if r["base_id"] == "t-ok"} == {"pass"}
     assert list(scratch.iterdir()) == []
+
+
+def test_a_tract_finding_repro_py_reproduces_it(tmp_path):
+    """A fuzz class's repro.py runs tract's own runner, from tract's adapter
+    file (it printed "unknown runtime" and exited 2): int8 indices, which the
+    spec forbids and tract gathers with (cases/known/tract.yaml), are the
+    discrepancy it shows, exit 1 by the template's contract."""
+    import types
+
+    import onnx
+    from onnx import TensorProto, helper
+
+    from conformance.fuzz import artifacts
+
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["data", "indices"], ["output"], axis=0)],
+        "repro",
+        [
+            helper.make_tensor_value_info("data", TensorProto.FLOAT, [3]),
+            helper.make_tensor_value_info("indices", TensorProto.INT8, [2]),
+        ],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "model.onnx")
+    data, indices = np.array([1.0, 2.0, 3.0], np.float32), np.array([2, 0], np.int8)
+    np.savez(tmp_path / "inputs.npz", **{"feed.data": data, "feed.indices": indices,
+                                         "data": data, "indices": indices})  # fmt: skip
+    (tmp_path / "case.yaml").write_text("expect_error: indices-dtype\n")
+    found = types.SimpleNamespace(signature=types.SimpleNamespace(runtime="tract", slug="int8"))
+    (tmp_path / "repro.py").write_text(artifacts.repro_py(found))
+    ran = subprocess.run(
+        [sys.executable, "-I", str(tmp_path / "repro.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "DISCREPANCY: the input is invalid, but the runtime returned an output" in ran.stdout
+    assert "actual: dtype float32, shape [2]" in ran.stdout

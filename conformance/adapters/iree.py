@@ -73,78 +73,106 @@ Traps handled here:
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import re
 import signal
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import ml_dtypes
 import numpy as np
 import onnx
-from iree import runtime as ireert
-from iree.compiler import tools as ireec
-from iree.compiler.extras import onnx_importer
-from iree.compiler.ir import Context
 
-from conformance.adapters import (
+from conformance.adapters import gpu
+from conformance.adapters.contract import (
     Adapter,
     HarnessUnsupported,
     LoadError,
     RunError,
+    Runtime,
     compiled_inputs,
-    gpu,
     probe_model,
+    runtime_module,
 )
 from conformance.tables import dtypes
 
-_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-E = ireert.HalElementType
+if TYPE_CHECKING:
+    from iree import runtime as ireert
+    from iree.compiler import ir
+    from iree.compiler import tools as ireec
+    from iree.compiler.extras import onnx_importer
+else:
+    ireert = runtime_module("iree.runtime")
+    ireec = runtime_module("iree.compiler.tools")
+    onnx_importer = runtime_module("iree.compiler.extras.onnx_importer")
+    ir = runtime_module("iree.compiler.ir")
 
-# NumPy dtype of an input -> the element type its buffer view is given.
-_ELEMENT_OF = {
-    np.dtype(np.bool_): E.BOOL_8,
-    np.dtype(np.int8): E.SINT_8,
-    np.dtype(np.int16): E.SINT_16,
-    np.dtype(np.int32): E.SINT_32,
-    np.dtype(np.int64): E.SINT_64,
-    np.dtype(np.uint8): E.UINT_8,
-    np.dtype(np.uint16): E.UINT_16,
-    np.dtype(np.uint32): E.UINT_32,
-    np.dtype(np.uint64): E.UINT_64,
-    np.dtype(np.float16): E.FLOAT_16,
-    _BFLOAT16: E.BFLOAT_16,
-    np.dtype(np.float32): E.FLOAT_32,
-    np.dtype(np.float64): E.FLOAT_64,
-    np.dtype(np.complex64): E.COMPLEX_64,
-    np.dtype(np.complex128): E.COMPLEX_128,
+RUNTIME_NAME = "iree"
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+# NumPy dtype of an input -> the element type (its name in HalElementType) its
+# buffer view is given.
+_ELEMENT_NAMES = {
+    np.dtype(np.bool_): "BOOL_8",
+    np.dtype(np.int8): "SINT_8",
+    np.dtype(np.int16): "SINT_16",
+    np.dtype(np.int32): "SINT_32",
+    np.dtype(np.int64): "SINT_64",
+    np.dtype(np.uint8): "UINT_8",
+    np.dtype(np.uint16): "UINT_16",
+    np.dtype(np.uint32): "UINT_32",
+    np.dtype(np.uint64): "UINT_64",
+    np.dtype(np.float16): "FLOAT_16",
+    _BFLOAT16: "BFLOAT_16",
+    np.dtype(np.float32): "FLOAT_32",
+    np.dtype(np.float64): "FLOAT_64",
+    np.dtype(np.complex64): "COMPLEX_64",
+    np.dtype(np.complex128): "COMPLEX_128",
 }
 # An output's element type (as the integer ``HalBufferView.element_type`` gives:
 # the binding's enum members do not compare equal to it) -> (kind, the NumPy
 # dtype of IREE's own type).
 # "int": an integer of any signedness (or a byte of a bool), read as the
 # model's declared type of that width; "float"/"complex": exactly that type.
-_OUTPUT_OF = {
-    E.BOOL_8: ("int", np.dtype(np.uint8)),
-    E.INT_8: ("int", np.dtype(np.int8)),
-    E.SINT_8: ("int", np.dtype(np.int8)),
-    E.UINT_8: ("int", np.dtype(np.uint8)),
-    E.INT_16: ("int", np.dtype(np.int16)),
-    E.SINT_16: ("int", np.dtype(np.int16)),
-    E.UINT_16: ("int", np.dtype(np.uint16)),
-    E.INT_32: ("int", np.dtype(np.int32)),
-    E.SINT_32: ("int", np.dtype(np.int32)),
-    E.UINT_32: ("int", np.dtype(np.uint32)),
-    E.INT_64: ("int", np.dtype(np.int64)),
-    E.SINT_64: ("int", np.dtype(np.int64)),
-    E.UINT_64: ("int", np.dtype(np.uint64)),
-    E.FLOAT_16: ("float", np.dtype(np.float16)),
-    E.BFLOAT_16: ("float", _BFLOAT16),
-    E.FLOAT_32: ("float", np.dtype(np.float32)),
-    E.FLOAT_64: ("float", np.dtype(np.float64)),
-    E.COMPLEX_64: ("complex", np.dtype(np.complex64)),
-    E.COMPLEX_128: ("complex", np.dtype(np.complex128)),
+_OUTPUT_NAMES = {
+    "BOOL_8": ("int", np.dtype(np.uint8)),
+    "INT_8": ("int", np.dtype(np.int8)),
+    "SINT_8": ("int", np.dtype(np.int8)),
+    "UINT_8": ("int", np.dtype(np.uint8)),
+    "INT_16": ("int", np.dtype(np.int16)),
+    "SINT_16": ("int", np.dtype(np.int16)),
+    "UINT_16": ("int", np.dtype(np.uint16)),
+    "INT_32": ("int", np.dtype(np.int32)),
+    "SINT_32": ("int", np.dtype(np.int32)),
+    "UINT_32": ("int", np.dtype(np.uint32)),
+    "INT_64": ("int", np.dtype(np.int64)),
+    "SINT_64": ("int", np.dtype(np.int64)),
+    "UINT_64": ("int", np.dtype(np.uint64)),
+    "FLOAT_16": ("float", np.dtype(np.float16)),
+    "BFLOAT_16": ("float", _BFLOAT16),
+    "FLOAT_32": ("float", np.dtype(np.float32)),
+    "FLOAT_64": ("float", np.dtype(np.float64)),
+    "COMPLEX_64": ("complex", np.dtype(np.complex64)),
+    "COMPLEX_128": ("complex", np.dtype(np.complex128)),
 }
-_OUTPUT_OF = {int(element.value): kind for element, kind in _OUTPUT_OF.items()}
+
+
+@functools.cache
+def _element_of() -> dict:
+    """NumPy dtype of an input -> the element type its buffer view is given."""
+    return {dtype: getattr(ireert.HalElementType, name) for dtype, name in _ELEMENT_NAMES.items()}
+
+
+@functools.cache
+def _output_of() -> dict:
+    """The integer element type of an output -> (kind, the NumPy dtype of IREE's own type)."""
+    element = ireert.HalElementType
+    return {int(getattr(element, name).value): kind for name, kind in _OUTPUT_NAMES.items()}
+
+
 DEFAULTS = {
     "target_backends": ["llvm-cpu"],
     "extra_args": ["--iree-llvmcpu-target-cpu=host"],
@@ -156,6 +184,8 @@ DRIVER = DEFAULTS["driver"]
 # ("missing GPU target in #hal.executable.target"), so a Hopper GPU runs sm_89's PTX.
 CUDA_TARGETS = ("sm_80", "sm_86", "sm_89")
 CUDA_TARGET_FLAG = "--iree-cuda-target="
+# A driver that puts a target on an NVIDIA GPU (docs/gpu.md).
+GPU_DRIVERS = ("cuda",)
 MESSAGE_CHARS = 4000  # iree-compile's diagnostics can repeat the whole module
 
 
@@ -172,7 +202,7 @@ def _import(proto: onnx.ModelProto, opset_version: int = 0) -> str:
         proto = onnx.version_converter.convert_version(proto, opset_version)
     onnx.checker.check_model(proto)
     inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
-    context = Context()
+    context = ir.Context()
     info = onnx_importer.ModelInfo(inferred)
     module = info.create_module(context=context).operation
     importer = onnx_importer.NodeImporter.define_function(info.main_graph, module)
@@ -210,7 +240,7 @@ def _compile_message(error: ireec.CompilerToolError) -> str:
 
 
 class IreeAdapter(Adapter):
-    name = "iree"
+    name = RUNTIME_NAME
     device = "CPU"
     # A session is a loaded VM module and its context (a few hundred kB);
     # compiling one costs a second or more, so keep many.
@@ -347,7 +377,7 @@ class IreeAdapter(Adapter):
         return context, entry, names, declared
 
     def _buffer_view(self, name: str, array: np.ndarray):
-        element = _ELEMENT_OF.get(array.dtype)
+        element = _element_of().get(array.dtype)
         if element is None:
             raise HarnessUnsupported(
                 f"input {name!r} is {dtypes.name_of(array)}: IREE's runtime has no such "
@@ -387,9 +417,9 @@ class IreeAdapter(Adapter):
 
     def _read(self, view, declared: np.dtype | None) -> np.ndarray:
         element = int(view.element_type)
-        if element not in _OUTPUT_OF:
+        if element not in _output_of():
             raise HarnessUnsupported(f"IREE returned element type {element}, not read here")
-        kind, own = _OUTPUT_OF[element]
+        kind, own = _output_of()[element]
         dtype = own
         if (
             declared is not None
@@ -404,3 +434,98 @@ class IreeAdapter(Adapter):
         raw = np.dtype(f"uint{own.itemsize * 8}") if own.kind != "c" else own
         array = np.array(view.map().asarray(shape, raw), copy=True)
         return array.view(dtype)
+
+
+def _on_gpu(properties: Mapping[str, object]) -> bool:
+    return properties.get("driver") in GPU_DRIVERS
+
+
+def run_iree(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    """IREE's ONNX flow: iree-import-onnx, iree-compile for the host CPU, local-task.
+    Inputs and the output cross as buffer views: IREE's function wrapper has no
+    bfloat16 and reads unsigned integers back as signed."""
+    import subprocess
+    import sys
+    import tempfile
+
+    import iree.compiler as compiler
+    import iree.runtime as rt
+    import onnx
+
+    proto = onnx.load(str(model))
+    # what the entry function takes, positionally: the inputs that are not initializers
+    baked = {tensor.name for tensor in proto.graph.initializer}
+    names = [value.name for value in proto.graph.input if value.name not in baked]
+    with tempfile.TemporaryDirectory() as folder:
+        mlir = Path(folder) / "model.mlir"
+        command = [sys.executable, "-m", "iree.compiler.tools.import_onnx", str(model), "-o"]
+        subprocess.run([*command, str(mlir)], check=True)
+        vmfb = compiler.compile_file(
+            str(mlir), target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=host"]
+        )
+    config = rt.Config("local-task")
+    module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
+    context = rt.SystemContext(vm_modules=[module], config=config)
+    E = rt.HalElementType
+    arguments = rt.VmVariantList(len(names))
+    for name in names:
+        array = np.require(feeds[name], requirements="C")
+        kind = "BFLOAT_16" if array.dtype.name == "bfloat16" else None
+        kind = kind or {"b": "BOOL_8", "i": "SINT", "u": "UINT", "f": "FLOAT"}[array.dtype.kind]
+        if kind in ("SINT", "UINT", "FLOAT"):
+            kind += f"_{array.dtype.itemsize * 8}"
+        bits = array.view(np.uint16) if array.dtype.name == "bfloat16" else array
+        arguments.push_ref(config.device.allocator.allocate_buffer_copy(
+            memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
+            device=config.device, buffer=bits, element_type=getattr(E, kind),
+        ))  # fmt: skip
+    results = rt.VmVariantList(1)
+    context.vm_context.invoke(module.lookup_function(proto.graph.name), arguments, results)
+    view = results.get_as_object(0, rt.HalBufferView)
+    output = proto.graph.output[0].type.tensor_type.elem_type
+    declared = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(output))  # ml_dtypes for bfloat16
+    shape = tuple(view.shape)
+    # The bytes as they are (an unsigned integer of the width; complex as it is),
+    # then the model's type: IREE erases signedness.
+    raw = declared if declared.kind == "c" else np.dtype(f"uint{declared.itemsize * 8}")
+    if not np.prod(shape):
+        return np.empty(shape, declared)
+    return np.array(view.map().asarray(shape, raw), copy=True).view(declared)
+
+
+RUNTIME = Runtime(
+    name=RUNTIME_NAME,
+    adapter=IreeAdapter.__name__,
+    position=5,
+    # its compiler and its runtime are two distributions
+    modules=("iree.compiler", "iree.runtime"),
+    extra="iree",
+    # a compiler: its compile cost per model (docs/compilers.md, "Cost") would
+    # slow the main job and every fuzz campaign that runs the default runtimes
+    opt_in=True,
+    pack_size=32,
+    # It compiles a pack per job: seconds (docs/compilers.md, "Cost"), up to
+    # twice that with two workers on two cores; 30 s leaves room.
+    timeout=30.0,
+    # Its default is its guides' recipe, the host CPU (--iree-llvmcpu-target-cpu=host).
+    profiles={
+        "generic": {"extra_args": ["--iree-llvmcpu-target-cpu=generic"]},
+        # Compiled for the device's CUDA target (IreeAdapter picks it), run on
+        # IREE's cuda driver.
+        "cuda": {"target_backends": ["cuda"], "extra_args": [], "driver": "cuda"},
+        # IREE's own ONNX op suite (iree-test-suites onnx_ops): its importer upgrades
+        # every model to opset 17, its CPU config keeps float64 and runs on local-sync;
+        # on the host CPU, as the default. The export's IREE lists are judged in it.
+        "onnx-ops": {
+            "opset_version": 17,
+            "extra_args": [
+                "--iree-input-demote-f64-to-f32=false",
+                "--iree-llvmcpu-target-cpu=host",
+            ],
+            "driver": "local-sync",
+        },
+    },
+    gpu=_on_gpu,
+    native=("onnx-ops-configs",),
+    repro=run_iree,
+)

@@ -38,21 +38,29 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import ml_dtypes
 import numpy as np
-import onnxruntime as ort
 from onnx import TensorProto
 
-from conformance.adapters import (
+from conformance.adapters import gpu
+from conformance.adapters.contract import (
     Adapter,
     HarnessUnsupported,
     LoadError,
     RunError,
-    gpu,
+    Runtime,
     probe_model,
+    runtime_module,
 )
-from conformance.tables.profiles import GPU_PROVIDERS
+
+if TYPE_CHECKING:
+    import onnxruntime as ort
+else:
+    ort = runtime_module("onnxruntime")
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -80,6 +88,9 @@ def _bfloat16_from(value: ort.OrtValue) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.uint16).view(_BFLOAT16).reshape(shape).copy()
 
 
+RUNTIME_NAME = "onnxruntime"
+# What puts a session on an NVIDIA GPU: its first provider (docs/gpu.md).
+GPU_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
 SPINNING = "session.intra_op.allow_spinning"
 NO_FALLBACK = "session.disable_cpu_ep_fallback"
 CPU = "CPUExecutionProvider"
@@ -104,7 +115,7 @@ def _bundled_openvino() -> str | None:
 
 
 class OnnxRuntimeAdapter(Adapter):
-    name = "onnxruntime"
+    name = RUNTIME_NAME
     provider = CPU
 
     # SessionOptions read back from a session (0 threads: ORT's own choice).
@@ -309,3 +320,68 @@ def _providers_that_ran(session: ort.InferenceSession) -> set[str]:
         and isinstance(event.get("args"), dict)
         and event["args"].get("provider")
     }
+
+
+def _on_gpu(properties: Mapping[str, object]) -> bool:
+    """A session whose first provider is a GPU's (the CPU's when none is set)."""
+    providers: Any = properties.get("providers") or [CPU]
+    return next(iter(providers)) in GPU_PROVIDERS
+
+
+def run_onnxruntime(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+    output = session.get_outputs()[0]
+    if output.type != "tensor(bfloat16)" and not any(
+        a.dtype.name == "bfloat16" for a in feeds.values()
+    ):
+        return session.run(None, feeds)[0]
+    # The binding has no bfloat16 NumPy path: OrtValues made from the bits.
+    import ctypes
+
+    import ml_dtypes
+
+    values = {}
+    for name, array in feeds.items():
+        if array.dtype.name == "bfloat16":
+            values[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+                np.require(array.view(np.uint16), requirements="C"), 16
+            )
+        else:
+            values[name] = ort.OrtValue.ortvalue_from_numpy(np.require(array, requirements="C"))
+    result = session.run_with_ort_values([output.name], values)[0]
+    raw = ctypes.string_at(result.data_ptr(), result.tensor_size_in_bytes())
+    return np.frombuffer(raw, np.uint16).view(ml_dtypes.bfloat16).reshape(result.shape())
+
+
+RUNTIME = Runtime(
+    name=RUNTIME_NAME,
+    adapter=OnnxRuntimeAdapter.__name__,
+    position=0,
+    modules=("onnxruntime",),
+    extra="onnxruntime",
+    pack_size=32,
+    profiles={
+        "no-opt": {"graph_optimization_level": "ORT_DISABLE_ALL"},
+        "1thread": {"intra_op_num_threads": 1, "inter_op_num_threads": 1},
+        # The OpenVINO execution provider (package onnxruntime-openvino, in a
+        # targets file's environment): what ONNX Runtime users of OpenVINO get.
+        "openvino-ep": {
+            "providers": ["OpenVINOExecutionProvider"],
+            "provider_options": [{"device_type": "CPU"}],
+        },
+        # The CUDA execution provider (package onnxruntime-gpu, in a targets
+        # file's environment), placement checked as for openvino-ep.
+        "cuda": {"providers": ["CUDAExecutionProvider"]},
+    },
+    precise=("no-opt",),
+    # onnxruntime-openvino is imported as `onnxruntime` too: its own environment
+    packages={"openvino-ep": "onnxruntime-openvino", "cuda": "onnxruntime-gpu"},
+    gpu=_on_gpu,
+    native=("backend-series-filters", "broken-tests"),
+    repro=run_onnxruntime,
+    header_package="onnxruntime",
+)

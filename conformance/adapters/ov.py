@@ -15,35 +15,53 @@ Traps handled here:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import ml_dtypes
 import numpy as np
 import onnx
-import openvino as ov
 
-from conformance.adapters import Adapter, HarnessUnsupported, LoadError, RunError, probe_model
+from conformance.adapters.contract import (
+    Adapter,
+    HarnessUnsupported,
+    LoadError,
+    RunError,
+    Runtime,
+    probe_model,
+    runtime_module,
+)
+
+if TYPE_CHECKING:
+    import openvino as ov
+else:
+    ov = runtime_module("openvino")
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
-# OpenVINO element type -> NumPy dtype of the values it holds.
-_DTYPES = {
-    ov.Type.boolean: np.dtype(np.bool_),
-    ov.Type.i8: np.dtype(np.int8),
-    ov.Type.i16: np.dtype(np.int16),
-    ov.Type.i32: np.dtype(np.int32),
-    ov.Type.i64: np.dtype(np.int64),
-    ov.Type.u8: np.dtype(np.uint8),
-    ov.Type.u16: np.dtype(np.uint16),
-    ov.Type.u32: np.dtype(np.uint32),
-    ov.Type.u64: np.dtype(np.uint64),
-    ov.Type.f16: np.dtype(np.float16),
-    ov.Type.bf16: _BFLOAT16,
-    ov.Type.f32: np.dtype(np.float32),
-    ov.Type.f64: np.dtype(np.float64),
-}
+
+@functools.cache
+def _dtypes() -> dict:
+    """OpenVINO element type -> NumPy dtype of the values it holds."""
+    return {
+        ov.Type.boolean: np.dtype(np.bool_),
+        ov.Type.i8: np.dtype(np.int8),
+        ov.Type.i16: np.dtype(np.int16),
+        ov.Type.i32: np.dtype(np.int32),
+        ov.Type.i64: np.dtype(np.int64),
+        ov.Type.u8: np.dtype(np.uint8),
+        ov.Type.u16: np.dtype(np.uint16),
+        ov.Type.u32: np.dtype(np.uint32),
+        ov.Type.u64: np.dtype(np.uint64),
+        ov.Type.f16: np.dtype(np.float16),
+        ov.Type.bf16: _BFLOAT16,
+        ov.Type.f32: np.dtype(np.float32),
+        ov.Type.f64: np.dtype(np.float64),
+    }
 
 
 def _to_tensor(array: np.ndarray) -> ov.Tensor:
@@ -76,9 +94,9 @@ def _from_tensor(tensor: ov.Tensor) -> np.ndarray:
         out = np.empty(shape, dtype=object)
         out.ravel()[:] = [str(s) for s in np.asarray(tensor.str_data).ravel()]
         return out
-    if kind not in _DTYPES:
+    if kind not in _dtypes():
         raise HarnessUnsupported(f"OpenVINO returned element type {kind}, which has no NumPy twin")
-    dtype = _DTYPES[kind]
+    dtype = _dtypes()[kind]
     if not tensor.size:
         return np.empty(shape, dtype=dtype)
     # Read the bytes, whatever NumPy dtype the binding attaches (f16 for bf16).
@@ -104,6 +122,7 @@ def _refuse_trailing_nul_initializers(model: bytes) -> None:
 # there is an import, about a third of its CPU (docs/development.md, "The main
 # job's time"). The folder, unless this variable names another or says "off".
 CACHE_ENV = "CONFORMANCE_OPENVINO_CACHE"
+RUNTIME_NAME = "openvino"
 NO_CACHE = "off"
 
 
@@ -158,7 +177,7 @@ def _text(value) -> str:
 
 
 class OpenVinoAdapter(Adapter):
-    name = "openvino"
+    name = RUNTIME_NAME
     device = "CPU"
     # A compile costs far more than a run, so a cache miss is expensive; a
     # compiled one-node model is small in memory, so 512 of them are cheap (the
@@ -243,3 +262,57 @@ class OpenVinoAdapter(Adapter):
         except Exception as error:
             raise RunError(str(error)) from None
         return [_from_tensor(tensor) for tensor in outputs]
+
+
+def run_openvino(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(str(model), "CPU", {"INFERENCE_NUM_THREADS": 1})
+    request = compiled.create_infer_request()
+    tensors = {}
+    for name, array in feeds.items():
+        if array.dtype == object:
+            tensor = ov.Tensor(ov.Type.string, ov.Shape(list(array.shape)))
+            if array.size:
+                tensor.str_data = np.array(array.ravel().tolist(), dtype=str).reshape(array.shape)
+        elif array.dtype.name == "bfloat16":
+            tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(array.shape)))
+            if array.size:
+                tensor.data.view(np.uint16)[...] = array.view(np.uint16)
+        else:
+            tensor = ov.Tensor(np.require(array, requirements="C"), shared_memory=False)
+        tensors[name] = tensor
+    request.infer(tensors)
+    out = request.get_output_tensor(0)
+    if out.element_type == ov.Type.string:
+        strings = [str(s) for s in np.asarray(out.str_data).ravel()] if out.size else []
+        result = np.empty(len(strings), dtype=object)
+        result[:] = strings
+        return result.reshape(tuple(out.shape))
+    if out.element_type == ov.Type.bf16:
+        import ml_dtypes
+
+        raw = np.require(out.data, requirements="C").tobytes()
+        return np.frombuffer(raw, np.uint16).view(ml_dtypes.bfloat16).reshape(tuple(out.shape))
+    return np.array(out.data, copy=True).reshape(tuple(out.shape))
+
+
+RUNTIME = Runtime(
+    name=RUNTIME_NAME,
+    adapter=OpenVinoAdapter.__name__,
+    position=1,
+    modules=("openvino",),
+    extra="openvino",
+    pack_size=32,
+    profiles={
+        "1thread": {"INFERENCE_NUM_THREADS": 1},
+        "accuracy": {"EXECUTION_MODE_HINT": "ACCURACY"},
+        "f32": {"INFERENCE_PRECISION_HINT": "f32"},
+        "bf16": {"INFERENCE_PRECISION_HINT": "bf16"},
+    },
+    precise=("f32",),
+    native=("backend-xfails",),
+    repro=run_openvino,
+    header_package="openvino",
+)

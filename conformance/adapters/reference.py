@@ -22,16 +22,30 @@ untouched.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
+from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx.reference import ReferenceEvaluator
-from onnx.reference.ops import op_gather_elements
-from onnx.reference.ops.op_gather_elements import GatherElements as _EvaluatorGatherElements
 
-from conformance.adapters import Adapter, LoadError, RunError, WouldNotFinish
+from conformance.adapters.contract import (
+    Adapter,
+    LoadError,
+    RunError,
+    Runtime,
+    WouldNotFinish,
+    runtime_module,
+)
 
+# The evaluator, imported on first use (the declaration below is read without
+# it); held as runtime modules, which a fork server imports before it forks.
+EVALUATOR_MODULE = "onnx.reference"
+GATHER_ELEMENTS_MODULE = "onnx.reference.ops.op_gather_elements"
+_evaluator = runtime_module(EVALUATOR_MODULE)
+_gather_elements = runtime_module(GATHER_ELEMENTS_MODULE)
+
+RUNTIME_NAME = "reference"
 # Below this many wrap steps the evaluator runs as it is (in-range indices: none).
 WRAP_STEPS_RUN = 2**20
 # Above it no machine answers within any timeout: at 10 steps a nanosecond,
@@ -52,7 +66,7 @@ _WRAP_CALL = 'np.choose(index_swapped, data_swapped, mode="wrap")'
 def counts_wrap_loop() -> bool:
     """Whether this onnx's GatherElements gathers with the wrap call counted here."""
     try:
-        return _WRAP_CALL in inspect.getsource(op_gather_elements)
+        return _WRAP_CALL in inspect.getsource(importlib.import_module(GATHER_ELEMENTS_MODULE))
     except (OSError, TypeError):  # no source shipped: nothing to check against
         return False
 
@@ -82,23 +96,28 @@ def wrap_steps(indices: np.ndarray, n: int) -> int:
     return sum(int(q) for q in high // n) + sum((-int(v) + n - 1) // n for v in low)
 
 
-class GatherElements(_EvaluatorGatherElements):
+@functools.cache
+def gather_elements() -> type:
     """The evaluator's GatherElements, with NumPy's wrap loop counted (module
     docstring); the evaluator takes an operator of its own by its class name."""
+    evaluator = _gather_elements.GatherElements
 
-    def _run(self, data, indices, axis=None):
-        n = _wrapped_axis(data, indices, axis)
-        if n:
-            steps = wrap_steps(indices, n)
-            if steps > WRAP_STEPS_NEVER:
-                raise WouldNotFinish(
-                    f"no result in any timeout, counted before running: numpy.choose in "
-                    f"wrap mode steps an index by the axis' size {n} at a time, and these "
-                    f"indices take {steps:.3g} steps (over 2**50, a day at 10 a nanosecond)"
-                )
-            if steps > WRAP_STEPS_RUN:
-                indices = np.mod(indices, n).astype(indices.dtype)
-        return super()._run(data, indices, axis=axis)
+    class GatherElements(evaluator):  # type: ignore[misc,valid-type]  # onnx's class, found at run time
+        def _run(self, data, indices, axis=None):
+            n = _wrapped_axis(data, indices, axis)
+            if n:
+                steps = wrap_steps(indices, n)
+                if steps > WRAP_STEPS_NEVER:
+                    raise WouldNotFinish(
+                        f"no result in any timeout, counted before running: numpy.choose in "
+                        f"wrap mode steps an index by the axis' size {n} at a time, and these "
+                        f"indices take {steps:.3g} steps (over 2**50, a day at 10 a nanosecond)"
+                    )
+                if steps > WRAP_STEPS_RUN:
+                    indices = np.mod(indices, n).astype(indices.dtype)
+            return super()._run(data, indices, axis=axis)
+
+    return GatherElements
 
 
 def _wrapped_axis(data, indices, axis) -> int:
@@ -124,7 +143,7 @@ def _wrapped_axis(data, indices, axis) -> int:
 
 
 class ReferenceAdapter(Adapter):
-    name = "reference"
+    name = RUNTIME_NAME
 
     def info(self) -> dict:
         return {
@@ -137,9 +156,10 @@ class ReferenceAdapter(Adapter):
 
     def load(self, model: bytes):
         try:
-            return ReferenceEvaluator(
+            evaluator = _evaluator.ReferenceEvaluator
+            return evaluator(
                 onnx.load_model_from_string(model),
-                new_ops=[GatherElements] if counts_wrap_loop() else None,
+                new_ops=[gather_elements()] if counts_wrap_loop() else None,
             )
         except Exception as error:
             raise LoadError(f"{type(error).__name__}: {error}") from None
@@ -152,3 +172,32 @@ class ReferenceAdapter(Adapter):
         except Exception as error:
             raise RunError(f"{type(error).__name__}: {error}") from None
         return list(outputs)
+
+
+def run_reference(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    from onnx.reference import ReferenceEvaluator
+
+    # onnx annotates run's result list | dict: a dict only with intermediate=True
+    return ReferenceEvaluator(str(model)).run(None, feeds)[0]  # type: ignore[index]
+
+
+RUNTIME = Runtime(
+    name=RUNTIME_NAME,
+    adapter=ReferenceAdapter.__name__,
+    position=2,
+    modules=(EVALUATOR_MODULE,),
+    extra=None,  # onnx is in the core
+    # It evaluates node by node in Python (nothing to save by packing) and hangs
+    # on some inputs, where a pack would make every case of it wait: alone.
+    pack_size=1,
+    # Its slowest corpus job takes well under a second, and its hangs are
+    # counted, not waited for (the module's docstring): 4 s leaves a wide margin
+    # (the engine's default: conformance.engine.pool.DEFAULT_TIMEOUT).
+    timeout=4.0,
+    profiles={},
+    repro=run_reference,
+    single_threaded=True,
+    # the evaluator, whose outputs `conformance model` compares the other
+    # targets' with when it ran
+    compared_against=True,
+)

@@ -26,7 +26,7 @@ Traps handled here:
   name its inputs: the order is read from the typed model before it is
   consumed by ``into_runnable``.
 - Tensors cross the binding through libtract's C API; the binding converts
-  bool, int8-int64, uint8-uint64, float16, float32, float64 (``_DTYPES``).
+  bool, int8-int64, uint8-uint64, float16, float32, float64 (``_DATUM_TYPES``).
   A string, bfloat16 or complex input cannot go in (``Tensor.from_numpy``
   fails on their NumPy dtypes), and a string output cannot come out
   (``Unsupported DatumType in the public API String``): both are refused as
@@ -50,33 +50,56 @@ Traps handled here:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import tract
-from tract import DatumType, TractError
 
-from conformance.adapters import Adapter, HarnessUnsupported, LoadError, RunError, probe_model
+from conformance.adapters.contract import (
+    Adapter,
+    HarnessUnsupported,
+    LoadError,
+    NativeList,
+    RunError,
+    Runtime,
+    probe_model,
+    runtime_module,
+)
 from conformance.tables import dtypes
 
-# libtract's public datum types -> the NumPy dtype ``to_numpy`` gives for each.
-_DTYPES = {
-    DatumType.BOOL: np.dtype(np.bool_),
-    DatumType.I8: np.dtype(np.int8),
-    DatumType.I16: np.dtype(np.int16),
-    DatumType.I32: np.dtype(np.int32),
-    DatumType.I64: np.dtype(np.int64),
-    DatumType.U8: np.dtype(np.uint8),
-    DatumType.U16: np.dtype(np.uint16),
-    DatumType.U32: np.dtype(np.uint32),
-    DatumType.U64: np.dtype(np.uint64),
-    DatumType.F16: np.dtype(np.float16),
-    DatumType.F32: np.dtype(np.float32),
-    DatumType.F64: np.dtype(np.float64),
+if TYPE_CHECKING:
+    import tract
+else:
+    tract = runtime_module("tract")
+
+RUNTIME_NAME = "tract"
+# libtract's public datum types (by their names) -> the NumPy dtype ``to_numpy`` gives for each.
+_DATUM_TYPES = {
+    "BOOL": np.dtype(np.bool_),
+    "I8": np.dtype(np.int8),
+    "I16": np.dtype(np.int16),
+    "I32": np.dtype(np.int32),
+    "I64": np.dtype(np.int64),
+    "U8": np.dtype(np.uint8),
+    "U16": np.dtype(np.uint16),
+    "U32": np.dtype(np.uint32),
+    "U64": np.dtype(np.uint64),
+    "F16": np.dtype(np.float16),
+    "F32": np.dtype(np.float32),
+    "F64": np.dtype(np.float64),
 }
-CARRIED = frozenset(_DTYPES.values())
+CARRIED = frozenset(_DATUM_TYPES.values())
+
+
+@functools.cache
+def _dtypes() -> dict:
+    """libtract's public datum types -> the NumPy dtype ``to_numpy`` gives for each."""
+    return {getattr(tract.DatumType, name): dtype for name, dtype in _DATUM_TYPES.items()}
+
 
 PIPELINE = "tract.onnx().load(path).into_model().into_runnable()"
 _NO_DATUM_TYPE = (
@@ -86,7 +109,7 @@ _NO_DATUM_TYPE = (
 _STAGE = re.compile(r"String (\w+)\)$")  # the dump of a string scalar: Tensor(,String optimized)
 
 
-def message(error: TractError) -> str:
+def message(error: tract.TractError) -> str:
     """libtract's error text without the backtrace ``RUST_BACKTRACE`` adds."""
     return str(error).partition("\n\nStack backtrace:")[0].rstrip()
 
@@ -100,15 +123,15 @@ def _to_tensor(name: str, array: np.ndarray) -> tract.Tensor:
 def _output_dtype(fact) -> np.dtype | str:
     """The NumPy dtype an output comes back as, or why it cannot come back."""
     try:
-        kind = DatumType(fact.datum_type())
-    except TractError as error:  # "Unsupported DatumType in the public API String"
+        kind = tract.DatumType(fact.datum_type())
+    except tract.TractError as error:  # "Unsupported DatumType in the public API String"
         return (
             f"tract ran the model, but its output ({fact.dump()}) cannot come out: "
             f"{_NO_DATUM_TYPE} ({message(error)})"
         )
-    if kind not in _DTYPES:
+    if kind not in _dtypes():
         return f"tract ran the model, but its output is {kind.name}: Tensor.to_numpy cannot read it"
-    return _DTYPES[kind]
+    return _dtypes()[kind]
 
 
 def _from_tensor(tensor: tract.Tensor, dtype: np.dtype) -> np.ndarray:
@@ -146,7 +169,7 @@ QUIET = {"RUST_BACKTRACE": "0", "RUST_LIB_BACKTRACE": "0"}
 
 
 class TractAdapter(Adapter):
-    name = "tract"
+    name = RUNTIME_NAME
     device = "CPU"
 
     def __init__(self, properties: dict | None = None) -> None:
@@ -176,12 +199,12 @@ class TractAdapter(Adapter):
         with _model_file(model) as path:
             try:
                 typed = tract.onnx().load(path).into_model()
-            except TractError as error:
+            except tract.TractError as error:
                 raise LoadError(message(error)) from None
         names = [typed.input_name(i) for i in range(typed.input_count())]
         try:
             runnable = typed.into_runnable()
-        except TractError as error:
+        except tract.TractError as error:
             raise LoadError(message(error)) from None
         kinds = [_output_dtype(runnable.output_fact(i)) for i in range(runnable.output_count())]
         return runnable, names, kinds
@@ -191,7 +214,7 @@ class TractAdapter(Adapter):
         tensors = [_to_tensor(name, feeds[name]) for name in names]
         try:
             results = runnable.run(tensors)
-        except TractError as error:
+        except tract.TractError as error:
             raise RunError(message(error)) from None
         arrays = []
         for tensor, dtype in zip(results, kinds, strict=True):
@@ -199,3 +222,33 @@ class TractAdapter(Adapter):
                 raise HarnessUnsupported(dtype)
             arrays.append(_from_tensor(tensor, dtype))
         return arrays
+
+
+def run_tract(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    """tract's ONNX flow, as the adapter runs it: load, into_model, into_runnable."""
+    import tract
+
+    typed = tract.onnx().load(str(model)).into_model()
+    names = [typed.input_name(i) for i in range(typed.input_count())]
+    runnable = typed.into_runnable()
+    tensors = [tract.Tensor.from_numpy(np.require(feeds[n], requirements="C")) for n in names]
+    return runnable.run(tensors)[0].to_numpy()
+
+
+RUNTIME = Runtime(
+    name=RUNTIME_NAME,
+    adapter=TractAdapter.__name__,
+    position=3,
+    modules=("tract",),
+    extra="tract",
+    # Its time goes to restarting workers after its panics, packed or not: alone.
+    pack_size=1,
+    native=(
+        NativeList(
+            file="node.txt",
+            allow=True,
+            about="tract's onnx suite runs the tests a line matches (^line$), ignores the others.",
+        ),
+    ),
+    repro=run_tract,
+)

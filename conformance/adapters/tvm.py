@@ -43,23 +43,37 @@ from __future__ import annotations
 
 import os
 import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import ml_dtypes
 import numpy as np
-import tvm
-from tvm import relax
-from tvm.relax.frontend import onnx as relax_onnx
-from tvm.target.detect_target import detect_target_from_device
 
-from conformance.adapters import (
+from conformance.adapters.contract import (
     Adapter,
     HarnessUnsupported,
     LoadError,
+    NativeList,
     RunError,
+    Runtime,
     compiled_inputs,
     probe_model,
+    runtime_module,
 )
 from conformance.tables import dtypes
+
+if TYPE_CHECKING:
+    import tvm
+    import tvm.target.detect_target as detect_target
+    from tvm import relax
+    from tvm.relax.frontend import onnx as relax_onnx
+else:
+    tvm = runtime_module("tvm")
+    relax = runtime_module("tvm.relax")
+    relax_onnx = runtime_module("tvm.relax.frontend.onnx")
+    detect_target = runtime_module("tvm.target.detect_target")
+
+RUNTIME_NAME = "tvm"
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 # What tvm.runtime.tensor carries: every type of the table but complex and string.
@@ -85,7 +99,7 @@ def message(error: BaseException) -> str:
 
 def _target(spec) -> tvm.target.Target:
     if spec == HOST:
-        return detect_target_from_device(tvm.cpu())
+        return detect_target.detect_target_from_device(tvm.cpu())
     return tvm.target.Target(spec)
 
 
@@ -112,7 +126,7 @@ def _from_tensor(tensor) -> np.ndarray:
 
 
 class TvmAdapter(Adapter):
-    name = "tvm"
+    name = RUNTIME_NAME
     device = "CPU"
     # A compiled one-node model is a few shared-library pages, and compiling one
     # is the dear part (docs/compilers.md, "Cost"), so cache many.
@@ -169,3 +183,50 @@ class TvmAdapter(Adapter):
                 f"TVM returned {len(results)} outputs for a model of {n_outputs}"
             )
         return [_from_tensor(tensor) for tensor in results]
+
+
+def run_tvm(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    """Apache TVM's Relax flow, compiled for LLVM's generic CPU (target "llvm")."""
+    import onnx
+    import tvm
+    from tvm import relax
+    from tvm.relax.frontend.onnx import from_onnx
+
+    proto = onnx.load(str(model))
+    # what the entry function takes, positionally: the inputs that are not initializers
+    baked = {tensor.name for tensor in proto.graph.initializer}
+    names = [value.name for value in proto.graph.input if value.name not in baked]
+    module = relax.transform.LegalizeOps()(from_onnx(proto))
+    machine = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
+    tensors = [tvm.runtime.tensor(np.require(feeds[n], requirements="C")) for n in names]
+    return machine["main"](*tensors).numpy()
+
+
+RUNTIME = Runtime(
+    name=RUNTIME_NAME,
+    adapter=TvmAdapter.__name__,
+    position=4,
+    modules=("tvm",),
+    extra="tvm",
+    # a compiler: its compile cost per model (docs/compilers.md, "Cost") would
+    # slow the main job and every fuzz campaign that runs the default runtimes
+    opt_in=True,
+    pack_size=32,
+    # It compiles a pack per job: seconds (docs/compilers.md, "Cost"), up to
+    # twice that with two workers on two cores; 30 s leaves room.
+    timeout=30.0,
+    # Its default is its documented recipe, target "llvm" (LLVM's generic CPU).
+    profiles={"host": {"target": HOST}},  # the host CPU as TVM detects it (llvm -mcpu=<host>)
+    # TVM's Relax ONNX backend test has no list of its own: a pytest argument
+    # file (`pytest @deselect.txt`), which has no comments (the reasons are in
+    # failing.txt).
+    native=(
+        NativeList(
+            file="deselect.txt",
+            line="--deselect=tests/python/relax/test_frontend_onnx_backend.py"
+            "::OnnxBackendNodeModelTest::{test}_cpu",
+            comment=None,
+        ),
+    ),
+    repro=run_tvm,
+)

@@ -23,12 +23,11 @@ from rich.console import Console
 from conformance import adapters, shipped
 from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.cases.values import MAX_ELEMENTS
-from conformance.engine import models, targets
+from conformance.engine import models, packs, targets
 from conformance.engine.pool import Timeouts
 from conformance.engine.targets import Target
 from conformance.gate import baseline
 from conformance.report.terminal.escape import safe
-from conformance.tables.profiles import PROFILES
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
@@ -88,7 +87,9 @@ def add_runtime(parser) -> None:
         + "; the compilers "
         + ", ".join(sorted(adapters.OPT_IN))
         + " only when named), each in its default profile unless one is named: "
-        + "; ".join(f"{name}: {', '.join(known)}" for name, known in PROFILES.items())
+        + "; ".join(
+            f"{name}: {', '.join(known)}" for name, known in adapters.registry.PROFILES.items()
+        )
         + "; an adapter registered in the conformance.adapters entry-point group by its "
         + "name; a module:Class adapter; a target of the --targets file by its name",
     )
@@ -209,6 +210,24 @@ def pack_size(text: str) -> int:
     return at_most(text, MAX_PACK, "cases per model")
 
 
+def _and(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
+def _measured_sizes() -> str:
+    """Each measured pack size with its runtimes (``32 for a, b and c, 1 for d
+    and other adapters``): the unmeasured size is every other adapter's."""
+    by_size: dict[int, list[str]] = {}
+    for name, size in packs.PACK_SIZES.items():
+        by_size.setdefault(size, []).append(name)
+    by_size.setdefault(packs.UNMEASURED, [])
+    said = []
+    for size in sorted(by_size, reverse=True):
+        names = by_size[size] + (["other adapters"] if size == packs.UNMEASURED else [])
+        said.append(f"{size} for {_and(names)}")
+    return ", ".join(said)
+
+
 def add_pack(parser) -> None:
     parser.add_argument(
         "--pack",
@@ -216,8 +235,8 @@ def add_pack(parser) -> None:
         default=None,
         metavar="N",
         help="cases per model on every runtime (default: each runtime's measured size, "
-        "32 for onnxruntime, openvino, tvm and iree, 1 for reference, tract and other "
-        "adapters; the header says). 1 runs each case alone in its own one-node model. "
+        + _measured_sizes()
+        + "; the header says). 1 runs each case alone in its own one-node model. "
         "Whatever the size, a case that must be rejected or has an empty tensor runs "
         "alone, and every discrepancy seen in a pack is confirmed alone (docs/cli.md)",
     )

@@ -527,6 +527,7 @@ def serve(sock: socket.socket, known: set[int]) -> None:
 def main(argv: list[str]) -> None:
     sock_fd, watch_fd, parent, *modules = argv
     # The harness's own modules first: the threads they start (NumPy's BLAS) are known.
+    from conformance.adapters import contract
     from conformance.engine import worker
 
     known = _threads() - {threading.get_native_id()}
@@ -537,7 +538,8 @@ def main(argv: list[str]) -> None:
     for module in modules:
         # A module that fails to import fails in the worker too, which reports it.
         with contextlib.suppress(BaseException):
-            importlib.import_module(module)
+            # and the runtime the adapter's module imports on first use
+            contract.preload(importlib.import_module(module))
     _send(sock, {"ready": PROTOCOL, "unsafe": settled(known, 1.0)})
     serve(sock, known)
     os._exit(0)

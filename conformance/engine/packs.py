@@ -41,29 +41,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from conformance.adapters import registry
 from conformance.cases.case import Case
 from conformance.engine.pool import Raw
 from conformance.oracle import Verdict
 
-# Cases per pack by adapter, each chosen by measurement (the figures, dated, and
-# the benchmark commands that reproduce them: docs/development.md, "Pack
-# sizes"). Why these sizes: a compile-bound runtime gains little past 32 cases
-# a pack, and a failing pack costs more to split the larger it is.
-# onnx.reference evaluates node by node in Python (nothing to save) and hangs
-# on some inputs, where a pack would make every case of it wait: it runs alone.
-# tract's time goes to restarting workers after its panics, packed or not: it
-# runs alone. An adapter not measured runs alone too, until --pack says
-# otherwise. A profile takes its adapter's size (ONNX Runtime's OpenVINO EP
-# takes GatherElements only in packs: docs/cli.md, "ONNX Runtime's OpenVINO
-# execution provider").
-PACK_SIZES = {
-    "onnxruntime": 32,
-    "openvino": 32,
-    "reference": 1,
-    "tract": 1,
-    "tvm": 32,
-    "iree": 32,
-}
+# Cases per pack by adapter, each chosen by measurement and declared in its
+# adapter file (Runtime.pack_size; the figures, dated, and the benchmark
+# commands that reproduce them: docs/development.md, "Pack sizes"). Why these
+# sizes: a compile-bound runtime gains little past 32 cases a pack, and a
+# failing pack costs more to split the larger it is; a runtime that gains
+# nothing from packing (an evaluator node by node, one whose time goes to
+# restarting workers) runs alone. An adapter not measured runs alone too,
+# until --pack says otherwise. A profile takes its adapter's size (ONNX
+# Runtime's OpenVINO EP takes GatherElements only in packs: docs/cli.md,
+# "ONNX Runtime's OpenVINO execution provider").
+PACK_SIZES = {r.name: r.pack_size for r in registry.RUNTIMES if r.pack_size is not None}
 UNMEASURED = 1
 
 

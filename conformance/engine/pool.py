@@ -98,7 +98,7 @@ from multiprocessing.connection import wait
 
 import numpy as np
 
-from conformance.adapters import gpu
+from conformance.adapters import gpu, registry
 from conformance.engine import forkserver, targets
 from conformance.engine.forkserver import ForkServer, ForkServerDown
 from conformance.engine.targets import Target
@@ -108,15 +108,10 @@ from conformance.errors import ConformanceError
 # Seconds per job (load + run). The slowest legitimate job of the corpus takes
 # well under a second; a hang costs a full timeout.
 DEFAULT_TIMEOUT = 10.0
-# ... unless the adapter's own default is lower: onnx.reference's hangs (np.choose
-# in "wrap" mode on index 2**63-1) each cost the main job a full 10 s; its adapter
-# now counts that loop instead (adapters/reference.py: a timeout without the
-# wait, and indices far out of range answered without the loop), and its
-# slowest corpus job takes well under a second: 4 s leaves a wide margin.
-# The compilers compile a pack per job: TVM ~4 s and IREE ~2.7 s for a pack of
-# 32 alone, up to twice that with two workers on two cores; 30 s leaves room
-# (no compiler hang was seen in the corpus; each would cost 30 s).
-RUNTIME_TIMEOUTS = {"reference": 4.0, "tvm": 30.0, "iree": 30.0}
+# ... unless the adapter file declares its own (Runtime.timeout, which says why):
+# lower where its hangs are counted rather than waited for, higher where a job
+# compiles a pack (docs/compilers.md, "Cost").
+RUNTIME_TIMEOUTS = {r.name: r.timeout for r in registry.RUNTIMES if r.timeout is not None}
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from conformance import __version__
 from conformance.adapters import gpu
+from conformance.adapters.registry import PROFILES, on_gpu
 from conformance.cases.case import Case
 from conformance.engine import files, records
 from conformance.engine.judge import DISCREPANCIES, SHOWN_VALUES
@@ -46,7 +47,6 @@ from conformance.engine.run import HARNESS_ERRORS_KEPT
 from conformance.oracle import compare, in_range
 from conformance.tables import dtypes, outcomes
 from conformance.tables.explanations import EXPLANATIONS
-from conformance.tables.profiles import PROFILES, on_gpu
 
 REFUSALS = outcomes.kinds(lambda kind: kind.response == outcomes.REFUSED)  # a stage recorded
 

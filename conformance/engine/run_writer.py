@@ -36,6 +36,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from conformance import __version__
+from conformance.adapters import registry
 from conformance.cases.case import Case
 from conformance.engine import credentials, files
 from conformance.engine.judge import Outcome
@@ -208,7 +209,7 @@ def header(runtimes: dict[str, dict], options: dict, command: list[str] | None) 
         "cores": os.cpu_count(),
         "packages": {
             name: _package_version(name)
-            for name in ("numpy", "onnx", "ml_dtypes", "onnxruntime", "openvino")
+            for name in ("numpy", "onnx", "ml_dtypes", *registry.HEADER_PACKAGES)
         },
         "dtypes": list(dtypes.NAMES),
         "runtimes": runtimes,

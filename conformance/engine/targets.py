@@ -34,7 +34,7 @@ absolute; it must be an executable file. Properties are checked by
 infinity, integers within int64, thread counts whole numbers).
 
 A target runs on an NVIDIA GPU (:attr:`Target.gpu`) when its properties say
-so (:func:`conformance.tables.profiles.on_gpu`: ONNX Runtime's CUDA provider,
+so (:func:`conformance.adapters.registry.on_gpu`: ONNX Runtime's CUDA provider,
 IREE's cuda driver) or its file says ``device: gpu`` (an adapter the table
 does not know). A GPU target's workers are not ``-j``'s: the GPU targets of a
 run share ``--gpu-workers`` (:func:`gpu_workers`), unless the file gives one
@@ -55,10 +55,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance import adapters
+from conformance.adapters import registry
+from conformance.adapters.registry import PROFILES, on_gpu
 from conformance.cases import yaml_lines, yaml_schema
 from conformance.cases.loader import CaseErrors, YamlFileReader
 from conformance.errors import ConformanceError
-from conformance.tables.profiles import DEFAULT, PROFILES, on_gpu, property_problem
+from conformance.tables.profiles import DEFAULT, property_problem
 
 # A targets file's target name; docs/schemas/targets.schema.json says the same
 # (propertyNames), which the reader holds files to (tests/test_file_schemas.py).
@@ -108,7 +110,8 @@ class Target:
 
 # The thread settings of each runtime, by its own property names.
 THREAD_PROPERTIES = ("INFERENCE_NUM_THREADS", "intra_op_num_threads")
-SINGLE_THREADED = {"reference"}  # adapters that compute in one thread whatever is set
+# adapters that compute in one thread whatever is set
+SINGLE_THREADED = frozenset(r.name for r in registry.RUNTIMES if r.single_threaded)
 
 
 def threads_of(adapter: str | None, settings: dict, cores: int) -> int:

@@ -17,7 +17,7 @@ GatherElements node's inputs and output exposed as graph outputs
   between targets (max absolute difference, max ULP distance);
 - a target whose outputs differ from the others' is run again in its
   full-precision and no-optimisation profiles
-  (:data:`conformance.tables.profiles.PRECISE`), and whether the difference
+  (:data:`conformance.adapters.registry.PRECISE`), and whether the difference
   disappears is recorded as measured, naming the run that shows it.
 
 Nothing here is inferred: every claim is a run's outputs.
@@ -33,6 +33,7 @@ import numpy as np
 import onnx
 
 from conformance import oracle
+from conformance.adapters.registry import PRECISE, PROFILES, declared
 from conformance.engine.pool import Job, WorkerPool
 from conformance.engine.targets import Target
 from conformance.errors import ConformanceError
@@ -42,7 +43,6 @@ from conformance.graphs.reading import IN_MEMORY_LIMIT, GraphFile, name_unnamed_
 from conformance.messages import first_line
 from conformance.oracle import compare
 from conformance.tables import dtypes
-from conformance.tables.profiles import PRECISE, PROFILES
 
 # Seconds a whole model may take to load and run on one target: a real model
 # compiles for seconds where a one-node model takes milliseconds.
@@ -299,7 +299,9 @@ def _reference(record: dict, got: dict, runtimes) -> str | None:
     ]
     if not ran:
         return None
-    return "reference" if "reference" in ran else ran[0]
+    # the runtime whose outputs the others are compared with, when it ran
+    base = [name for name in ran if (runtime := declared(name)) and runtime.compared_against]
+    return base[0] if base else ran[0]
 
 
 def _differences(names: list[str], base: list, other: list) -> list[dict]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.export import folder as export_folder
-from conformance.export import runners
+from conformance.export import pipelines, runners
 from conformance.export.selection import ExportError
 
 STALE, MISSING = "stale", "missing"
@@ -247,13 +247,18 @@ def _check_config(
             counts[why] = counts.get(why, 0) + 1
             continue
         if test in refused:
-            shown = f"expected-failures/iree/{runners.IREE_IMPORT_FAILURES}"
+            shown = _list_file(runners.IREE_IMPORT_FAILURES)
             summary.findings.append(
                 Finding(STALE, test, shown, f"imported and run ({result.outcome})")
             )
         finding = _judge(result, listed.get(test), where)
         if finding is not None:
             summary.findings.append(finding)
+
+
+def _list_file(name: str) -> str:
+    """A file of the export's IREE lists, as a finding names it."""
+    return f"expected-failures/{pipelines.IREE.runtime}/{name}"
 
 
 def check(out: Path, results: list[Path]) -> CheckSummary:
@@ -263,7 +268,7 @@ def check(out: Path, results: list[Path]) -> CheckSummary:
     manifest = export_folder.read_manifest(out)
     tests = [str(test["name"]) for test in manifest.get("tests", [])]
     known = set(tests)
-    lists = out / "expected-failures" / "iree"
+    lists = out / "expected-failures" / pipelines.IREE.runtime
     configs = {}
     for path in sorted(lists.glob("*.json")) if lists.is_dir() else []:
         config = _config(path)
@@ -299,14 +304,14 @@ def check(out: Path, results: list[Path]) -> CheckSummary:
                     f"configs ({', '.join(sorted(configs)) or 'none'}, in {lists})",
                 )
             by_config.setdefault(result.config, {})[result.test] = result
-    shown = f"expected-failures/iree/{runners.IREE_IMPORT_FAILURES}"
+    shown = _list_file(runners.IREE_IMPORT_FAILURES)
     for name in sorted(refused & imported):
         summary.findings.append(Finding(STALE, name, shown, "the importer imports it"))
     for name in sorted(import_refused - refused):
         summary.findings.append(Finding(MISSING, name, shown, "the importer refuses it"))
     for config_name, results_of in by_config.items():
         path, config = configs[config_name]
-        _check_config(summary, f"expected-failures/iree/{path.name}", config, tests, results_of,
+        _check_config(summary, _list_file(path.name), config, tests, results_of,
                       refused - imported)  # fmt: skip
     if not by_config and not read_importer:
         raise ExportError(

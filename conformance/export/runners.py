@@ -34,6 +34,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from conformance.adapters import registry
+from conformance.adapters.contract import NativeList
 from conformance.engine.files import visible
 from conformance.export import pipelines
 from conformance.export.exactness import trailing_nul
@@ -342,38 +344,46 @@ def openvino_xfails(
     return "\n".join(lines) + "\n"
 
 
-def tract_allow_list(
-    tests: list[Test], by_config: dict[Configuration, list[ExpectedFailure]], header: str
+def native_list(
+    form: NativeList,
+    tests: list[Test],
+    by_config: dict[Configuration, list[ExpectedFailure]],
+    header: str,
 ) -> str:
-    left_out = {item.test.name: item for item in _default(by_config)}
-    lines = [
-        f"# {header}",
-        "# tract's onnx suite runs the tests a line matches (^line$), ignores the others.",
-    ]
-    for test in tests:
-        item = left_out.get(test.name)
-        if item is None:
-            lines.append(test.name)
-        else:
-            lines.append(f"# {test.name}  -- {_said(item)}")
-    return "\n".join(lines) + "\n"
-
-
-TVM_TEST = "tests/python/relax/test_frontend_onnx_backend.py::OnnxBackendNodeModelTest"
+    """A list of one line per test, as an adapter file declares it
+    (:class:`conformance.adapters.contract.NativeList`), from the known
+    failures of the default profile: an allow list names every test and
+    comments out a known failure with its reason; a deny list names the
+    known failures, each run of one reason under a comment saying it. A form
+    without comments has no header either (the reasons are in failing.txt)."""
+    known = _default(by_config)
+    mark = form.comment
+    lines = [] if mark is None else [f"{mark} {header}"]
+    if mark is not None and form.about:
+        lines.append(f"{mark} {form.about}")
+    if form.allow:
+        left_out = {item.test.name: item for item in known}
+        for test in tests:
+            item = left_out.get(test.name)
+            line = form.line.format(test=test.name)
+            if item is None:
+                lines.append(line)
+            elif mark is not None:
+                lines.append(f"{mark} {line}  -- {_said(item)}")
+    else:
+        before = None
+        for item in known:
+            said = _said(item)
+            if mark is not None and said != before:
+                lines.append(f"{mark} {said}")
+                before = said
+            lines.append(form.line.format(test=item.test.name))
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def _default(by_config: dict[Configuration, list[ExpectedFailure]]) -> list[ExpectedFailure]:
     """The known failures of the default profile (none where it was not observed)."""
     return next((known for c, known in by_config.items() if c.profile == "default"), [])
-
-
-def tvm_deselect(by_config: dict[Configuration, list[ExpectedFailure]], header: str) -> str:
-    """A pytest argument file (``pytest @deselect.txt``): TVM's Relax ONNX
-    backend test has no skip list of its own, and an argument file has no
-    comments (the reasons are in failing.txt)."""
-    del header  # no comment syntax
-    lines = [f"--deselect={TVM_TEST}::{item.test.name}_cpu" for item in _default(by_config)]
-    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def failing_list(by_config: dict[Configuration, list[ExpectedFailure]], header: str) -> str:
@@ -389,17 +399,28 @@ Writer = Callable[
     [list[Test], dict[Configuration, list[ExpectedFailure]], str, dict[str, Seen]], dict[str, str]
 ]
 
-# runtime (baseline name) -> the files of its runners, relative to expected-failures/<runtime>/
-NATIVE: dict[str, Writer] = {
-    "onnxruntime": lambda tests, by, header, seen: {
-        "onnx_backend_test_series_filters.jsonc": ort_series(tests, by, header),
-        "broken_tests.inc": ort_broken_tests(by, header),
+# The forms a runner's list takes that are more than a line per test, by the
+# name an adapter file declares (Runtime.native) -> the files of that runner,
+# relative to expected-failures/<runtime>/; a line per test is a NativeList,
+# written by native_list.
+FORMS: dict[str, Writer] = {
+    "backend-series-filters": lambda tests, by, header, seen: {
+        "onnx_backend_test_series_filters.jsonc": ort_series(tests, by, header)
     },
-    "iree": iree_files,
-    "openvino": lambda tests, by, header, seen: {"xfail.py": openvino_xfails(tests, by, header)},
-    "tract": lambda tests, by, header, seen: {"node.txt": tract_allow_list(tests, by, header)},
-    "tvm": lambda tests, by, header, seen: {"deselect.txt": tvm_deselect(by, header)},
+    "broken-tests": lambda tests, by, header, seen: {
+        "broken_tests.inc": ort_broken_tests(by, header)
+    },
+    pipelines.IREE_FORM: iree_files,
+    "backend-xfails": lambda tests, by, header, seen: {
+        "xfail.py": openvino_xfails(tests, by, header)
+    },
 }
+
+
+def native(runtime: str) -> tuple[str | NativeList, ...]:
+    """The native forms of the runtime's runners, as its adapter file declares them."""
+    declared = registry.declared(runtime)
+    return declared.native if declared is not None else ()
 
 
 def files(
@@ -414,6 +435,9 @@ def files(
     (:func:`conformance.export.pipelines.observe`), where it has one."""
     header = HEADER.format(sources=sources)
     written = {"failing.txt": failing_list(by_config, header)}
-    if runtime in NATIVE:
-        written.update(NATIVE[runtime](tests, by_config, header, seen or {}))
+    for form in native(runtime):
+        if isinstance(form, NativeList):
+            written[form.file] = native_list(form, tests, by_config, header)
+        else:
+            written.update(FORMS[form](tests, by_config, header, seen or {}))
     return written

@@ -38,6 +38,7 @@ actual).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import io
 import json
 import math
@@ -49,6 +50,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from conformance.adapters import registry
 from conformance.cases import writing
 from conformance.engine import files, models, records, tensors
 from conformance.tables import decisions, dtypes
@@ -110,14 +112,32 @@ def write_class(found, out_dir: Path) -> None:
     found.files = {name.split(".")[0]: str(folder.relative_to(out_dir) / name) for name in names}
 
 
+# The template's lines that repro_py fills: the runners' table, each runtime's
+# and the class's names.
+RUNNERS_LINE = "RUNNERS: dict[str, Callable[[Path, dict[str, np.ndarray]], np.ndarray]] = {}"
+
+
+def runners_source() -> str:
+    """Every built-in runtime's runner, as its adapter file declares it
+    (``Runtime.repro``: stand-alone functions), then the table naming them."""
+    declared = [runtime for runtime in registry.RUNTIMES if runtime.repro is not None]
+    functions = [inspect.getsource(runtime.repro) for runtime in declared if runtime.repro]
+    table = [RUNNERS_LINE.removesuffix("{}") + "{"]
+    table += [f"    {r.name!r}: {r.repro.__name__}," for r in declared if r.repro]
+    return "\n\n".join(functions) + "\n\n" + "\n".join([*table, "}"])
+
+
 def repro_py(found) -> str:
-    """The stand-alone reproducer: the template with the class's runtime and
-    slug as Python literals (``repr`` escapes every control character, so no
-    name can end the string or the line)."""
+    """The stand-alone reproducer: the template with the runners of the
+    built-in runtimes, and the class's runtime and slug as Python literals
+    (``repr`` escapes every control character, so no name can end the string
+    or the line)."""
     template = resources.files("conformance.fuzz").joinpath("repro_template.py").read_text()
-    return template.replace(
-        'RUNTIME = "onnxruntime"', f"RUNTIME = {found.signature.runtime!r}", 1
-    ).replace('SIGNATURE = ""', f"SIGNATURE = {found.signature.slug!r}", 1)
+    return (
+        template.replace(RUNNERS_LINE, runners_source(), 1)
+        .replace('RUNTIME = ""', f"RUNTIME = {found.signature.runtime!r}", 1)
+        .replace('SIGNATURE = ""', f"SIGNATURE = {found.signature.slug!r}", 1)
+    )
 
 
 @contextmanager

@@ -109,7 +109,6 @@ from conformance.engine import models
 from conformance.engine.targets import adapter_of
 from conformance.tables import decisions, dtypes, explanations, outcomes, spec
 from conformance.tables.features import FEATURES
-from conformance.tables.profiles import PROFILES
 
 FOLDER = "known"  # below the cases folder; never read as case files
 # What each signature field may hold, from the code's tables: the enums of
@@ -304,7 +303,7 @@ class BaselineEntry:
         return ", ".join(said) or "everywhere"
 
 
-KNOWN_PROFILES = frozenset(p for profiles in PROFILES.values() for p in profiles)
+KNOWN_PROFILES = frozenset(p for profiles in adapters.registry.PROFILES.values() for p in profiles)
 
 
 def explained_for(names: Iterable[str], kind: str | None) -> list[str]:
