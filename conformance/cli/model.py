@@ -80,12 +80,7 @@ def add_parser(commands) -> None:
         help="let --save-cases replace FILE.yaml and the files beside it that it did not write",
     )
     model.add_argument("--no-progress", action="store_true", help="no progress bar")
-    model.add_argument(
-        "--gate",
-        action="store_true",
-        help="exit 0 when every discrepancy is a known one (cases/known/<runtime>.yaml)",
-    )
-    options.add_gate(model)
+    options.add_gate(model, optional=True)
     finish.add_output(model)
     model.set_defaults(func=command, batch_size=DEFAULT_BATCH, worker_memory=DEFAULT_WORKER_MEMORY)
 

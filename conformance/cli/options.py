@@ -331,7 +331,16 @@ def add_known(add, now: str | None = None, **extra) -> None:
         help=meaning, **extra)  # fmt: skip
 
 
-def add_gate(parser) -> None:
+def add_gate(parser, *, optional: bool = False) -> None:
+    """The gate's options: ``--known`` and ``--allow-fixed``; where the gate
+    is ``optional`` (``run``, ``model``: it decides the exit code only when
+    asked), ``--gate`` first. In ``fuzz``, ``fuzz replay`` and ``gate`` it always decides."""
+    if optional:
+        parser.add_argument(
+            "--gate",
+            action="store_true",
+            help="exit 0 when every discrepancy is a known one (cases/known/<runtime>.yaml)",
+        )
     add_known(parser.add_argument)
     parser.add_argument(
         "--allow-fixed",

@@ -70,12 +70,7 @@ def _add_arguments(parser) -> None:
         action="store_true",
         help="no progress bar (outside a terminal: no progress line every 10 s)",
     )
-    parser.add_argument(
-        "--gate",
-        action="store_true",
-        help="exit 0 when every discrepancy is a known one (cases/known/<runtime>.yaml)",
-    )
-    options.add_gate(parser)
+    options.add_gate(parser, optional=True)
     finish.add_output(parser)
 
 

@@ -1,4 +1,4 @@
-"""Render a :class:`~conformance.report.view.Report` to one self-contained HTML file.
+"""Render a :class:`~conformance.report.views.report.Report` to one self-contained HTML file.
 
 The template (``report.html.j2``) carries its CSS and JS inline and loads
 nothing from the network. Autoescaping is on for every value: tensor strings,
@@ -17,7 +17,7 @@ from conformance.engine import files, records
 from conformance.engine.judge import KINDS
 from conformance.gate import baseline
 from conformance.report import machine
-from conformance.report.view import Report, from_runs
+from conformance.report.views.report import Report, from_runs
 from conformance.tables import decisions
 
 # Column heads of the matrix: five variants must fit above narrow cells.
@@ -66,7 +66,8 @@ def write(
 ) -> Report:
     """Write the report of these runs to ``out``, and JUnit XML and report.json
     where asked; ``known`` is a baseline folder to gate the runs
-    against now instead of their own gate.json (see :func:`view.from_runs`)."""
+    against now instead of their own gate.json
+    (:func:`conformance.report.views.report.from_runs`)."""
     report = from_runs(runs, out, known)
     files.write_text(out, render(report))
     if junit:
