@@ -44,7 +44,7 @@ def load_baselines(folder: Path | baseline.BaselineFolders, runtimes) -> dict:
     """The baselines of these runtimes in ``folder`` (a missing file, or
     folder, is an empty baseline); ``runtimes`` are names, or a mapping of
     target names to their adapters. The one reading of baselines for a verdict:
-    ``conformance run/fuzz/model`` (``cli.inputs.baselines``), ``gate`` and the
+    ``conformance run/fuzz/model`` (``gate.settings.build``), ``gate`` and the
     pytest plugin go through it; a bad file is a GateError listing every problem."""
     try:
         return baseline.load(folder, runtimes)
