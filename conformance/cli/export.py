@@ -79,7 +79,9 @@ def check_results(args) -> int:
 def export_cases(args) -> int:
     if args.check:
         return check_results(args)
-    settings = build(known=args.known, choose=False, read_baselines=False, engine=False)
+    settings = build(
+        known=args.known, variants=args.variants, choose=False, read_baselines=False, engine=False
+    )
     cases = inputs.select(inputs.load_cases(args.paths), args.k)
     variants = tuple(v for v in models.VARIANTS if v in set(settings.variants))
     started = time.perf_counter()
