@@ -13,6 +13,7 @@ from rich.console import Console
 
 from conformance.cli import exits
 from conformance.engine import files, records
+from conformance.engine.groups import Grouping
 from conformance.gate import baseline, verdict
 from conformance.gate.settings import Settings
 from conformance.report.terminal import cases as cases_text
@@ -98,7 +99,9 @@ def finish(
                 markdown = "\n".join(["```", *headline, "```", "", markdown])
             write_summaries(settings.summary_md, err, markdown)
     finally:  # a gate that cannot decide still leaves the report of what ran
-        print(finish_text.path_line("report:", write_report(written), label_width))
+        # the gate's groups are the report's: grouped once
+        grouping = decided.gate.grouping if decided is not None else None
+        print(finish_text.path_line("report:", write_report(written, grouping), label_width))
     return exit_status(summary, err, found, kept)
 
 
@@ -156,13 +159,16 @@ def write_summaries(summary_md: Path | None, err: Console, markdown: str) -> Non
             err.print(escape_text.safe(note), markup=False)
 
 
-def write_report(run: records.RunFolder) -> Path:
+def write_report(run: records.RunFolder, grouping: Grouping | None = None) -> Path:
     """The HTML report of a finished (or interrupted) run, with JUnit XML and
-    the JSON summary, beside its results."""
+    the JSON summary, beside its results; ``grouping``: its discrepancies as
+    the gate grouped them."""
     from conformance.report import render  # Jinja2 only when a report is written
 
     out = run.folder
-    render.write([run], out / REPORT, junit=out / JUNIT, report_json=out / REPORT_JSON)
+    render.write(
+        [run], out / REPORT, junit=out / JUNIT, report_json=out / REPORT_JSON, grouping=grouping
+    )
     return out / REPORT
 
 

@@ -14,6 +14,7 @@ import jinja2
 
 from conformance import __version__
 from conformance.engine import files, records
+from conformance.engine.groups import Grouping
 from conformance.engine.judge import KINDS
 from conformance.gate import baseline
 from conformance.report import machine
@@ -63,12 +64,14 @@ def write(
     junit: Path | None = None,
     report_json: Path | None = None,
     known: Path | baseline.BaselineFolders | None = None,
+    grouping: Grouping | None = None,
 ) -> Report:
     """Write the report of these runs to ``out``, and JUnit XML and report.json
     where asked; ``known`` is a baseline folder to gate the runs
-    against now instead of their own gate.json
+    against now instead of their own gate.json; ``grouping``, the runs'
+    discrepancies grouped already (by the gate of a run just finished)
     (:func:`conformance.report.views.report.from_runs`)."""
-    report = from_runs(runs, out, known)
+    report = from_runs(runs, out, known, grouping)
     files.write_text(out, render(report))
     if junit:
         machine.write_junit(

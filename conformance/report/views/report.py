@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.engine import credentials, models, records
-from conformance.engine.groups import GroupKey, group_key
+from conformance.engine.groups import GroupKey, Grouping, group_key
 from conformance.engine.judge import DISCREPANCIES
 from conformance.gate import baseline, verdict
 from conformance.report.views.coverage import CoverageView, coverage_view
@@ -181,10 +181,12 @@ def from_runs(
     runs: list[records.RunFolder],
     report_path: Path,
     known: Path | baseline.BaselineFolders | None = None,
+    grouping: Grouping | None = None,
 ) -> Report:
     """The report of these runs. Discrepancy groups are marked known or new
     as each run's gate decided (gate.json), or, with ``known``, by holding
-    the runs against that baseline folder now."""
+    the runs against that baseline folder now. ``grouping``: the runs'
+    discrepancies grouped already (the gate's, at the end of a run)."""
     findings = []
     per_run = []  # (a run's findings.json, its classes with links)
     for run in runs:
@@ -204,6 +206,7 @@ def from_runs(
         [run.header for run in runs if run.header],
         [record for run in runs for record in run.records],
         findings,
+        grouping,
     )
     report.bugs, report.unassigned = fuzz_bugs(per_run)
     report.coverage = coverage_view([f.get("coverage") for f, _ in per_run])
@@ -321,8 +324,16 @@ def _masked(header: dict) -> dict:
     return {**header, "command": credentials.mask_command(command)}
 
 
-def build(headers: list[dict], results: list[dict], findings: list[dict]) -> Report:
-    """The report of these records (inputs and gate marks are added by :func:`from_runs`)."""
+def build(
+    headers: list[dict],
+    results: list[dict],
+    findings: list[dict],
+    grouping: Grouping | None = None,
+) -> Report:
+    """The report of these records (inputs and gate marks are added by
+    :func:`from_runs`), their discrepancies grouped by ``grouping`` when
+    they were grouped already."""
+    key_of = grouping.key if grouping is not None else group_key
     runtimes = sorted({e["runtime"] for e in results})
     present_variants = {e["variant"] for e in results}
     variants = [v for v in models.VARIANTS if v in present_variants]
@@ -336,7 +347,7 @@ def build(headers: list[dict], results: list[dict], findings: list[dict]) -> Rep
         cells[row][runtime, record["variant"]].counts[kind] += 1
         if kind not in DISCREPANCIES:
             continue
-        key = group_key(record)
+        key = key_of(record)
         group = groups.get(key)
         if group is None:
             group = groups[key] = Group(runtime, kind, record["op"], key.group, 0, record)
