@@ -6,7 +6,6 @@ that finds, classifies and shrinks discrepancies, then the gate and the report;
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -298,7 +297,8 @@ def command(args) -> int:
         for line in fuzz_text.skipped_entry_lines(store.skipped):
             err.print(line, markup=False)
     summary = run.summary
-    findings = json.loads((out / FINDINGS).read_text(encoding="utf-8"))
+    findings = campaign.written  # as the campaign holds them, not read back
+    assert findings is not None  # written whenever the campaign ran
     written = records.read_folder(out)  # once, for the gate and the report
 
     def found(decided) -> list[str]:  # the bugs, the new ones apart once the gate has spoken

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from conformance.engine.groups import GroupKey, Grouping
+from conformance.engine.groups import Grouping, GroupKey
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
 from conformance.gate.baseline import VALID_ONLY, BaselineEntry, Where
 

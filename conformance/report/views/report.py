@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.engine import credentials, models, records
-from conformance.engine.groups import GroupKey, Grouping, group_key
+from conformance.engine.groups import Grouping, GroupKey, group_key
 from conformance.engine.judge import DISCREPANCIES
 from conformance.gate import baseline, verdict
 from conformance.report.views.coverage import CoverageView, coverage_view
