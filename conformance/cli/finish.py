@@ -13,7 +13,7 @@ from rich.console import Console
 
 from conformance.cli import exits
 from conformance.engine import files, records
-from conformance.engine.groups import Grouping
+from conformance.engine.groups import Grouping, GroupKey
 from conformance.gate import baseline, verdict
 from conformance.gate.settings import Settings
 from conformance.report.terminal import cases as cases_text
@@ -81,11 +81,12 @@ def finish(
             if judge is None:
                 found = not decided.passed if decides else found
             code = exit_code(summary, found)
+            places = gate_text.fuzz_class_places([written])
             lines = gate_text.gate_lines(
                 decided.gate,
                 settings.allow_fixed,
                 str(decided.folder),
-                places=gate_text.fuzz_class_places([written]),
+                places=places,
                 unobserved=decided.unobserved,
                 verbose=settings.verbose,
                 decides=decides,
@@ -94,7 +95,7 @@ def finish(
                 reason=reason,
             )
             print("\n".join(lines))
-            markdown = summary_of(f"conformance {settings.command}", decided, lines, [written])
+            markdown = summary_of(f"conformance {settings.command}", decided, lines, places)
             if headline:
                 markdown = "\n".join(["```", *headline, "```", "", markdown])
             write_summaries(settings.summary_md, err, markdown)
@@ -120,15 +121,18 @@ def gate_run(run: records.RunFolder, settings: Settings, err: Console) -> verdic
     return decided
 
 
-def summary_of(title: str, decided: verdict.GateVerdict, lines: list[str], runs) -> str:
+def summary_of(
+    title: str, decided: verdict.GateVerdict, lines: list[str], places: dict[GroupKey, str]
+) -> str:
     """The Markdown summary of a verdict: its first line (as printed), the
-    new groups, and the bookkeeping condensed."""
+    new groups (``places``: where each fuzz class's input is, as the
+    printed lines had it), and the bookkeeping condensed."""
     return markdown_text.summary_markdown(
         title,
         decided.gate,
         lines[0],
         gate_text.bookkeeping_lines(decided.gate, decided.unobserved, verbose=False),
-        places=gate_text.fuzz_class_places(runs),
+        places=places,
     )
 
 

@@ -35,15 +35,16 @@ def command(args) -> int:
     decided = verdict.decide(runs, folder, args.allow_fixed, finished_only=True)
     if args.out is not None:  # first: a verdict that cannot be written is not printed as one
         verdict.write(decided, args.out)
+    places = fuzz_class_places(runs)
     lines = gate_lines(
         decided.gate,
         args.allow_fixed,
         str(folder),
-        places=fuzz_class_places(runs),
+        places=places,
         unobserved=decided.unobserved,
         verbose=args.verbose,
     )
     print("\n".join(lines))
-    markdown = finish.summary_of("conformance gate", decided, lines, runs)
+    markdown = finish.summary_of("conformance gate", decided, lines, places)
     finish.write_summaries(args.summary_md, err, markdown)
     return exits.OK if decided.passed else exits.FAILED
