@@ -45,7 +45,7 @@ Options, all prefixed ``--conformance-``: ``--conformance-runtime NAME``
 (repeatable; default what ``conformance run`` runs: the installed built-ins,
 found without importing any package), ``--conformance-variants V ...``
 and ``--conformance-known DIR`` (defined once, with ``conformance run``'s
-``--variants`` and ``--known``, in :mod:`conformance.cli.options`),
+``--variants`` and ``--known``, in :mod:`conformance.gate.settings`),
 ``--conformance-out DIR``, ``--conformance-pack N``, ``--conformance-timeout S``
 (checked by ``run``'s own types: a bad value is a usage error, exit 4).
 The former ``--runtime``, ``--variants`` and ``--known`` still work, with a
@@ -71,15 +71,16 @@ from conformance import adapters, gate
 from conformance.cases import backend
 from conformance.cases.check import OverMemory, verdict_of
 from conformance.cases.loader import CaseErrors, load_file
-from conformance.cli import options, progress
-from conformance.engine import models, records, targets
+from conformance.engine import records, targets
 from conformance.engine.judge import DISCREPANCIES
 from conformance.engine.pool import DEFAULT_TIMEOUT, RUNTIME_TIMEOUTS
 from conformance.errors import ConformanceError
-from conformance.gate import baseline, verdict
+from conformance.gate import baseline
+from conformance.gate.settings import add_known, add_variants, build, pack_size, positive_seconds
 from conformance.messages import relative
 from conformance.report.terminal import cases as cases_text
 from conformance.report.terminal import run as run_text
+from conformance.report.terminal.progress import Ticker
 
 if TYPE_CHECKING:  # the engine's run is imported when a session starts one
     from conformance.engine.run import Recorded, Run
@@ -109,7 +110,7 @@ DEPRECATED = (
 
 def _named(add, flag: str):
     """``add`` under another flag: the shared definitions of
-    :mod:`conformance.cli.options` (``--variants``, ``--known``) spelled as
+    :mod:`conformance.gate.settings` (``--variants``, ``--known``) spelled as
     this plugin spells them."""
     return lambda _flag, **attrs: add(flag, **attrs)
 
@@ -134,9 +135,8 @@ def _runtime(add, flag: str, **extra) -> None:
 def pytest_addoption(parser, pluginmanager) -> None:
     group = parser.getgroup("conformance", "ONNX Gather conformance (YAML case files)")
     _runtime(group.addoption, "--conformance-runtime", dest="conformance_runtimes")
-    options.add_variants(_named(group.addoption, "--conformance-variants"),
-                         dest="conformance_variants")  # fmt: skip
-    options.add_known(_named(group.addoption, "--conformance-known"), dest="conformance_known")
+    add_variants(_named(group.addoption, "--conformance-variants"), dest="conformance_variants")
+    add_known(_named(group.addoption, "--conformance-known"), dest="conformance_known")
     group.addoption(
         "--conformance-out",
         type=Path,
@@ -146,7 +146,7 @@ def pytest_addoption(parser, pluginmanager) -> None:
     )
     group.addoption(
         "--conformance-pack",
-        type=options.pack_size,  # the one checked type of `run --pack`
+        type=pack_size,  # the one checked type of `run --pack`
         default=None,
         metavar="N",
         help="cases per model on every runtime (default: each runtime's measured size; 1: "
@@ -154,7 +154,7 @@ def pytest_addoption(parser, pluginmanager) -> None:
     )
     group.addoption(
         "--conformance-timeout",
-        type=options.positive_seconds,  # the one checked type of `run --timeout`
+        type=positive_seconds,  # the one checked type of `run --timeout`
         default=None,
         metavar="S",
         help=f"seconds per case and runtime (default {DEFAULT_TIMEOUT:g}, "
@@ -200,9 +200,9 @@ def add_deprecated(parser) -> None:
             if flag == "--runtime":
                 _runtime(add, flag, dest=dest)
             elif flag == "--variants":
-                options.add_variants(add, dest=dest)
+                add_variants(add, dest=dest)
             else:
-                options.add_known(add, dest=dest)
+                add_known(add, dest=dest)
         except (argparse.ArgumentError, ValueError):
             continue  # another plugin's or a conftest's option of that name
 
@@ -305,23 +305,27 @@ class _Session:
         # built-ins (found without importing them; the compilers only when named).
         # An adapter of another package runs when named: it is imported by its
         # workers alone, never here, where a failing import would stop every run.
-        self.runtimes = list(
-            dict.fromkeys(option.conformance_runtimes or adapters.installed_builtins())
-        )
-        try:  # the one reading of runtime names, as `conformance run --runtime` has it
-            targets.parse_all(self.runtimes)
-        except targets.TargetError as error:
-            raise pytest.UsageError(str(error)) from None
-        self.variants = tuple(dict.fromkeys(option.conformance_variants or models.VARIANTS))
-        folder = baseline.folders(option.conformance_known)  # 'shipped' read; default: it
-        said = baseline.missing(folder, option.conformance_known, "--conformance-known")
-        if said:
-            raise pytest.UsageError(said)
-        self.known = folder
-        try:  # the one reading of baselines, as `conformance run --known` has it
-            self.baselines = verdict.load_baselines(folder, self.runtimes)
+        named = list(dict.fromkeys(option.conformance_runtimes or ()))
+        try:  # the one choice of targets and reading of baselines, `conformance run`'s
+            self.settings = build(
+                runtimes=named,
+                known=option.conformance_known,  # 'shipped' read; default: it
+                known_flag="--conformance-known",
+                variants=option.conformance_variants,
+                timeout=option.conformance_timeout,
+                pack=option.conformance_pack,
+            )
         except ConformanceError as error:
             raise pytest.UsageError(error.message) from None
+        # The items are named by the runtimes as given (onnxruntime:default too).
+        self.runtimes = named or self.settings.names
+        baselines = self.settings.baselines or {}
+        self.baselines = {
+            runtime: baselines.get(name, [])
+            for runtime, name in zip(self.runtimes, self.settings.names, strict=True)
+        }
+        self.variants = self.settings.variants
+        self.known = self.settings.known
         worker = _worker(config)
         self.out = option.conformance_out / worker if worker else option.conformance_out
         _check_out(option.conformance_out)
@@ -340,17 +344,12 @@ class _Session:
         if self.run is None:
             if self.failed is not None:
                 pytest.exit(self.failed, returncode=pytest.ExitCode.USAGE_ERROR)
-            from conformance.engine.run import Options, Run
+            from conformance.engine.run import Run
 
-            options = Options(
-                runtimes=self.runtimes,
-                variants=self.variants,
-                timeout=self.config.option.conformance_timeout,
-                pack=self.config.option.conformance_pack,
-            )
+            assert self.settings.engine is not None  # built with the engine's options
             command = ["pytest", *self.config.invocation_params.args]
             try:
-                run = Run(self.out, options, command=[str(c) for c in command])
+                run = Run(self.out, self.settings.engine, command=[str(c) for c in command])
                 run.__enter__()  # on failure it has closed what it opened
             except (ConformanceError, OSError) as error:
                 said = error.message if isinstance(error, ConformanceError) else _oserror(error)
@@ -407,11 +406,11 @@ class _Session:
     def _progress(self, total: int):
         """Outside a terminal (CI logs, where pytest shows nothing until the
         items report), a progress line at most every 10 s while the one drive
-        runs every case (cli/progress.py: the same line and pace as ``run``)."""
+        runs every case (report/terminal/progress.py: the same line and pace as ``run``)."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None or reporter.isatty():
             return None
-        ticker = progress.Ticker()
+        ticker = Ticker()
         # The drive runs inside the first item's call, whose output pytest
         # captures (and drops when it passes): the line goes around the capture.
         capture = self.config.pluginmanager.get_plugin("capturemanager")

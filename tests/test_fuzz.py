@@ -374,6 +374,15 @@ def test_max_elements_from_the_environment_must_be_a_number(tmp_path):
     assert done.returncode == 2 and "CONFORMANCE_MAX_ELEMENTS='many'" in done.stderr
 
 
+def test_the_campaign_keeps_the_findings_it_wrote(tmp_path):
+    """`conformance fuzz` shows the findings the campaign holds (Campaign.written)
+    instead of reading findings.json back: what it holds is what the file says."""
+    ran = Campaign(CampaignOptions(["reference"], 3, 1, tmp_path / "fz"), command=["conformance"])
+    ran.execute()
+    written = json.loads((tmp_path / "fz" / "findings.json").read_text(encoding="utf-8"))
+    assert written["classes"] and ran.written == written
+
+
 def test_shards_draw_different_examples_from_one_seed():
     def stream(shard):
         campaign = Campaign(

@@ -19,7 +19,10 @@ from conformance.engine.groups import Signature
 from conformance.engine.records import RunFolder
 from conformance.fuzz.coverage import Coverage, next_key, round_strategy
 from conformance.gate.check import Gate
-from conformance.report import render, terminal, view
+from conformance.report import render, terminal
+from conformance.report.views import coverage as heat_map
+from conformance.report.views import fuzz
+from conformance.report.views import report as view
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -174,13 +177,13 @@ def test_a_gated_report_puts_the_bugs_with_new_results_first_and_badges_them(tmp
     ],
 )  # fmt: skip
 def test_each_mechanism_reads_as_a_sentence(mechanism, text):
-    assert view.mechanism_text(mechanism) == text
+    assert fuzz.mechanism_text(mechanism) == text
 
 
 def test_the_heat_map_sums_runs_and_marks_cold_and_meaningless_cells():
     coverage = _coverage(rounds=1)
     content = coverage.to_json()
-    heat = view.coverage_view([content, None, content])  # two shards, one without coverage
+    heat = heat_map.coverage_view([content, None, content])  # two shards, one without coverage
     assert heat.examples == 2 * coverage.examples
     assert (heat.reached, heat.meaningful) == (content["reached"], content["meaningful"])
     gather = next(part for part in heat.ops if part.op == "Gather")
@@ -191,7 +194,7 @@ def test_the_heat_map_sums_runs_and_marks_cold_and_meaningless_cells():
     for key, cell in grid.items():
         assert cell.count == 2 * coverage.count("dtypes", key)
         assert cell.cold == (cell.count == 0) and cell.meaningful
-        assert (cell.level == 0) == (cell.count == 0) and 0 <= cell.level <= view.HEAT_LEVELS
+        assert (cell.level == 0) == (cell.count == 0) and 0 <= cell.level <= heat_map.HEAT_LEVELS
     rows = dict(gather.rows)
     features = dict(rows["features"])
     assert not features["smaller_off_axis"].meaningful  # GatherElements only
@@ -200,7 +203,7 @@ def test_the_heat_map_sums_runs_and_marks_cold_and_meaningless_cells():
     assert len(heat.cold) == heat.meaningful - heat.reached
     every = [cell for part in heat.ops for _, cells in part.dtype_rows for cell in cells]
     most = max(cell.count for cell in every)
-    assert {cell.level for cell in every if cell.count == most} == {view.HEAT_LEVELS}
+    assert {cell.level for cell in every if cell.count == most} == {heat_map.HEAT_LEVELS}
 
 
 def test_format_1_findings_render_as_before(tmp_path, findings):

@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -754,21 +755,20 @@ def test_a_baseline_folder_gone_during_the_run_is_a_gate_error(tmp_path):
     """`run --gate` reads the baselines before the run and --known again to
     gate it: a folder removed meanwhile is a GateError (exit 2, said), not a
     TypeError from gating against None (found by mypy)."""
-    import argparse
     import io
 
     from rich.console import Console
 
     from conformance.cli import finish
-    from conformance.gate import verdict
+    from conformance.gate import settings, verdict
 
     known = tmp_path / "known"
     known.mkdir()
-    args = argparse.Namespace(known=[known], allow_fixed=False)
-    baselines = verdict.load_baselines(baseline.folders([known]), ["openvino"])
+    built = settings.build(known=[known], choose=False, engine=False)
+    built = replace(built, baselines=verdict.load_baselines(built.known, ["openvino"]))
     known.rmdir()
     run = records.RunFolder(tmp_path / "run", {}, [record("value_mismatch")])
     err = io.StringIO()
     with pytest.raises(verdict.GateError, match="gone since the run began"):
-        finish.gate_run(run, baselines, args, Console(file=err, width=1000))
+        finish.gate_run(run, built, Console(file=err, width=1000))
     assert f"--known {known}: no such folder" in err.getvalue()

@@ -303,7 +303,7 @@ def test_a_kept_tensor_is_shown_element_by_element_whatever_its_values():
     """groups.json keeps a complex element as a [real, imaginary] pair: one element,
     not two; values that do not fit the shape (a hand-edited file) are shown as they
     are, never an exception (found by tests/adversarial/test_fuzzed_inputs.py)."""
-    from conformance.report.view import _tensor
+    from conformance.report.views.tensors import tensor as _tensor
 
     pairs = {"dtype": "complex64", "shape": [2], "values": [[1.0, 0.0], [2.0, -1.0]]}
     assert _tensor(pairs).text == "[(1.0, 0.0j), (2.0, -1.0j)]"
@@ -321,7 +321,8 @@ def test_an_upstream_that_is_not_a_web_address_is_shown_not_linked(tmp_path):
     becomes a link, a javascript: one is inert text (found by
     tests/adversarial/test_fuzzed_inputs.py)."""
     from conformance.engine.records import RunFolder
-    from conformance.report import render, view
+    from conformance.report import render
+    from conformance.report.views import report as view
 
     record = {"runtime": "onnxruntime", "op": "Gather", "opset": 13, "dtype": "int32",
               "variant": "static", "kind": "rejected", "case_id": "a.op13.int32.int64",

@@ -21,6 +21,7 @@ from conformance.cli import exits, inputs, options
 from conformance.engine import models
 from conformance.export import check as checking
 from conformance.gate import baseline
+from conformance.gate.settings import build
 from conformance.report.terminal import export as export_text
 from conformance.report.terminal.escape import say
 
@@ -78,12 +79,11 @@ def check_results(args) -> int:
 def export_cases(args) -> int:
     if args.check:
         return check_results(args)
-    err = options.stderr()
-    known = options.known_folder(args, err)
-    if known is None:
-        return exits.USAGE
+    settings = build(
+        known=args.known, variants=args.variants, choose=False, read_baselines=False, engine=False
+    )
     cases = inputs.select(inputs.load_cases(args.paths), args.k)
-    variants = tuple(v for v in models.VARIANTS if v in set(args.variants or models.VARIANTS))
+    variants = tuple(v for v in models.VARIANTS if v in set(settings.variants))
     started = time.perf_counter()
     try:
         summary = exporting.export(
@@ -91,7 +91,7 @@ def export_cases(args) -> int:
             cases,
             inputs.corpus(args.paths),
             variants=variants,
-            known=baseline.known(known),
+            known=baseline.known(settings.known),
             force=args.force,
             pattern=args.k,
         )

@@ -11,9 +11,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from conformance.cli import exits, options
+from conformance.cli import exits
 from conformance.engine import files, records
-from conformance.gate import verdict
+from conformance.engine.groups import Grouping, GroupKey
+from conformance.gate import baseline, verdict
+from conformance.gate.settings import Settings
 from conformance.report.terminal import cases as cases_text
 from conformance.report.terminal import escape as escape_text
 from conformance.report.terminal import finish as finish_text
@@ -44,13 +46,14 @@ def add_output(parser) -> None:
 
 
 def finish(
-    summary, written: records.RunFolder, baselines: dict | None, args, err: Console, *,
-    decides: bool, kept: str, label_width: int,
+    summary, written: records.RunFolder, settings: Settings, err: Console, *,
+    kept: str, label_width: int,
     preamble: Callable[[verdict.GateVerdict | None], list[str]] | None = None,
     judge: Callable[[verdict.GateVerdict | None], tuple[bool, list[str], str]] | None = None,
 ) -> int:  # fmt: skip
-    """Gate the run (when there are ``baselines``; its verdict ``decides`` the
-    exit code or only says why the run exits as it does), write its report,
+    """Gate the run (when the ``settings`` have baselines; its verdict
+    decides the exit code, or with ``settings.decides`` False only says why
+    the run exits as it does), write its report,
     whatever the gate did, and return the exit code: :func:`exit_status` of
     what was ``found``, a discrepancy or with the gate a failing verdict.
     ``kept`` says what an interrupted run keeps; ``label_width`` aligns the
@@ -60,13 +63,14 @@ def finish(
     gate's verdict: (found, its verdict lines, printed first and heading the
     Markdown summary, why it exits so); the gate's own line then only counts."""
     found = bool(summary.discrepancies)
+    decides = settings.decides
     try:
         decided = None
         headline: list[str] = []
         reason = None
         try:
-            if baselines is not None:  # before the report, which shows its verdict
-                decided = gate_run(written, baselines, args, err, decides)
+            if settings.baselines is not None:  # before the report, which shows its verdict
+                decided = gate_run(written, settings, err)
         finally:  # what ran is said even when the gate cannot decide
             if judge is not None:
                 found, headline, reason = judge(decided)
@@ -77,72 +81,78 @@ def finish(
             if judge is None:
                 found = not decided.passed if decides else found
             code = exit_code(summary, found)
+            places = gate_text.fuzz_class_places([written])
             lines = gate_text.gate_lines(
                 decided.gate,
-                args.allow_fixed,
+                settings.allow_fixed,
                 str(decided.folder),
-                places=gate_text.fuzz_class_places([written]),
+                places=places,
                 unobserved=decided.unobserved,
-                verbose=args.verbose,
+                verbose=settings.verbose,
                 decides=decides,
                 troubles=finish_text.run_troubles(summary),
                 code=code,
                 reason=reason,
             )
             print("\n".join(lines))
-            markdown = summary_of(f"conformance {args.command}", decided, lines, [written])
+            markdown = summary_of(f"conformance {settings.command}", decided, lines, places)
             if headline:
                 markdown = "\n".join(["```", *headline, "```", "", markdown])
-            write_summaries(args, err, markdown)
+            write_summaries(settings.summary_md, err, markdown)
     finally:  # a gate that cannot decide still leaves the report of what ran
-        print(finish_text.path_line("report:", write_report(written), label_width))
+        # the gate's groups are the report's: grouped once
+        grouping = decided.gate.grouping if decided is not None else None
+        print(finish_text.path_line("report:", write_report(written, grouping), label_width))
     return exit_status(summary, err, found, kept)
 
 
-def gate_run(
-    run: records.RunFolder, baselines: dict, args, err: Console, decides: bool = True
-) -> verdict.GateVerdict:
-    """Gate the run just written: write gate.json beside the results (and keep
-    it on ``run`` for the report) and return the verdict. GateError when it
-    cannot decide."""
-    folder = options.known_folder(args, err)
-    if folder is None:  # there when the baselines were read, before the run (said)
+def gate_run(run: records.RunFolder, settings: Settings, err: Console) -> verdict.GateVerdict:
+    """Gate the run just written against the ``settings``' baselines: write
+    gate.json beside the results (and keep it on ``run`` for the report) and
+    return the verdict. GateError when it cannot decide."""
+    folder = settings.known
+    said = baseline.missing(folder, settings.known_given)
+    if said:  # there when the baselines were read, before the run
+        err.print(said, markup=False)
         raise verdict.GateError(["cannot gate: the baseline folder is gone since the run began"])
-    decided = verdict.decide([run], folder, args.allow_fixed, baselines)
-    decided.decides = decides
+    decided = verdict.decide([run], folder, settings.allow_fixed, settings.baselines)
+    decided.decides = settings.decides
     run.gate = verdict.write(decided, run.folder)  # first: a verdict not written is not shown
     return decided
 
 
-def summary_of(title: str, decided: verdict.GateVerdict, lines: list[str], runs) -> str:
+def summary_of(
+    title: str, decided: verdict.GateVerdict, lines: list[str], places: dict[GroupKey, str]
+) -> str:
     """The Markdown summary of a verdict: its first line (as printed), the
-    new groups, and the bookkeeping condensed."""
+    new groups (``places``: where each fuzz class's input is, as the
+    printed lines had it), and the bookkeeping condensed."""
     return markdown_text.summary_markdown(
         title,
         decided.gate,
         lines[0],
         gate_text.bookkeeping_lines(decided.gate, decided.unobserved, verbose=False),
-        places=gate_text.fuzz_class_places(runs),
+        places=places,
     )
 
 
-def check_outputs(args) -> None:
+def check_outputs(summary_md: Path | None) -> None:
     """The files the command writes at its end that the user named
     (``--summary-md``), checked before anything runs: one that cannot be
     written is an ``OSError`` naming it (``error: FILE: REASON``, exit 2:
     :func:`conformance.cli.main`), as for every other output, never said
     after a verdict."""
-    if getattr(args, "summary_md", None) is not None:
-        files.check_writable(Path(args.summary_md))
+    if summary_md is not None:
+        files.check_writable(Path(summary_md))
 
 
-def write_summaries(args, err: Console, markdown: str) -> None:
+def write_summaries(summary_md: Path | None, err: Console, markdown: str) -> None:
     """The Markdown summary to ``--summary-md FILE`` (written whole; checked
     before the command ran: :func:`check_outputs`) and appended to
     ``$GITHUB_STEP_SUMMARY`` when it is set (a GitHub Actions job shows it on
     the run's page)."""
-    if getattr(args, "summary_md", None) is not None:
-        files.write_text(Path(args.summary_md), markdown)  # an OSError names the file
+    if summary_md is not None:
+        files.write_text(Path(summary_md), markdown)  # an OSError names the file
     step = os.environ.get(STEP_SUMMARY)
     if step:
         try:
@@ -153,13 +163,16 @@ def write_summaries(args, err: Console, markdown: str) -> None:
             err.print(escape_text.safe(note), markup=False)
 
 
-def write_report(run: records.RunFolder) -> Path:
+def write_report(run: records.RunFolder, grouping: Grouping | None = None) -> Path:
     """The HTML report of a finished (or interrupted) run, with JUnit XML and
-    the JSON summary, beside its results."""
+    the JSON summary, beside its results; ``grouping``: its discrepancies as
+    the gate grouped them."""
     from conformance.report import render  # Jinja2 only when a report is written
 
     out = run.folder
-    render.write([run], out / REPORT, junit=out / JUNIT, report_json=out / REPORT_JSON)
+    render.write(
+        [run], out / REPORT, junit=out / JUNIT, report_json=out / REPORT_JSON, grouping=grouping
+    )
     return out / REPORT
 
 

@@ -6,7 +6,6 @@ that finds, classifies and shrinks discrepancies, then the gate and the report;
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -14,15 +13,17 @@ from pathlib import Path
 from rich.live import Live
 from rich.text import Text
 
-from conformance.cli import exits, finish, inputs, options, progress
+from conformance.cli import exits, finish, options
 from conformance.engine import files, records
 from conformance.engine.records import FINDINGS
-from conformance.engine.run import Options, Run
+from conformance.engine.run import Run
 from conformance.fuzz import limits
 from conformance.fuzz.options import FUZZ_TIMEOUTS, CampaignOptions
 from conformance.fuzz.store import Store, StoreError, open_store
+from conformance.gate.settings import build
 from conformance.report.terminal import finish as finish_text
 from conformance.report.terminal import fuzz as fuzz_text
+from conformance.report.terminal.progress import Ticker
 
 
 def add_parser(commands) -> None:
@@ -77,14 +78,6 @@ def add_parser(commands) -> None:
 # restarts after a crash (onnxruntime+openvino, 40 s, seed 3, 2 cores:
 # 76 examples/s with one worker each, 105 with two).
 FUZZ_AUTO_WORKERS = 2
-
-
-def fuzz_workers(jobs, runtimes) -> int:
-    """-j as given; for 'auto', run's choice, but at least FUZZ_AUTO_WORKERS on 2+ cores."""
-    chosen = options.workers(jobs, runtimes)
-    if jobs == "auto" and (os.cpu_count() or 1) >= 2:
-        return max(chosen, FUZZ_AUTO_WORKERS)
-    return chosen
 
 
 STORE_ENV = "CONFORMANCE_FUZZ_STORE"
@@ -228,7 +221,7 @@ def command(args) -> int:
     from conformance.fuzz.campaign import Campaign, Status
 
     os.environ.setdefault(OPENVINO_CACHE_ENV, "off")  # its workers inherit it
-    finish.check_outputs(args)
+    finish.check_outputs(args.summary_md)
     err = options.stderr()
     missing = [flag for flag, value in (("--time-budget", args.time_budget), ("--seed", args.seed))
                if value is None]  # fmt: skip
@@ -242,43 +235,58 @@ def command(args) -> int:
         err.print(str(error), markup=False)
         return exits.USAGE
     around = model_strategy(args.model, max_elements) if args.model else (None, None)
-    runtimes = options.chosen_runtimes(args)
-    baselines = inputs.baselines(args, runtimes, err)
-    if baselines is None:
-        return exits.USAGE
-    out = args.out or options.default_out("fuzz")
+    settings = build(
+        runtimes=args.runtimes,
+        targets_file=args.targets,
+        say=lambda line: err.print(line, markup=False),
+        known=args.known,
+        allow_fixed=args.allow_fixed,
+        jobs=args.jobs,
+        auto_at_least=FUZZ_AUTO_WORKERS,
+        gpu_workers=args.gpu_workers,
+        timeout=args.timeout,
+        pack=args.pack,
+        out=args.out or options.default_out("fuzz"),
+        verbose=args.verbose,
+        summary_md=args.summary_md,
+        progress=not args.no_progress,
+        command=args.command,
+    )
+    runtimes, engine, out = list(settings.targets), settings.engine, settings.out
+    assert engine is not None and out is not None  # built with both
     store = _open_store(args.store, out)
-    settings = CampaignOptions(
+    campaign_options = CampaignOptions(
         runtimes=runtimes,
         time_budget=args.time_budget,
         seed=args.seed,
         out_dir=out,
         max_elements=max_elements,
-        workers=fuzz_workers(args.jobs, runtimes),
-        workers_chosen="auto" if args.jobs == "auto" else "given",
-        gpu_workers=args.gpu_workers,
-        timeout=args.timeout,
+        workers=engine.workers,
+        workers_chosen=engine.workers_chosen,
+        gpu_workers=engine.gpu_workers,
+        timeout=engine.timeout,
         shard=args.shard,
-        pack=args.pack,
+        pack=engine.pack,
         store=store,
     )
-    settings.strategy, settings.extra_header = around
-    live = not args.no_progress and err.is_terminal
+    campaign_options.strategy, campaign_options.extra_header = around
+    live = settings.progress and err.is_terminal
     display = Live(Text("starting workers..."), console=err, refresh_per_second=4, transient=True)
-    ticker = progress.Ticker()  # outside a terminal (CI): a line at most every 10 s
+    ticker = Ticker()  # outside a terminal (CI): a line at most every 10 s
 
     def on_status(status: Status) -> None:
         if live:
             display.update(Text(fuzz_text.status_line(status)))
-        elif not args.no_progress and ticker.due():
+        elif settings.progress and ticker.due():
             err.print(fuzz_text.status_line(status), markup=False)
 
-    names = [t.name or t.adapter for t in runtimes]
-    header = fuzz_text.fuzz_header(names, args.time_budget, args.seed, max_elements, out)
+    header = fuzz_text.fuzz_header(settings.names, args.time_budget, args.seed, max_elements, out)
     err.print(header, markup=False)
     if store is not None:
         err.print(f"store: {store.location}", markup=False)
-    campaign = Campaign(settings, command=["conformance", *sys.argv[1:]], on_status=on_status)
+    campaign = Campaign(
+        campaign_options, command=["conformance", *sys.argv[1:]], on_status=on_status
+    )
     try:
         with display if live else contextlib.nullcontext():
             run = campaign.execute()
@@ -289,18 +297,20 @@ def command(args) -> int:
         for line in fuzz_text.skipped_entry_lines(store.skipped):
             err.print(line, markup=False)
     summary = run.summary
-    findings = json.loads((out / FINDINGS).read_text(encoding="utf-8"))
+    findings = campaign.written  # as the campaign holds them, not read back
+    assert findings is not None  # written whenever the campaign ran
     written = records.read_folder(out)  # once, for the gate and the report
 
     def found(decided) -> list[str]:  # the bugs, the new ones apart once the gate has spoken
         new = fuzz_text.new_bugs(findings, decided.gate) if decided is not None else None
-        lines = fuzz_text.campaign_lines(findings, summary.records, out, new, verbose=args.verbose)
+        lines = fuzz_text.campaign_lines(
+            findings, summary.records, out, new, verbose=settings.verbose
+        )
         return [*lines, finish_text.path_line("findings:", out / FINDINGS, 9)]
 
     return finish.finish(
-        summary, written, baselines, args, err,
-        decides=True, kept="the results and classes found so far", label_width=9,
-        preamble=found,
+        summary, written, settings, err,
+        kept="the results and classes found so far", label_width=9, preamble=found,
     )  # fmt: skip
 
 
@@ -308,13 +318,24 @@ def replay_command(args) -> int:
     """``conformance fuzz replay``: the store's bugs on the current targets, gated."""
     from conformance.fuzz import replay  # with Hypothesis (see command)
 
-    finish.check_outputs(args)
+    finish.check_outputs(args.summary_md)
     err = options.stderr()
-    runtimes = options.chosen_runtimes(args)
-    baselines = inputs.baselines(args, runtimes, err)
-    if baselines is None:
-        return exits.USAGE
-    out = args.out or options.default_out("replay")
+    settings = build(
+        runtimes=args.runtimes,
+        targets_file=args.targets,
+        say=lambda line: err.print(line, markup=False),
+        known=args.known,
+        allow_fixed=args.allow_fixed,
+        jobs=args.jobs,
+        gpu_workers=args.gpu_workers,
+        timeout=args.timeout,
+        out=args.out or options.default_out("replay"),
+        verbose=args.verbose,
+        summary_md=args.summary_md,
+        command=args.command,
+    )
+    engine, out = settings.engine, settings.out
+    assert engine is not None and out is not None  # built with both
     store = _replayed_store(args.store)
     with store:
         entries = store.entries()
@@ -323,13 +344,6 @@ def replay_command(args) -> int:
     if not entries:
         err.print(fuzz_text.no_bug_line(store.location, len(store.skipped)), markup=False)
         return exits.USAGE
-    engine = Options(
-        runtimes=runtimes,
-        workers=options.workers(args.jobs, runtimes),
-        workers_chosen="auto" if args.jobs == "auto" else "given",
-        gpu_workers=args.gpu_workers,
-        timeout=args.timeout,
-    )
     command_line = ["conformance", *sys.argv[1:]]
     header = {"replay": {"store": store.location, "bugs": len(entries)}}
     err.print(f"replaying {len(entries)} bugs of {store.location} -> {out}/", markup=False)
@@ -343,6 +357,5 @@ def replay_command(args) -> int:
     print("\n".join(fuzz_text.replay_lines(content)))
     written = records.read_folder(out)
     return finish.finish(
-        run.summary, written, baselines, args, err,
-        decides=True, kept="the results replayed so far", label_width=9,
+        run.summary, written, settings, err, kept="the results replayed so far", label_width=9
     )  # fmt: skip

@@ -7,6 +7,7 @@ from pathlib import Path
 from conformance.cli import exits, finish, options
 from conformance.engine import records
 from conformance.gate import verdict
+from conformance.gate.settings import known_folders
 from conformance.report.terminal.gate import fuzz_class_places, gate_lines
 
 
@@ -27,23 +28,23 @@ def add_parser(commands) -> None:
 
 
 def command(args) -> int:
-    finish.check_outputs(args)
+    finish.check_outputs(args.summary_md)
     err = options.stderr()
-    folder = options.known_folder(args, err)
-    if folder is None:
-        return exits.USAGE
+    folder = known_folders(args.known)
     runs = records.read_folders(args.paths)
     decided = verdict.decide(runs, folder, args.allow_fixed, finished_only=True)
     if args.out is not None:  # first: a verdict that cannot be written is not printed as one
         verdict.write(decided, args.out)
+    places = fuzz_class_places(runs)
     lines = gate_lines(
         decided.gate,
         args.allow_fixed,
         str(folder),
-        places=fuzz_class_places(runs),
+        places=places,
         unobserved=decided.unobserved,
         verbose=args.verbose,
     )
     print("\n".join(lines))
-    finish.write_summaries(args, err, finish.summary_of("conformance gate", decided, lines, runs))
+    markdown = finish.summary_of("conformance gate", decided, lines, places)
+    finish.write_summaries(args.summary_md, err, markdown)
     return exits.OK if decided.passed else exits.FAILED

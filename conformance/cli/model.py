@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from conformance.cli import exits, finish, options
@@ -13,8 +14,10 @@ from conformance.cli import run as run_command
 from conformance.engine import files, whole_model
 from conformance.engine.pool import DEFAULT_BATCH, DEFAULT_WORKER_MEMORY, RUN_TIMEOUTS
 from conformance.errors import ConformanceError
+from conformance.gate.settings import build
 from conformance.graphs import capture, drawing, nodes, reading, saving
 from conformance.report import node_verdicts
+from conformance.report.terminal import gate as gate_text
 
 NODES = node_verdicts.NODES
 
@@ -80,12 +83,7 @@ def add_parser(commands) -> None:
         help="let --save-cases replace FILE.yaml and the files beside it that it did not write",
     )
     model.add_argument("--no-progress", action="store_true", help="no progress bar")
-    model.add_argument(
-        "--gate",
-        action="store_true",
-        help="exit 0 when every discrepancy is a known one (cases/known/<runtime>.yaml)",
-    )
-    options.add_gate(model)
+    options.add_gate(model, optional=True)
     finish.add_output(model)
     model.set_defaults(func=command, batch_size=DEFAULT_BATCH, worker_memory=DEFAULT_WORKER_MEMORY)
 
@@ -107,10 +105,31 @@ def draws(text: str) -> int:
 
 def command(args) -> int:
     err = options.stderr()
-    runtimes = options.chosen_runtimes(args)
-    if not args.gate and (args.known is not None or args.allow_fixed):
-        err.print("--known and --allow-fixed are options of the gate: add --gate")
-        return exits.USAGE
+    settings = build(
+        runtimes=args.runtimes,
+        targets_file=args.targets,
+        say=lambda line: err.print(line, markup=False),
+        known=args.known,
+        gate=args.gate,
+        allow_fixed=args.allow_fixed,
+        variants=args.variants,
+        jobs=args.jobs,
+        gpu_workers=args.gpu_workers,
+        batch_size=args.batch_size,
+        timeout=args.timeout,
+        worker_memory=args.worker_memory,
+        case_memory=args.case_memory,
+        pack=args.pack,
+        out=args.out or options.default_out("model"),
+        verbose=args.verbose,
+        summary_md=args.summary_md,
+        progress=not args.no_progress,
+        command=args.command,
+    )
+    if settings.ungated:  # a baseline that does not load, in a run it does not stop
+        for line in gate_text.ungated_lines(list(settings.ungated)):
+            err.print(line, markup=False)
+    runtimes = list(settings.targets)
     timings: dict[str, float] = {}
     start = time.perf_counter()
     read = [reading.load(path) for path in args.models]
@@ -140,46 +159,46 @@ def command(args) -> int:
     if args.save_cases is not None:
         save_cases(args.save_cases, groups, args.case_memory, args.force)
         print(f"node cases written to {args.save_cases}")
-    out = args.out or options.default_out("model")
+    out = settings.out
+    assert out is not None  # built with one
     document = nodes.document(read, groups, dims, args.draws, captured)
     if cases:
         start = time.perf_counter()
-        _whole_models(document, read, runtimes, fed, dims, args)
+        _whole_models(document, read, runtimes, fed, dims, args.timeout, args.worker_memory)
         timings["whole_model_s"] = time.perf_counter() - start
     if not cases:
         out.mkdir(parents=True, exist_ok=True)
         files.write_json(out / NODES, document)
         print(node_verdicts.nothing_judged_line(out / NODES))
         return exits.OK
-    baselines = _baselines(args, runtimes, err)
-    if baselines is None and args.gate:
-        return exits.USAGE
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ConformanceError(f"{out}: cannot create the output folder: {error}") from None
     files.write_json(out / NODES, document)
-    header = {"corpus": None, "graphs": nodes.header(read, dims, args, captured, timings)}
+    graphs = nodes.header(read, dims, args.draws, args.inputs, captured, timings)
+    header = {"corpus": None, "graphs": graphs}
     if args.variants:  # each node is judged as built whatever else is asked
         built = {entry["as_built"]["variant"] for entry in document["nodes"] if entry["as_built"]}
-        args.variants = [*args.variants, *sorted(built - set(args.variants))]
+        variants = (*settings.variants, *sorted(built - set(settings.variants)))
+        assert settings.engine is not None  # built with the engine's options
+        engine = replace(settings.engine, variants=variants)
+        settings = replace(settings, variants=variants, engine=engine)
     return run_command.execute(
-        cases,
-        args,
-        runtimes,
-        baselines,
-        out,
+        replace(settings, cases=tuple(cases)),
         header,
         after=lambda written: node_verdicts.table_lines(document, written.records),
         judge=lambda written: _judge(document, written, args.gate),
     )
 
 
-def _whole_models(document: dict, read, runtimes, fed, dims: dict[str, int], args) -> None:
+def _whole_models(
+    document: dict, read, runtimes, fed, dims: dict[str, int], timeout, worker_memory: int
+) -> None:
     """Each model whole on every target (loaded; with --inputs run, its nodes judged
     in situ, its outputs compared), into nodes.json's ``whole_model`` and ``in_situ``."""
     wholes, in_situ = whole_model.run(
-        read, runtimes, fed, dims, drawing.DEFAULT_DIM, args.timeout, args.worker_memory
+        read, runtimes, fed, dims, drawing.DEFAULT_DIM, timeout, worker_memory
     )
     document["whole_model"] = wholes
     for entry in document["nodes"]:
@@ -214,12 +233,6 @@ def _judge(document: dict, written, gated: bool):
         return found, node_verdicts.headline_lines(made), reason
 
     return judge
-
-
-def _baselines(args, runtimes, err):
-    from conformance.cli import inputs
-
-    return inputs.baselines(args, runtimes, err, deciding=args.gate)
 
 
 def save_cases(path: Path, groups, case_memory: int, force: bool = False) -> None:

@@ -1,13 +1,14 @@
 """What several commands share: their common options, each defined once with
-its argparse type, and what turns the parsed options into what the engine
-takes (targets, workers, the baseline folder). Reading case files, run
-folders and baselines is :mod:`.inputs`; the end of a run (gate, report,
-exit code) :mod:`.finish`.
+its argparse type. What the parsed options become (targets, workers, the
+baseline folders and baselines, the engine's options) is
+:func:`conformance.gate.settings.build`'s; reading case files and run
+folders is :mod:`.inputs`; the end of a run (gate, report, exit code)
+:mod:`.finish`.
 
 The options the pytest plugin shares with the commands (``--variants``,
-``--known``) are defined here too, by functions that take the ``add``
-callable (``parser.add_argument``, or pytest's ``group.addoption``), so
-each has one definition.
+``--known``, the checked types of ``--pack`` and ``--timeout``) are defined
+once in :mod:`conformance.gate.settings`, below both front-ends (the plugin
+imports nothing of the cli), and taken from there.
 """
 
 from __future__ import annotations
@@ -23,10 +24,20 @@ from rich.console import Console
 from conformance import adapters, shipped
 from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.cases.values import MAX_ELEMENTS
-from conformance.engine import models, packs, targets
+from conformance.engine import packs, targets
 from conformance.engine.pool import Timeouts
-from conformance.engine.targets import Target
-from conformance.gate import baseline
+
+# The options and checked types the pytest plugin shares with the commands
+# are defined below the front-ends, in conformance.gate.settings (the plugin
+# imports nothing of the cli); the commands take them from here.
+from conformance.gate.settings import MAX_PACK as MAX_PACK
+from conformance.gate.settings import MAX_SECONDS as MAX_SECONDS
+from conformance.gate.settings import add_known as add_known
+from conformance.gate.settings import add_variants as add_variants
+from conformance.gate.settings import at_most as at_most
+from conformance.gate.settings import pack_size as pack_size
+from conformance.gate.settings import positive_int as positive_int
+from conformance.gate.settings import positive_seconds as positive_seconds
 from conformance.report.terminal.escape import safe
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -61,19 +72,6 @@ def add_case_paths(parser, flag: str | None = None) -> None:
         parser.add_argument("paths", nargs="*", type=shipped.word_or_path, help=help_text)
 
 
-def add_variants(add, **extra) -> None:
-    """``--variants``: the model variants to run (``run``, the pytest plugin)."""
-    add(
-        "--variants",
-        nargs="+",
-        action="extend",
-        choices=models.VARIANTS,
-        metavar="VARIANT",
-        help="model variants (default all five: " + ", ".join(models.VARIANTS) + ")",
-        **extra,
-    )
-
-
 # -- runtimes, shards, sizes ----------------------------------------------------------
 def add_runtime(parser) -> None:
     parser.add_argument(
@@ -101,42 +99,6 @@ def add_runtime(parser) -> None:
         "another environment's interpreter): all of them run beside those of --runtime, "
         "unless --runtime names some of them: then only those",
     )
-
-
-def chosen_runtimes(args, err: Console | None = None) -> list[Target]:
-    """The targets asked for; a TargetError (or the targets file's CaseErrors)
-    says what is wrong.
-
-    Without ``--runtime`` (and ``--targets``): every installed built-in
-    runtime, default profile; those not installed are said in one line on
-    ``err`` (stderr), each with its extra. ``--runtime`` names may name
-    targets of the ``--targets`` file: then only the named ones of the file run;
-    otherwise all of the file's run beside the ``--runtime`` ones. A built-in
-    runtime named but not installed is an error naming its extra."""
-    defined = targets.load_file(args.targets) if args.targets else []
-    by_name = {t.name: t for t in defined}
-    specs = list(args.runtimes or [])
-    if not specs and not defined:
-        specs = adapters.installed_builtins()
-        skipped = [n for n in adapters.default_builtins() if n not in specs]
-        if skipped:
-            (err or stderr()).print(
-                "not installed, skipped: "
-                + ", ".join(f"{name} ({adapters.install_hint(name)})" for name in skipped),
-                markup=False,
-            )
-    picked = [by_name[spec] for spec in specs if spec in by_name]
-    chosen = targets.parse_all([spec for spec in specs if spec not in by_name])
-    for target in chosen:
-        missing = adapters.not_installed(target.adapter)
-        if missing:
-            raise targets.TargetError(missing)
-    chosen += picked if picked else defined
-    names = [t.name for t in chosen if t.name]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise targets.TargetError(f"target named twice: {', '.join(repeated)}")
-    return chosen
 
 
 # Workers per runtime at most: each is a process that loads the runtime (some
@@ -202,14 +164,6 @@ def gpu_workers(text: str) -> int:
     return at_most(text, MAX_GPU_WORKERS, "GPU workers")
 
 
-MAX_PACK = 1024  # cases per model: past a few dozen nothing is gained (engine/packs.py)
-
-
-def pack_size(text: str) -> int:
-    """Cases per model: 1 (each case alone) up to MAX_PACK."""
-    return at_most(text, MAX_PACK, "cases per model")
-
-
 def _and(names: list[str]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
@@ -242,14 +196,6 @@ def add_pack(parser) -> None:
     )
 
 
-def workers(jobs: int | str, chosen: list[Target]) -> int:
-    """Workers per target: -j as given, or for 'auto' as many as leave each
-    target's threads their cores (conformance.engine.targets.auto_workers)."""
-    if jobs != "auto":
-        return int(jobs)
-    return targets.auto_workers(chosen, os.cpu_count() or 1)
-
-
 def shard(text: str) -> tuple[int, int]:
     """'I/N' with 1 <= I <= N: this process's share of the work."""
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
@@ -276,47 +222,9 @@ def size(text: str) -> int:
     return int(float(match.group(1)) * _UNITS[match.group(2)])
 
 
-# Numeric options are checked where argparse parses them, so a bad value exits
-# 2 naming the option and the value before anything starts: a NaN timeout
-# never fires (and is not JSON), a zero budget or memory runs nothing.
-MAX_SECONDS = 30 * 24 * 3600.0
-
-
-def positive_seconds(text: str) -> float:
-    """A finite number of seconds > 0 (at most 30 days)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= MAX_SECONDS:  # false for NaN too
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: give a finite number of seconds > 0, at most {MAX_SECONDS:.0f} (30 days)"
-        )
-    return value
-
-
-def positive_int(text: str) -> int:
-    """A whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number >= 1")
-    return value
-
-
 def element_cap(text: str) -> int:
     """Elements per tensor: 1 up to the case files' limit (conformance.cases.values)."""
     return at_most(text, MAX_ELEMENTS, "elements")
-
-
-def at_most(text: str, maximum: int, unit: str) -> int:
-    """A whole number from 1 up to ``maximum`` (of ``unit``)."""
-    value = positive_int(text)
-    if value > maximum:
-        raise argparse.ArgumentTypeError(f"{text!r}: give at most {maximum} {unit}")
-    return value
 
 
 def positive_size(text: str) -> int:
@@ -331,44 +239,22 @@ def positive_size(text: str) -> int:
 
 
 # -- the gate --------------------------------------------------------------------------
-def add_known(add, now: str | None = None, **extra) -> None:
-    """``--known DIR...``, the baseline folders: what the gate of ``run`` and
-    ``fuzz``, ``gate`` and the pytest plugin hold results against (default the
-    shipped baselines; given folders replace them, the word ``shipped`` stands
-    for them); for ``report`` and ``scoreboard``, which read runs gated
-    already, ``now`` says what they do with it instead of reading each run's gate.json."""
-    said = (
-        "folders of <name>.yaml baselines, a target's entries the union of its file in each; "
-        "given ones replace the shipped baselines, the word 'shipped' stands for them: "
-        "shipped my/known (a folder named shipped: ./shipped)"
-    )
-    if now:
-        meaning = f"{now} ({said}; default: the verdict each run's gate left in its gate.json)"
-    else:
-        meaning = f"{said} (default: the shipped baselines)"
-    add("--known", nargs="+", action="extend", type=shipped.word_or_path, metavar="DIR",
-        help=meaning, **extra)  # fmt: skip
-
-
-def add_gate(parser) -> None:
+def add_gate(parser, *, optional: bool = False) -> None:
+    """The gate's options: ``--known`` and ``--allow-fixed``; where the gate
+    is ``optional`` (``run``, ``model``: it decides the exit code only when
+    asked), ``--gate`` first. In ``fuzz``, ``fuzz replay`` and ``gate`` it always decides."""
+    if optional:
+        parser.add_argument(
+            "--gate",
+            action="store_true",
+            help="exit 0 when every discrepancy is a known one (cases/known/<runtime>.yaml)",
+        )
     add_known(parser.add_argument)
     parser.add_argument(
         "--allow-fixed",
         action="store_true",
         help="do not fail on baseline entries that no longer reproduce (still reported)",
     )
-
-
-def known_folder(args, err: Console) -> baseline.BaselineFolders | None:
-    """The baseline folders: those of --known, the word 'shipped' standing for
-    the shipped ones (None after saying so when one does not exist), else the
-    shipped baselines (:func:`conformance.gate.baseline.folders`)."""
-    folders = baseline.folders(args.known)
-    said = baseline.missing(folders, args.known)
-    if said:
-        err.print(said, markup=False)
-        return None
-    return folders
 
 
 def add_json(parser, what: str) -> None:

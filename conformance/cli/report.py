@@ -40,13 +40,8 @@ def add_parser(commands) -> None:
 def command(args) -> int:
     from conformance.report import render  # Jinja2 only when a report is asked for
 
-    err = options.stderr()
-    runs = inputs.finished_runs(args, err)
-    if runs is None:
-        return exits.USAGE
-    written = render.write(
-        runs, args.output, junit=args.junit, report_json=args.json, known=args.known
-    )
+    runs, known = inputs.finished_runs(args.results, args.known)
+    written = render.write(runs, args.output, junit=args.junit, report_json=args.json, known=known)
     print(
         safe(
             f"{args.output}: {written.total} results, {len(written.groups)} discrepancy groups"

@@ -6,21 +6,24 @@ oracle; results in DIR/results.jsonl, then the gate (deciding the exit code with
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from dataclasses import replace
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from conformance.cli import exits, finish, inputs, options, progress
-from conformance.engine import files, models, records
+from conformance.cli import exits, finish, inputs, options
+from conformance.engine import files, records
 from conformance.engine.pool import DEFAULT_BATCH, DEFAULT_WORKER_MEMORY, RUN_TIMEOUTS
-from conformance.engine.run import Options, run_cases
+from conformance.engine.run import run_cases
 from conformance.errors import ConformanceError
+from conformance.gate.settings import Settings, build
 from conformance.graphs import nodes
 from conformance.report import node_verdicts
 from conformance.report.terminal import cases as cases_text
 from conformance.report.terminal import finish as finish_text
+from conformance.report.terminal import gate as gate_text
 from conformance.report.terminal import run as run_text
+from conformance.report.terminal.progress import Ticker
 
 
 def add_parser(commands) -> None:
@@ -70,27 +73,39 @@ def _add_arguments(parser) -> None:
         action="store_true",
         help="no progress bar (outside a terminal: no progress line every 10 s)",
     )
-    parser.add_argument(
-        "--gate",
-        action="store_true",
-        help="exit 0 when every discrepancy is a known one (cases/known/<runtime>.yaml)",
-    )
-    options.add_gate(parser)
+    options.add_gate(parser, optional=True)
     finish.add_output(parser)
 
 
 def command(args) -> int:
-    finish.check_outputs(args)
+    finish.check_outputs(args.summary_md)
     err = options.stderr()
-    runtimes = options.chosen_runtimes(args)
-    if not args.gate and (args.known is not None or args.allow_fixed):
-        err.print("--known and --allow-fixed are options of the gate: add --gate")
-        return exits.USAGE
-    # Without --gate the verdict is still written (gate.json: the report marks
-    # each group known or new from it), but it does not decide the exit code.
-    baselines = inputs.baselines(args, runtimes, err, deciding=args.gate)
-    if baselines is None and args.gate:
-        return exits.USAGE
+    settings = build(
+        runtimes=args.runtimes,
+        targets_file=args.targets,
+        say=lambda line: err.print(line, markup=False),
+        known=args.known,
+        # Without --gate the verdict is still written (gate.json: the report marks
+        # each group known or new from it), but it does not decide the exit code.
+        gate=args.gate,
+        allow_fixed=args.allow_fixed,
+        variants=args.variants,
+        jobs=args.jobs,
+        gpu_workers=args.gpu_workers,
+        batch_size=args.batch_size,
+        timeout=args.timeout,
+        worker_memory=args.worker_memory,
+        case_memory=args.case_memory,
+        pack=args.pack,
+        out=args.out or options.default_out("run"),
+        verbose=args.verbose,
+        summary_md=args.summary_md,
+        progress=not args.no_progress,
+        command=args.command,
+    )
+    if settings.ungated:  # a baseline that does not load, in a run it does not stop
+        for line in gate_text.ungated_lines(list(settings.ungated)):
+            err.print(line, markup=False)
     cases = inputs.select(inputs.load_cases(args.cases, args.case_memory), args.k)
     if not cases:
         err.print(f"no case matches -k {args.k!r}", markup=False)
@@ -100,11 +115,13 @@ def command(args) -> int:
     if not cases:
         err.print(f"shard {index}/{count} has no case ({count} shards is more than cases)")
         return exits.USAGE
-    out = args.out or options.default_out("run")
+    settings = replace(settings, cases=tuple(cases))  # read after the baselines, as said
+    out = settings.out
+    assert out is not None  # built with one
     extra = {"shard": list(args.shard), "corpus": inputs.corpus(args.cases)}
     document = nodes.document_of_cases(cases)  # a model's saved node cases: their nodes
     if document is None:
-        return execute(cases, args, runtimes, baselines, out, extra)
+        return execute(settings, extra)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -117,32 +134,20 @@ def command(args) -> int:
             document, written.records
         )
 
-    return execute(cases, args, runtimes, baselines, out, extra, after=section)
+    return execute(settings, extra, after=section)
 
 
-def execute(
-    cases, args, runtimes, baselines, out: Path, extra_header: dict, after=None, judge=None
-) -> int:
-    """Run ``cases`` as ``run`` does (progress, summary, gate, report) and
-    return the exit code; ``conformance model`` shares it. ``after(written)``
-    gives lines printed once the verdict and the report are said;
-    ``judge(written)`` gives :func:`finish.finish`'s ``judge``."""
+def execute(settings: Settings, extra_header: dict, after=None, judge=None) -> int:
+    """Run the ``settings``' cases as ``run`` does (progress, summary, gate,
+    report) and return the exit code; ``conformance model`` shares it.
+    ``after(written)`` gives lines printed once the verdict and the report
+    are said; ``judge(written)`` gives :func:`finish.finish`'s ``judge``."""
     err = options.stderr()
-    variants = tuple(dict.fromkeys(args.variants or models.VARIANTS))
-    settings = Options(
-        runtimes=runtimes,
-        variants=variants,
-        workers=options.workers(args.jobs, runtimes),
-        workers_chosen="auto" if args.jobs == "auto" else "given",
-        gpu_workers=args.gpu_workers,
-        batch_size=args.batch_size,
-        timeout=args.timeout,
-        worker_memory=args.worker_memory,
-        case_memory=args.case_memory,
-        pack=args.pack,
-    )
+    engine, cases, out = settings.engine, settings.cases, settings.out
+    assert engine is not None and out is not None  # a run's settings have both
+    variants, runtimes = engine.variants, settings.targets
     total = len(cases) * len(variants) * len(runtimes)
-    show = not args.no_progress and err.is_terminal
+    show = settings.progress and err.is_terminal
     bar = Progress(
         TextColumn("[bold]running"),
         BarColumn(),
@@ -154,7 +159,7 @@ def execute(
     )
     task = bar.add_task("run", total=total, found="")
     # Outside a terminal (CI), a line at most every 10 s instead of the bar.
-    ticker = progress.Ticker() if not args.no_progress and not show else None
+    ticker = Ticker() if settings.progress and not show else None
 
     def update(done: int, summary) -> None:
         found = f"[red]{summary.discrepancies} discrepancies" if summary.discrepancies else ""
@@ -163,20 +168,19 @@ def execute(
             line = run_text.progress_line(done, total, summary.discrepancies, ticker.elapsed())
             err.print(line, markup=False)
 
-    names = [t.name or t.adapter for t in runtimes]
-    err.print(run_text.run_header(len(cases), len(variants), names, out), markup=False)
+    err.print(run_text.run_header(len(cases), len(variants), settings.names, out), markup=False)
     with bar:
         summary = run_cases(
-            cases,
+            list(cases),
             out,
-            settings,
+            engine,
             progress=update,
             command=["conformance", *sys.argv[1:]],
             extra_header=extra_header,
         )
     for line in cases_text.case_problem_lines(summary.case_problems):
         err.print(line, markup=False)
-    if judge is None or args.verbose:
+    if judge is None or settings.verbose:
         Console().print(run_text.summary_table(summary, list(summary.counts)))
     # conformance model: its verdict comes first; the outcome table and the groups, mostly
     # what-if results, are in the report and the details after the verdict (-v: here too)
@@ -184,13 +188,13 @@ def execute(
     for line in cases_text.not_checked_lines(written.records):
         print(line)
     said = run_text.run_result_lines(summary, out / records.RESULTS)
-    print("\n".join(said if judge is None or args.verbose else said[-1:]))
+    print("\n".join(said if judge is None or settings.verbose else said[-1:]))
     note = finish_text.cpu_note(written.header.get("cpu_budget"))
     if note:
         err.print(note, markup=False)
     code = finish.finish(
-        summary, written, baselines, args, err,
-        decides=args.gate, kept="the results recorded so far", label_width=8,
+        summary, written, settings, err,
+        kept="the results recorded so far", label_width=8,
         judge=None if judge is None else judge(written),
     )  # fmt: skip
     if after is not None:

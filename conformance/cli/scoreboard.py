@@ -50,11 +50,9 @@ def command(args) -> int:
     from conformance.report import render  # Jinja2 only when a page is written
 
     err = options.stderr()
-    runs = inputs.finished_runs(args, err)
-    if runs is None:
-        return exits.USAGE
+    runs, known = inputs.finished_runs(args.results, args.known)
     elsewhere = [(records.read_folder(run), str(target)) for run, target in args.elsewhere]
-    board = scoreboard.build(runs, args.output, args.known, elsewhere)  # ScoreboardError: cli.main
+    board = scoreboard.build(runs, args.output, known, elsewhere)  # ScoreboardError: cli.main
     if board["baseline_error"]:
         err.print(f"error: {board['baseline_error']}", markup=False)
         return exits.USAGE

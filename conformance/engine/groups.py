@@ -106,9 +106,24 @@ def group_key(record: dict) -> GroupKey:
     return GroupKey(record["runtime"], record["kind"], record["op"], group_of(record))
 
 
-def grouped(records) -> list[tuple[GroupKey, list[dict]]]:
-    """Records by :func:`group_key`, largest group first."""
-    found: dict[GroupKey, list[dict]] = {}
-    for record in records:
-        found.setdefault(group_key(record), []).append(record)
-    return sorted(found.items(), key=lambda item: (-len(item[1]), item[0]))
+class Grouping:
+    """Records grouped once by :func:`group_key`, each key computed once, for
+    everyone who shows the same records grouped (the gate's verdict and
+    gate.json, its terminal lines and Markdown, the report's groups); a part
+    of them (the gate's new ones) is grouped from the keys already computed."""
+
+    def __init__(self, records) -> None:
+        self.records = list(records)
+        self._keys = {id(record): group_key(record) for record in self.records}
+
+    def key(self, record: dict) -> GroupKey:
+        """A record's group: computed once for the records grouped (one
+        that is not, read from another run, is computed now)."""
+        return self._keys.get(id(record)) or group_key(record)
+
+    def grouped(self, part=None) -> list[tuple[GroupKey, list[dict]]]:
+        """The records (or ``part`` of them) by group, largest group first."""
+        found: dict[GroupKey, list[dict]] = {}
+        for record in self.records if part is None else part:
+            found.setdefault(self.key(record), []).append(record)
+        return sorted(found.items(), key=lambda item: (-len(item[1]), item[0]))

@@ -278,8 +278,9 @@ def bug_json(bug: Bug) -> dict:
     }
 
 
-def write_findings(findings: Findings) -> None:
-    """``findings.json``: what a campaign found (:class:`conformance.fuzz.findings.Findings`)."""
+def write_findings(findings: Findings) -> dict:
+    """``findings.json``: what a campaign found (:class:`conformance.fuzz.findings.Findings`);
+    returns what was written."""
     options = findings.options
     store = options.store
     content = {
@@ -304,6 +305,7 @@ def write_findings(findings: Findings) -> None:
         "classes": [class_json(found) for found in findings.classes.values()],
     }  # fmt: skip
     _write_json(options.out_dir / FINDINGS, content)
+    return content
 
 
 def _write_json(path: Path, content: dict) -> None:

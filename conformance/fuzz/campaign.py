@@ -111,6 +111,7 @@ class Campaign:
         self.skips = skips.SkipRule()
         self.shrinker = Shrinker(options, self.findings, self.budget, self._status)
         self.run: Run | None = None
+        self.written: dict | None = None  # findings.json as the campaign last wrote it
         self.drawn = 0  # examples drawn (their case ids are fuzz-1, fuzz-2...)
         keys_seed = derive(options.seed, stream(options.shard) + "/keys", 0)
         self._keys = random.Random(keys_seed)  # where each batch goes (coverage.next_key)
@@ -124,7 +125,8 @@ class Campaign:
         return self.budget.elapsed()
 
     def execute(self) -> Run:
-        """Run until the time budget is spent (or Ctrl-C); return the finished Run."""
+        """Run until the time budget is spent (or Ctrl-C); return the finished
+        Run (and keep in ``written`` the findings it wrote last)."""
         options = self.options
         campaign = {
             "seed": options.seed,
@@ -145,7 +147,8 @@ class Campaign:
                     self._fuzz(self.run)
                 finally:
                     self.shrinker.store_unshrunk(self.run)
-                    artifacts.write_findings(self.findings)  # also after a second Ctrl-C
+                    # also after a second Ctrl-C; kept for the front-end, which shows it
+                    self.written = artifacts.write_findings(self.findings)
         finally:
             if main:
                 signal.signal(signal.SIGINT, previous)

@@ -32,7 +32,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
+from conformance.engine.groups import Grouping, GroupKey
 from conformance.engine.judge import CONFORMING, DISCREPANCIES
 from conformance.gate.baseline import INVALID_ONLY, VALID_ONLY, BaselineEntry, Where
 from conformance.tables import outcomes
@@ -102,6 +104,23 @@ class Gate:
     @property
     def discrepancies(self) -> int:
         return len(self.discrepant)
+
+    # Grouped once, here: gate.json, the verdict's lines, its Markdown and the
+    # report show these groups (engine.groups), none groups them again.
+    @cached_property
+    def grouping(self) -> Grouping:
+        """Every discrepancy's group, its key computed once."""
+        return Grouping(self.discrepant)
+
+    @cached_property
+    def groups(self) -> list[tuple[GroupKey, list[dict]]]:
+        """Every discrepancy group, largest first."""
+        return self.grouping.grouped()
+
+    @cached_property
+    def new_groups(self) -> list[tuple[GroupKey, list[dict]]]:
+        """The groups of the discrepancies no entry covers, largest first."""
+        return self.grouping.grouped(self.unexpected)
 
     @property
     def fixed(self) -> list[EntryResult]:

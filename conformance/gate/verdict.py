@@ -22,7 +22,6 @@ from pathlib import Path
 
 from conformance.cases.loader import CaseErrors
 from conformance.engine import files, records
-from conformance.engine.groups import grouped
 from conformance.engine.targets import adapter_of
 from conformance.errors import ConformanceError
 from conformance.gate import baseline
@@ -44,7 +43,7 @@ def load_baselines(folder: Path | baseline.BaselineFolders, runtimes) -> dict:
     """The baselines of these runtimes in ``folder`` (a missing file, or
     folder, is an empty baseline); ``runtimes`` are names, or a mapping of
     target names to their adapters. The one reading of baselines for a verdict:
-    ``conformance run/fuzz/model`` (``cli.inputs.baselines``), ``gate`` and the
+    ``conformance run/fuzz/model`` (``gate.settings.build``), ``gate`` and the
     pytest plugin go through it; a bad file is a GateError listing every problem."""
     try:
         return baseline.load(folder, runtimes)
@@ -93,7 +92,7 @@ class GateVerdict:
                     "source": members[0].get("source"),
                     "message": members[0].get("message"),
                 }
-                for key, members in grouped(result.unexpected)
+                for key, members in result.new_groups
             ],
             "fixed": [_entry(item) for item in result.fixed],
             "unmatched": [_entry(item) for item in result.not_judged],
@@ -106,7 +105,7 @@ class GateVerdict:
     def groups(self) -> list[dict]:
         """Every discrepancy group: how many results are new, which entries cover the rest."""
         out = []
-        for key, members in grouped(self.gate.discrepant):
+        for key, members in self.gate.groups:
             covering, new = {}, []
             for record in members:
                 entry = self.gate.covered_by.get(id(record))

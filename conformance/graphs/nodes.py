@@ -89,8 +89,11 @@ def document(
     }
 
 
-def header(files: list[GraphFile], dims: dict[str, int], args, captured, timings) -> dict:
-    """The run header's ``graphs``: what was read and how the cases were made."""
+def header(
+    files: list[GraphFile], dims: dict[str, int], draws: int, inputs, captured, timings
+) -> dict:
+    """The run header's ``graphs``: what was read and how the cases were made
+    (``draws`` random index tensors a node, the ``inputs`` file or None)."""
     from conformance.graphs.drawing import DEFAULT_DIM
 
     return {
@@ -98,8 +101,8 @@ def header(files: list[GraphFile], dims: dict[str, int], args, captured, timings
         "opsets": [f.opset for f in files],
         "dims": dict(sorted(dims.items())),
         "default_dim": DEFAULT_DIM,
-        "draws": args.draws,
-        "inputs": None if args.inputs is None else str(args.inputs),
+        "draws": draws,
+        "inputs": None if inputs is None else str(inputs),
         "captured_with": None if captured is None else captured.runtime,
         "timings_s": {k: round(v, 3) for k, v in timings.items()},
     }

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from conformance.engine import files
 from conformance.engine.judge import DISCREPANCIES
-from conformance.report.view import Report
+from conformance.report.views.report import Report
 
 # Version 2: the schema was named .../summary (the name of another file of a
 # run, summary.json), and "group" replaced "base_id" (fuzz groups by signature).

@@ -1,4 +1,4 @@
-"""Render a :class:`~conformance.report.view.Report` to one self-contained HTML file.
+"""Render a :class:`~conformance.report.views.report.Report` to one self-contained HTML file.
 
 The template (``report.html.j2``) carries its CSS and JS inline and loads
 nothing from the network. Autoescaping is on for every value: tensor strings,
@@ -14,10 +14,11 @@ import jinja2
 
 from conformance import __version__
 from conformance.engine import files, records
+from conformance.engine.groups import Grouping
 from conformance.engine.judge import KINDS
 from conformance.gate import baseline
 from conformance.report import machine
-from conformance.report.view import Report, from_runs
+from conformance.report.views.report import Report, from_runs
 from conformance.tables import decisions, outcomes
 
 # Column heads of the matrix: five variants must fit above narrow cells.
@@ -78,11 +79,14 @@ def write(
     junit: Path | None = None,
     report_json: Path | None = None,
     known: Path | baseline.BaselineFolders | None = None,
+    grouping: Grouping | None = None,
 ) -> Report:
     """Write the report of these runs to ``out``, and JUnit XML and report.json
     where asked; ``known`` is a baseline folder to gate the runs
-    against now instead of their own gate.json (see :func:`view.from_runs`)."""
-    report = from_runs(runs, out, known)
+    against now instead of their own gate.json; ``grouping``, the runs'
+    discrepancies grouped already (by the gate of a run just finished)
+    (:func:`conformance.report.views.report.from_runs`)."""
+    report = from_runs(runs, out, known, grouping)
     files.write_text(out, render(report))
     if junit:
         machine.write_junit(

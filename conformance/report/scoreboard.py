@@ -6,7 +6,7 @@ judged results that conform, with crashes counted apart; for each target the
 families of its discrepancies (a baseline entry's reason is its mechanism,
 or "not triaged"), each with its smallest input; and what the target could
 not be judged on (``harness_unsupported``), by reason. Built on the report's
-view (:func:`conformance.report.view.from_runs`: groups, their smallest
+view (:func:`conformance.report.views.report.from_runs`: groups, their smallest
 inputs, families, the gate's marks), so the two pages never disagree.
 
 :func:`build` returns the JSON document (``docs/scoreboard.md`` describes
@@ -35,7 +35,9 @@ from conformance.engine.judge import CONFORMING, DISCREPANCIES
 from conformance.engine.targets import adapter_of
 from conformance.gate import baseline
 from conformance.messages import relative
-from conformance.report.view import Family, Report, Tensor, differing, from_runs
+from conformance.report.views.families import Family
+from conformance.report.views.report import Report, from_runs
+from conformance.report.views.tensors import Tensor, differing
 from conformance.tables import outcomes
 
 FORMAT = 1

@@ -21,7 +21,8 @@ from conformance.engine.records import RunFolder
 from conformance.fuzz import artifacts
 from conformance.fuzz.campaign import FoundClass
 from conformance.fuzz.signature import signature_of
-from conformance.report import machine, render, view
+from conformance.report import machine, render
+from conformance.report.views import report as view
 from conformance.strategies import Example
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -20,6 +20,8 @@ machine-readable forms are :mod:`conformance.report.render` and
 ``cases``       ``conformance cases validate``, cases not checked, case
                 problems, folders among ``--cases`` not taken
 ``export``      ``conformance export``
+``progress``    when a progress line is due outside a terminal (``run``,
+                ``fuzz``, the pytest plugin): :class:`progress.Ticker`
 ==============  ==========================================================
 
 The harness imports each from its module; the names below are also here,

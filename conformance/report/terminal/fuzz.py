@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conformance.engine.groups import Signature, grouped
+from conformance.engine.groups import Signature
 from conformance.engine.judge import KINDS
 from conformance.gate.check import Gate
 from conformance.messages import first_line, relative
@@ -134,7 +134,7 @@ def new_bugs(findings: dict, gate: Gate) -> set[str]:
     """The ids of a campaign's bugs the gate found new: those with a class
     whose discrepancy group (its signature) has a result no baseline entry
     covers."""
-    keys = {key for key, _ in grouped(gate.unexpected)}
+    keys = {key for key, _ in gate.new_groups}
     found = set()
     for one in findings.get("classes") or ():
         try:

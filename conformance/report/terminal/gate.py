@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from conformance.engine.groups import GroupKey, Signature, grouped
+from conformance.engine.groups import GroupKey, Signature
 from conformance.gate.check import FIXED_EVIDENCE, Gate
 from conformance.messages import relative
 from conformance.report.terminal.escape import plural, safe
@@ -45,7 +45,7 @@ def gate_lines(
     places = places or {}
     lines = [first]
     if gate.unexpected:
-        found = grouped(gate.unexpected)
+        found = gate.new_groups
         lines.append(
             f"NEW: {len(gate.unexpected)} discrepancies not in the baseline "
             f"({known}/<runtime>.yaml), in {len(found)} group(s) (runtime, kind, op, case-file id):"
@@ -105,7 +105,7 @@ def verdict_line(
     PASSED is never said of a run that exits non-zero; ``reason`` (when
     another verdict decides the exit) says why it exits as it does."""
     troubles = list(troubles or [])
-    new_groups = grouped(gate.unexpected)
+    new_groups = gate.new_groups
     known = gate.discrepancies - len(gate.unexpected)
     counts = (
         f"{gate.discrepancies} discrepancies in {gate.results} results, "

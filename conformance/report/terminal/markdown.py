@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from conformance.engine.groups import GroupKey, grouped
+from conformance.engine.groups import GroupKey
 from conformance.gate.check import Gate
 from conformance.messages import cut
 from conformance.report.terminal.escape import safe
@@ -37,7 +37,7 @@ def summary_markdown(
     message) and the bookkeeping lines as a list."""
     places = places or {}
     lines = [f"### {md(title)}", "", f"**{md(first)}**", ""]
-    found = grouped(gate.unexpected)
+    found = gate.new_groups
     if found:
         lines += [
             f"New discrepancy groups ({len(found)}):",
