@@ -24,10 +24,12 @@ PYTHON = "3.11"
 RUNTIMES = ("onnxruntime", "openvino", "reference")
 # Built in, run only when named (conformance.adapters.OPT_IN): `compilers`, the scoreboard.
 COMPILERS = ("tvm", "iree")
+# The others run only when named (not compilers): on the scoreboard, not in the main job.
+NAMED = ("opencv",)
 EXTRAS = {"onnxruntime": "onnxruntime", "openvino": "openvino", "reference": ""}  # pyproject's
 CONSTRAINTS = "constraints.txt"  # relative to this file, nox's working directory
 # What the tests install: the compilers too (tests/test_compilers.py runs their round trips).
-TESTED = ".[test,all,tvm,iree]"
+TESTED = ".[test,all,tvm,iree,opencv]"
 # Workers per runtime: the machine's cores, up to 4 (a later -j wins).
 WORKERS = min(4, os.cpu_count() or 1)
 nox.options.sessions = ["tests"]
@@ -455,8 +457,8 @@ REJUDGE = "import sys; from conformance.engine import rejudge; sys.exit(rejudge.
 def scoreboard(session: nox.Session) -> None:
     """The corpus on every target, one run, then docs/scoreboard.html and .json.
 
-    Seven targets: onnxruntime, openvino, reference, tract, tvm and iree (this
-    environment) and `onnxruntime:openvino-ep` (ONNX Runtime's OpenVINO execution provider, in
+    Eight targets: onnxruntime, openvino, reference, tract, tvm, iree and opencv
+    (this environment) and `onnxruntime:openvino-ep` (ONNX Runtime's OpenVINO execution provider, in
     .nox/scoreboard/envs/onnxruntime-openvino/, pinned by constraints.txt). The
     run goes to reports/scoreboard/run/ (gated against cases/known/, with its
     HTML report), with reports/scoreboard/diff-openvino-ep.html saying which of
@@ -467,7 +469,7 @@ def scoreboard(session: nox.Session) -> None:
     (`-- --elsewhere tests/data/h200-onnxruntime-cuda onnxruntime-cuda`: the
     H200 run, re-judged; docs/gpu.md).
     """
-    _install(session, "-e", ".[all,tvm,iree]")
+    _install(session, "-e", ".[all,tvm,iree,opencv]")
     elsewhere = _elsewhere(session)
     ep_python, found = _ep_environment(session)
     session.log("onnxruntime:openvino-ep: " + ", ".join(f"{k} {v}" for k, v in found.items()))
@@ -476,7 +478,9 @@ def scoreboard(session: nox.Session) -> None:
     targets.write_text(
         "# Written by `nox -s scoreboard`. Paths are relative to this file.\n"
         "targets:\n"
-        + "".join(f"  {name}: {{adapter: {name}}}\n" for name in (*RUNTIMES, "tract", *COMPILERS))
+        + "".join(
+            f"  {name}: {{adapter: {name}}}\n" for name in (*RUNTIMES, "tract", *COMPILERS, *NAMED)
+        )
         + "  onnxruntime:openvino-ep:\n"
         "    adapter: onnxruntime\n"
         "    profile: openvino-ep\n"

@@ -134,9 +134,9 @@ def test_the_noxfile_runtimes_agree_with_the_declarations():
         node.targets[0].id: ast.literal_eval(node.value)
         for node in tree.body
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
-        and node.targets[0].id in ("RUNTIMES", "COMPILERS", "EXTRAS")
+        and node.targets[0].id in ("RUNTIMES", "COMPILERS", "NAMED", "EXTRAS")
     }  # fmt: skip
     for name, extra in assigned["EXTRAS"].items():
         assert (registry.declared(name).extra or "") == extra, name
     assert set(assigned["RUNTIMES"]) <= set(registry.default_builtins())
-    assert set(assigned["COMPILERS"]) == registry.OPT_IN
+    assert set(assigned["COMPILERS"]) | set(assigned["NAMED"]) == registry.OPT_IN
