@@ -24,12 +24,20 @@ PYTHON = "3.11"
 RUNTIMES = ("onnxruntime", "openvino", "reference")
 # Built in, run only when named (conformance.adapters.OPT_IN): `compilers`, the scoreboard.
 COMPILERS = ("tvm", "iree")
-# The others run only when named (not compilers): on the scoreboard, not in the main job.
-NAMED = ("opencv",)
 EXTRAS = {"onnxruntime": "onnxruntime", "openvino": "openvino", "reference": ""}  # pyproject's
 CONSTRAINTS = "constraints.txt"  # relative to this file, nox's working directory
-# What the tests install: the compilers too (tests/test_compilers.py runs their round trips).
-TESTED = ".[test,all,tvm,iree,opencv]"
+# pyproject.toml's extras that are not a runtime's; every other extra installs one
+# (conformance/adapters/: a new runtime is its adapter file, its baseline and its extra).
+NOT_RUNTIMES = ("all", "redis", "test", "lint", "typecheck")
+RUNTIME_EXTRAS = tuple(
+    extra
+    for extra in tomllib.loads(Path(__file__).with_name("pyproject.toml").read_text("utf-8"))[
+        "project"
+    ]["optional-dependencies"]
+    if extra not in NOT_RUNTIMES
+)
+# What the tests install: every runtime, those run only when named too (their round trips).
+TESTED = f".[test,{','.join(RUNTIME_EXTRAS)}]"
 # Workers per runtime: the machine's cores, up to 4 (a later -j wins).
 WORKERS = min(4, os.cpu_count() or 1)
 nox.options.sessions = ["tests"]
@@ -469,7 +477,7 @@ def scoreboard(session: nox.Session) -> None:
     (`-- --elsewhere tests/data/h200-onnxruntime-cuda onnxruntime-cuda`: the
     H200 run, re-judged; docs/gpu.md).
     """
-    _install(session, "-e", ".[all,tvm,iree,opencv]")
+    _install(session, "-e", ".[all,tvm,iree]")
     elsewhere = _elsewhere(session)
     ep_python, found = _ep_environment(session)
     session.log("onnxruntime:openvino-ep: " + ", ".join(f"{k} {v}" for k, v in found.items()))
@@ -479,7 +487,7 @@ def scoreboard(session: nox.Session) -> None:
         "# Written by `nox -s scoreboard`. Paths are relative to this file.\n"
         "targets:\n"
         + "".join(
-            f"  {name}: {{adapter: {name}}}\n" for name in (*RUNTIMES, "tract", *COMPILERS, *NAMED)
+            f"  {name}: {{adapter: {name}}}\n" for name in (*RUNTIMES, "tract", *COMPILERS)
         )
         + "  onnxruntime:openvino-ep:\n"
         "    adapter: onnxruntime\n"

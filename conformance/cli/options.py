@@ -82,9 +82,9 @@ def add_runtime(parser) -> None:
         metavar="NAME[:PROFILE]",
         help="targets to run (default: every installed built-in runtime: "
         + ", ".join(adapters.installed_builtins())
-        + "; the compilers "
+        + "; only when named: "
         + ", ".join(sorted(adapters.OPT_IN))
-        + " only when named), each in its default profile unless one is named: "
+        + "), each in its default profile unless one is named: "
         + "; ".join(
             f"{name}: {', '.join(known)}" for name, known in adapters.registry.PROFILES.items()
         )
