@@ -486,9 +486,7 @@ def scoreboard(session: nox.Session) -> None:
     targets.write_text(
         "# Written by `nox -s scoreboard`. Paths are relative to this file.\n"
         "targets:\n"
-        + "".join(
-            f"  {name}: {{adapter: {name}}}\n" for name in (*RUNTIMES, "tract", *COMPILERS)
-        )
+        + "".join(f"  {name}: {{adapter: {name}}}\n" for name in (*RUNTIMES, "tract", *COMPILERS))
         + "  onnxruntime:openvino-ep:\n"
         "    adapter: onnxruntime\n"
         "    profile: openvino-ep\n"
