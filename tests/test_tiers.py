@@ -293,3 +293,12 @@ def test_on_two_xdist_workers_a_group_runs_on_one_and_stale_tests_are_named(tmp_
     assert len({(tmp_path / f"worker-{n}").read_text() for n in range(6)}) == 1
     stale = done.stdout.partition("tests/durations.json is stale")[2]
     assert "checks/test_worker.py::test_took_long  (counted fast)" in stale, done.stdout
+
+
+def test_store_durations_refuses_xdist_workers(tmp_path, capsys):
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    code = pytest.main([f"--rootdir={tmp_path}", "-q", "-p", "no:cacheprovider", str(tmp_path),
+                        "--store-durations", "-n", "2"], [tiers, tiers.Tiers()])  # fmt: skip
+    assert code == pytest.ExitCode.USAGE_ERROR
+    assert "--store-durations needs a serial run: add -n 0" in capsys.readouterr().err
+    assert not (tmp_path / tiers.DURATIONS).exists()

@@ -171,6 +171,12 @@ class Tiers:
         self.in_shared = 0.0  # the current phase's time spent setting up shared fixtures
         self.stale_elsewhere: list[tuple[float, str]] = []  # pytest-xdist workers' stale tests
 
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """--store-durations wants one serial run: pytest-xdist's workers would each
+        write their share of the tests into the file, over each other."""
+        if config.getoption("store_durations") and config.getoption("numprocesses", None):
+            raise pytest.UsageError("--store-durations needs a serial run: add -n 0")
+
     @pytest.hookimpl(tryfirst=True)  # before -m deselects by the marker
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]):
         record = Record.read(config.rootpath / DURATIONS)
