@@ -120,18 +120,21 @@ def test_a_runtime_hanging_on_everything_costs_one_timeout_past_the_budget(tmp_p
 @pytest.mark.xdist_group("timing")  # its time is asserted: tests/tiers.py
 def test_fuzz_draws_stop_at_the_budget_with_the_largest_tensors(tmp_path):
     """Draws at the element cap take long each; the budget is held between them."""
-    # The budget holds the worker's start too: 2 s ran out before any example on
-    # 2 cores busy with another test process (pytest-xdist) and other work.
-    budget = 4
+    # The budget holds the worker's start too: 2 s, even 4, ran out before any
+    # example on 2 cores busy with another test process (pytest-xdist) and more.
+    budget = 6
     began = time.monotonic()
     done = conformance(
         "fuzz", "--seed", "3", "--time-budget", str(budget), "--max-elements", "4194304",
         "--no-progress", "--runtime", "reference", "--out", str(tmp_path / "fz"),
     )  # fmt: skip
     assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
-    # budget, one 2 s timeout, start-up and the findings written; a round of 64
-    # draws at the cap alone takes several seconds on 2 cores
-    assert time.monotonic() - began < budget + 13
+    assert time.monotonic() - began < budget + 30  # no hang; the rule is on the campaign's clock
+    # budget, one 2 s timeout, the draw in flight and the findings written, on the
+    # campaign's own clock (not the process's start, which a loaded machine
+    # stretches); a round of 64 draws at the cap alone takes several seconds on 2 cores
+    elapsed = json.loads((tmp_path / "fz" / "findings.json").read_text())["elapsed_s"]
+    assert elapsed < budget + 8, elapsed
 
 
 def test_the_element_cap_cannot_be_lifted_by_the_environment(tmp_path):
