@@ -232,7 +232,8 @@ def test_with_loadgroup_tests_sharing_an_expensive_fixture_or_a_group_share_a_wo
         found[args] = {nodeid.partition("::")[2]: names for nodeid, names in groups.of.items()}
     # without loadgroup, the tests' own groups only
     assert {name for name, groups in found[()].items() if groups} == {
-        "test_timed_on_the_run", "test_timed"
+        "test_timed_on_the_run",
+        "test_timed",
     }
     assert found[("-p", "xdist", "--dist", "loadgroup")] == {
         "test_alone": set(),  # a cheap fixture of ours, and pytest's own
@@ -254,15 +255,19 @@ def test_on_two_xdist_workers_a_group_runs_on_one_and_stale_tests_are_named(tmp_
     that took long is named in the controller's summary, by its own node id."""
     checks = tmp_path / "checks"
     checks.mkdir()
-    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --strict-markers\nmarkers = slow: slow\n")
-    (checks / "conftest.py").write_text(textwrap.dedent("""
+    ini = "[pytest]\naddopts = --strict-markers\nmarkers = slow: slow\n"
+    (tmp_path / "pytest.ini").write_text(ini)
+    (checks / "conftest.py").write_text(
+        textwrap.dedent("""
         from tests import tiers
         from tests.tiers import pytest_addoption
 
         def pytest_configure(config):
             config.pluginmanager.register(tiers.Tiers(), "tiers")
-    """))
-    (checks / "test_worker.py").write_text(textwrap.dedent(f"""
+    """)
+    )
+    (checks / "test_worker.py").write_text(
+        textwrap.dedent(f"""
         import os, time
         import pytest
 
@@ -281,14 +286,16 @@ def test_on_two_xdist_workers_a_group_runs_on_one_and_stale_tests_are_named(tmp_
 
         def test_took_long():
             time.sleep({SLOW * tiers.STALE_FACTOR * 1.1})
-    """))
+    """)
+    )
     (tmp_path / tiers.DURATIONS).parent.mkdir()
     (tmp_path / tiers.DURATIONS).write_text(json.dumps({"tests": {
         "checks/test_worker.py::test_took_long": SLOW / 10,
         **{f"checks/test_worker.py::test_quick[{n}]": SLOW / 10 for n in range(6)},
     }, "fixtures": {"checks/test_worker.py::run": SLOW * 2}}))  # fmt: skip
-    done = run_pytest(tmp_path, "checks", "-n", "2", "--dist", "loadgroup",  # its conftest loaded first,
-                      env={"PYTHONPATH": str(REPO)})  # as testpaths has tests/conftest.py
+    # "checks" named, so its conftest is loaded at the start (as testpaths has tests/conftest.py)
+    done = run_pytest(tmp_path, "checks", "-n", "2", "--dist", "loadgroup",
+                      env={"PYTHONPATH": str(REPO)})  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert len({(tmp_path / f"worker-{n}").read_text() for n in range(6)}) == 1
     stale = done.stdout.partition("tests/durations.json is stale")[2]
