@@ -84,10 +84,13 @@ def tests_fast(session: nox.Session) -> None:
 
 
 def _run_tests(session: nox.Session, *args: str) -> None:
-    """pytest ARGS, with ONNX Runtime's OpenVINO EP in its environment (CONFORMANCE_EP_PYTHON)."""
+    """pytest ARGS, with ONNX Runtime's OpenVINO EP in its environment (CONFORMANCE_EP_PYTHON),
+    on two pytest-xdist workers: CI's two cores. Tests that share an expensive
+    fixture, or whose time is asserted, keep to one worker (tests/tiers.py);
+    `-- -n 0` runs them serially (docs/development.md, "Tests and lint")."""
     ep_python, _ = _ep_environment(session)
     session.env["CONFORMANCE_EP_PYTHON"] = str(ep_python.absolute())
-    _pytest(session, *args)
+    _pytest(session, "-n", "2", "--dist", "loadgroup", *args)
 
 
 @nox.session(python=PYTHON)

@@ -79,6 +79,7 @@ def test_a_crash_that_does_not_recur_alone_keeps_its_real_outcome_with_a_note():
     assert results[(2, "faulty")].status == "ok"
 
 
+@pytest.mark.xdist_group("timing")  # its time is asserted: tests/tiers.py
 def test_an_endless_loop_times_out_and_the_run_goes_on():
     started = time.monotonic()
     with WorkerPool([FAULTY], batch_size=4, timeout=1.5) as engine:

@@ -240,6 +240,7 @@ def test_a_fed_model_met_before_runs_alone_from_the_workers_cache(tmp_path):
     assert all(found[f"own-{n}.op13.int32.int64"]["packed"] for n in range(6))
 
 
+@pytest.mark.xdist_group("timing")  # its time is asserted: tests/tiers.py
 def test_a_pack_hanging_as_the_deadline_passes_leaves_each_case_a_record_per_runtime(tmp_path):
     """A pack times out on one runtime as the deadline (a fuzz campaign's
     budget) passes: its halves are never re-run. Before, its cases had no

@@ -412,6 +412,7 @@ def test_a_spool_that_is_not_a_store_is_an_error(redis_server, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 
 
+@pytest.mark.xdist_group("timing")  # its time is asserted: tests/tiers.py
 def test_no_server_is_named(tmp_path):
     url = f"redis://127.0.0.1:{free_port()}/0"
     started = time.monotonic()
@@ -422,6 +423,7 @@ def test_no_server_is_named(tmp_path):
     assert not (tmp_path / "spool").exists()
 
 
+@pytest.mark.xdist_group("timing")  # its time is asserted: tests/tiers.py
 def test_retries_are_bounded_by_default():
     """5 attempts, backoff doubling from 0.25 s: about 4 s, then the error."""
     url = f"redis://:secret@127.0.0.1:{free_port()}/0"
@@ -431,6 +433,7 @@ def test_retries_are_bounded_by_default():
     assert 3.7 < time.monotonic() - started < 6
 
 
+@pytest.mark.xdist_group("timing")  # its time is asserted: tests/tiers.py
 def test_a_refused_login_is_not_retried_and_hides_the_password(redis_server):
     url = redis_server.url.replace("redis://", "redis://someone:hunter2@")
     started = time.monotonic()

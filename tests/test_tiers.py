@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests import tiers
-from tests.conftest import REPO
+from tests.conftest import REPO, run_pytest
 
 SLOW = tiers.SLOW_S
 
@@ -148,3 +148,164 @@ def test_the_suite_registers_the_slow_marker_and_reads_the_stored_durations():
     assert any(key.startswith("tests::") for key in content["fixtures"])
     pyproject = (REPO / "pyproject.toml").read_text()
     assert 'markers = ["slow:' in pyproject
+
+
+GROUPED = {
+    "pytest.ini": PROJECT["pytest.ini"],
+    "checks/conftest.py": """
+        import pytest
+
+        @pytest.fixture(scope="session")
+        def corpus():
+            pass
+
+        @pytest.fixture(scope="session")
+        def campaign():
+            pass
+    """,
+    "checks/test_runs.py": """
+        import pytest
+
+        @pytest.fixture(scope="module")
+        def run():
+            pass
+
+        @pytest.fixture(scope="module")
+        def new_run():
+            pass
+
+        def test_alone(corpus, tmp_path):
+            pass
+
+        def test_reads_the_run(run):
+            pass
+
+        @pytest.mark.xdist_group("timing")
+        def test_timed_on_the_run(run):
+            pass
+
+        @pytest.mark.xdist_group("timing")
+        def test_timed():
+            pass
+
+        def test_reads_the_campaign(campaign):
+            pass
+
+        def test_reads_the_new_run(new_run):
+            pass
+
+        def test_reads_both(campaign, new_run):
+            pass
+    """,
+}
+
+
+class Groups:
+    """The xdist_group names each collected test carries, by node id."""
+
+    def __init__(self) -> None:
+        self.of: dict[str, set[str]] = {}
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.of = {
+            item.nodeid: {m.args[0] for m in item.iter_markers("xdist_group")}
+            for item in session.items
+        }
+
+
+def test_with_loadgroup_tests_sharing_an_expensive_fixture_or_a_group_share_a_worker(tmp_path):
+    for name, text in GROUPED.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    (tmp_path / tiers.DURATIONS).parent.mkdir()
+    (tmp_path / tiers.DURATIONS).write_text(json.dumps({"tests": {}, "fixtures": {
+        "checks::corpus": SLOW / 10, "checks::campaign": SLOW * 4,
+        "checks/test_runs.py::run": SLOW * 2, "::tmp_path_factory": SLOW * 2,
+    }}))  # fmt: skip
+    groups = Groups()
+    found = {}
+    for args in ((), ("-p", "xdist", "--dist", "loadgroup")):  # without and with loadgroup
+        code = pytest.main([f"--rootdir={tmp_path}", "-q", "--co", str(tmp_path), *args],
+                           [tiers, tiers.Tiers(), groups])  # fmt: skip
+        assert code == pytest.ExitCode.OK
+        found[args] = {nodeid.partition("::")[2]: names for nodeid, names in groups.of.items()}
+    # without loadgroup, the tests' own groups only
+    assert {name for name, groups in found[()].items() if groups} == {
+        "test_timed_on_the_run",
+        "test_timed",
+    }
+    assert found[("-p", "xdist", "--dist", "loadgroup")] == {
+        "test_alone": set(),  # a cheap fixture of ours, and pytest's own
+        # the run's users join the timing group, where one of them is
+        "test_reads_the_run": {"timing"},
+        "test_timed_on_the_run": {"timing"},
+        "test_timed": {"timing"},
+        # an unrecorded fixture counts as expensive; one test links two fixtures (named
+        # by the least key)
+        "test_reads_the_campaign": {"checks/test_runs.py::new_run"},
+        "test_reads_the_new_run": {"checks/test_runs.py::new_run"},
+        "test_reads_both": {"checks/test_runs.py::new_run"},
+    }
+
+
+def test_on_two_xdist_workers_a_group_runs_on_one_and_stale_tests_are_named(tmp_path):
+    """A real `-n 2 --dist loadgroup` run: the tests of the expensive fixture run
+    on one worker (each writes its worker's name), and a test recorded fast
+    that took long is named in the controller's summary, by its own node id."""
+    checks = tmp_path / "checks"
+    checks.mkdir()
+    ini = "[pytest]\naddopts = --strict-markers\nmarkers = slow: slow\n"
+    (tmp_path / "pytest.ini").write_text(ini)
+    (checks / "conftest.py").write_text(
+        textwrap.dedent("""
+        from tests import tiers
+        from tests.tiers import pytest_addoption
+
+        def pytest_configure(config):
+            config.pluginmanager.register(tiers.Tiers(), "tiers")
+    """)
+    )
+    (checks / "test_worker.py").write_text(
+        textwrap.dedent(f"""
+        import os, time
+        import pytest
+
+        @pytest.fixture(scope="module")
+        def run():
+            pass
+
+        @pytest.mark.parametrize("n", range(6))
+        def test_reads_the_run(run, n, tmp_path_factory):
+            with open(os.path.join({str(tmp_path)!r}, f"worker-{{n}}"), "w") as mark:
+                mark.write(os.environ["PYTEST_XDIST_WORKER"])
+
+        @pytest.mark.parametrize("n", range(6))
+        def test_quick(n):
+            pass
+
+        def test_took_long():
+            time.sleep({SLOW * tiers.STALE_FACTOR * 1.1})
+    """)
+    )
+    (tmp_path / tiers.DURATIONS).parent.mkdir()
+    (tmp_path / tiers.DURATIONS).write_text(json.dumps({"tests": {
+        "checks/test_worker.py::test_took_long": SLOW / 10,
+        **{f"checks/test_worker.py::test_quick[{n}]": SLOW / 10 for n in range(6)},
+    }, "fixtures": {"checks/test_worker.py::run": SLOW * 2}}))  # fmt: skip
+    # "checks" named, so its conftest is loaded at the start (as testpaths has tests/conftest.py)
+    done = run_pytest(tmp_path, "checks", "-n", "2", "--dist", "loadgroup",
+                      env={"PYTHONPATH": str(REPO)})  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len({(tmp_path / f"worker-{n}").read_text() for n in range(6)}) == 1
+    stale = done.stdout.partition("tests/durations.json is stale")[2]
+    assert "checks/test_worker.py::test_took_long  (counted fast)" in stale, done.stdout
+
+
+def test_store_durations_refuses_xdist_workers(tmp_path, capsys):
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    code = pytest.main([f"--rootdir={tmp_path}", "-q", "-p", "no:cacheprovider", str(tmp_path),
+                        "--store-durations", "-n", "2"], [tiers, tiers.Tiers()])  # fmt: skip
+    assert code == pytest.ExitCode.USAGE_ERROR
+    assert "--store-durations needs a serial run: add -n 0" in capsys.readouterr().err
+    assert not (tmp_path / tiers.DURATIONS).exists()

@@ -21,6 +21,15 @@ The marker only selects: without ``-m`` every test runs, marked or not, so the
 full suite never loses a test to this rule. After a run, a test the rule
 called fast that took over ``STALE_FACTOR`` x ``SLOW_S`` is named in the
 summary: the file is stale and wants a refresh (docs/development.md, "Tests").
+
+The same record groups the tests for pytest-xdist (``nox -s tests`` runs
+``-n 2 --dist loadgroup``): tests that share an expensive fixture (a module's
+run, a session's campaign: recorded setup at least ``SLOW_S``, or unrecorded)
+go to one worker as one group (:func:`groups`), so the fixture is set up once,
+as in a serial run, and not once per worker or again each time a worker comes
+back to its module. A test's own ``xdist_group`` joins its group to the
+fixtures' (``timing``: the tests that assert how long something took run one
+after another, never two at once). The other tests are dealt out one by one.
 """
 
 from __future__ import annotations
@@ -82,12 +91,56 @@ class Record:
         return module not in self.recorded_modules or module in self.slow_modules
 
 
-def shared_fixtures(item: pytest.Item) -> Iterator[str]:
-    """The keys of the fixtures ``item`` uses, as :func:`fixture_key` writes them."""
+def shared_fixtures(item: pytest.Item, ours: bool = False) -> Iterator[str]:
+    """The keys of the fixtures ``item`` uses, as :func:`fixture_key` writes them;
+    with ``ours``, only the shared (not function-scoped) ones that a conftest or
+    test module defines (not pytest's or a plugin's)."""
     info = getattr(item, "_fixtureinfo", None)
     for definitions in getattr(info, "name2fixturedefs", {}).values():
         if definitions:
-            yield fixture_key(definitions[-1])  # the one in force where the test is
+            definition = definitions[-1]  # the one in force where the test is
+            if not ours or (definition.baseid and definition.scope != "function"):
+                yield fixture_key(definition)
+
+
+def groups(items: list[pytest.Item], record: Record) -> dict[str, list[pytest.Item]]:
+    """The tests that must share a pytest-xdist worker, by group name: those
+    that use one expensive shared fixture (recorded setup at least ``SLOW_S``, or
+    none recorded), and those of one ``xdist_group`` marker, joined where a test
+    links two (the fixture of one and the marker of the other, say). A group
+    with a marker is named by it (the least, if two meet: a test naming the
+    other then stays apart), one without by its least fixture key. Tests in no
+    group are not listed."""
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    links: list[tuple[pytest.Item, list[str]]] = []
+    marked: set[str] = set()
+    for item in items:
+        names = [f"{m.args[0] if m.args else m.kwargs.get('name', 'default')}"
+                 for m in item.iter_markers("xdist_group")]  # fmt: skip
+        marked.update(names)
+        names += [key for key in shared_fixtures(item, ours=True)
+                  if record.fixtures.get(key, SLOW_S) >= SLOW_S]  # fmt: skip
+        for name in names:
+            parent[root(name)] = root(names[0])
+        if names:
+            links.append((item, names))
+    members: dict[str, list[str]] = {}
+    for name in parent:
+        members.setdefault(root(name), []).append(name)
+    named = {
+        top: min((n for n in names if n in marked), default=min(names))
+        for top, names in members.items()
+    }
+    found: dict[str, list[pytest.Item]] = {}
+    for item, names in links:
+        found.setdefault(named[root(names[0])], []).append(item)
+    return found
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -97,6 +150,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write the tests' and shared fixtures' times into tests/durations.json "
         "(merged with the file: tests not run keep theirs); run serially",
     )
+
+
+NODEID = pytest.StashKey[str]()  # a test's node id before pytest-xdist adds its group
 
 
 class Tiers:
@@ -113,12 +169,20 @@ class Tiers:
         self.used: set[str] = set()  # the shared fixtures the collected tests use
         self.fast: set[str] = set()  # the collected tests the rule counts fast
         self.in_shared = 0.0  # the current phase's time spent setting up shared fixtures
+        self.stale_elsewhere: list[tuple[float, str]] = []  # pytest-xdist workers' stale tests
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """--store-durations wants one serial run: pytest-xdist's workers would each
+        write their share of the tests into the file, over each other."""
+        if config.getoption("store_durations") and config.getoption("numprocesses", None):
+            raise pytest.UsageError("--store-durations needs a serial run: add -n 0")
 
     @pytest.hookimpl(tryfirst=True)  # before -m deselects by the marker
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]):
         record = Record.read(config.rootpath / DURATIONS)
         for item in items:
             fixtures = list(shared_fixtures(item))
+            item.stash[NODEID] = item.nodeid
             self.collected.add(item.nodeid)
             self.used.update(fixtures)
             if item.get_closest_marker("slow") is None:
@@ -126,6 +190,33 @@ class Tiers:
                     item.add_marker(pytest.mark.slow)
                 else:
                     self.fast.add(item.nodeid)
+        # pytest-xdist's --dist loadgroup: a worker has it as `loadgroup` (its `dist` is "no")
+        if config.getoption("loadgroup", False) or config.getoption("dist", "no") == "loadgroup":
+            for name, members in groups(items, record).items():
+                for item in members:
+                    if name not in {m.args[0] for m in item.iter_markers("xdist_group") if m.args}:
+                        item.add_marker(pytest.mark.xdist_group(name))
+
+    @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker sends the node ids
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """On a pytest-xdist worker under loadgroup, each grouped test's node id
+        ends in ``@GROUP``: the controller's scheduler groups by that suffix
+        alone. pytest-xdist 3.8 writes it where pytest 9.2 no longer reads a
+        node id (pytest-dev/pytest-xdist#1386: no test is grouped), so where it
+        is missing it is written here, as the proposed fix (#1388) does."""
+        if not session.config.getoption("loadgroup", False):
+            return
+        for item in session.items:
+            names = {str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                     for m in item.iter_markers("xdist_group")}  # fmt: skip
+            suffix = "@" + "_".join(sorted(names))
+            if names and not item.nodeid.endswith(suffix):
+                if hasattr(item, "_id"):  # pytest 9.2's structured node id
+                    from _pytest.nodeid import NodeId
+
+                    item._id = NodeId.parse(item.nodeid + suffix)
+                else:
+                    item._nodeid = item.nodeid + suffix
 
     @pytest.hookimpl(wrapper=True)
     def pytest_fixture_setup(self, fixturedef, request):
@@ -144,14 +235,24 @@ class Tiers:
         report = yield
         seconds = report.duration - self.in_shared  # the shared fixtures' setup is theirs
         self.in_shared = 0.0
-        self.tests[item.nodeid] = self.tests.get(item.nodeid, 0.0) + max(seconds, 0.0)
+        nodeid = item.stash.get(NODEID, item.nodeid)
+        self.tests[nodeid] = self.tests.get(nodeid, 0.0) + max(seconds, 0.0)
         if report.skipped:
-            self.skipped.add(item.nodeid)
+            self.skipped.add(nodeid)
         return report
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if session.config.getoption("store_durations"):
             self.store(session.config.rootpath / DURATIONS)
+        output = getattr(session.config, "workeroutput", None)  # a pytest-xdist worker's
+        if output is not None:
+            output["tiers_stale"] = self.stale()
+
+    @pytest.hookimpl(optionalhook=True)  # pytest-xdist's, on the controller
+    def pytest_testnodedown(self, node, error) -> None:
+        """A worker's stale tests, for the controller's summary."""
+        self.stale_elsewhere += [tuple(s) for s in getattr(node, "workeroutput", {}).get(
+            "tiers_stale", [])]  # fmt: skip
 
     def store(self, path: Path) -> None:
         """Merge this run's times into tests/durations.json: a test that ran gets
@@ -183,13 +284,17 @@ class Tiers:
             },
         )
 
-    def pytest_terminal_summary(self, terminalreporter) -> None:
-        """Name the fast tests that took long: tests/durations.json is stale for them."""
-        stale = sorted(
+    def stale(self) -> list[tuple[float, str]]:
+        """The tests the rule called fast that took ``STALE_FACTOR`` x ``SLOW_S`` or more."""
+        return [
             (seconds, nodeid)
             for nodeid, seconds in self.tests.items()
             if seconds >= STALE_FACTOR * SLOW_S and nodeid in self.fast
-        )
+        ]
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        """Name the fast tests that took long: tests/durations.json is stale for them."""
+        stale = sorted(self.stale() + self.stale_elsewhere)
         if stale:
             terminalreporter.section("tests/durations.json is stale")
             for seconds, nodeid in reversed(stale):

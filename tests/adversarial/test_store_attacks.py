@@ -479,6 +479,7 @@ def test_a_claim_key_set_by_hand_is_not_an_error(redis_server):
 # -- 8: a dead server does not stretch the budget ----------------------------------------
 
 
+@pytest.mark.xdist_group("timing")  # its time is asserted: tests/tiers.py
 def test_a_redis_killed_mid_campaign_costs_no_more_than_a_timeout(redis_server, tmp_path):
     """The server is killed as the first round starts: the first store
     operation finds it away (refused: at once), every later one goes to the
@@ -517,6 +518,7 @@ def _target(name: str):
     return parse(name)
 
 
+@pytest.mark.xdist_group("timing")  # its time is asserted: tests/tiers.py
 def test_a_server_back_is_found_in_the_background_and_gets_the_spool(redis_server, tmp_path):
     store = RedisStore(redis_server.url, tmp_path / "spool", backoff_s=0.05)
     redis_server.stop()

@@ -91,6 +91,7 @@ def test_sys_exit_in_an_adapter_is_an_exit_with_its_code_not_a_kill():
     assert "SIGKILL" not in " ".join(engine.events)
 
 
+@pytest.mark.xdist_group("timing")  # its time is asserted: tests/tiers.py
 def test_a_crash_whose_grandchild_holds_the_pipe_is_a_crash_and_the_grandchild_dies(
     tmp_path, monkeypatch
 ):
