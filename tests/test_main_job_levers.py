@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import pickle
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -225,14 +226,15 @@ def test_a_fuzz_campaign_runs_without_the_cache_unless_asked(monkeypatch):
     class Stop(Exception):
         pass
 
-    def stop(args):
+    def stop(summary_md):
         raise Stop
 
     monkeypatch.setattr(fuzz.finish, "check_outputs", stop)
+    args = SimpleNamespace(summary_md=None)  # the first option the command reads, after the cache
     with pytest.raises(Stop):
-        fuzz.command(None)
+        fuzz.command(args)
     assert os.environ[ov_adapter.CACHE_ENV] == "off"
     monkeypatch.setenv(ov_adapter.CACHE_ENV, "/somewhere")
     with pytest.raises(Stop):
-        fuzz.command(None)
+        fuzz.command(args)
     assert os.environ[ov_adapter.CACHE_ENV] == "/somewhere"
