@@ -21,7 +21,7 @@ These derive from it, each keeping the base its callers may catch
 ``fuzz.options.NothingRan``), ``engine.run_schemas.RecordsError`` (and
 ``report.scoreboard.ScoreboardError``), ``engine.targets.TargetError``,
 ``engine.files.FolderBusy``, ``engine.files.NotJson``,
-``fuzz.store.base.StoreError`` (and ``fuzz.store.entry.BadEntry``, one entry
+``fuzz.store.errors.StoreError`` (and ``fuzz.store.entry.BadEntry``, one entry
 a store skips with a warning line), ``fuzz.options.BadCampaign``,
 ``report.diff.DiffError``, ``export.selection.ExportError`` (``conformance
 export``), ``adapters.names.UnknownRuntime`` (and ``adapters.names.UnknownProfile``).

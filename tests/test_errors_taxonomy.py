@@ -40,7 +40,7 @@ def test_every_user_facing_error_is_named_in_the_taxonomy():
         for cls in _subclasses(ConformanceError)
         if cls.__module__.startswith("conformance.") and not cls.__name__.startswith("_")
     }
-    assert {"fuzz.store.base.StoreError", "graphs.reading.GraphFileError"} <= ours
+    assert {"fuzz.store.errors.StoreError", "graphs.reading.GraphFileError"} <= ours
     # adapters/__init__ is named by its package: adapters.UnknownRuntime
     named = {name.replace("adapters.__init__.", "adapters.") for name in ours}
     missing = sorted(name for name in named if f"``{name}``" not in doc)

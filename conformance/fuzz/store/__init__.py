@@ -9,8 +9,9 @@ reproduces in, the shard that shrank it and what the campaign says about it
 ``True`` means "shrink it", ``False`` that it is kept already or another
 shard is on it. :func:`open_store` opens one of two layouts. One module each:
 
-* :mod:`~conformance.fuzz.store.base`: :class:`Store`, what both layouts do,
-  and :class:`StoreError`;
+* :mod:`~conformance.fuzz.store.errors`: :class:`StoreError`, the one error
+  a store raises to users, and the checks the others share;
+* :mod:`~conformance.fuzz.store.base`: :class:`Store`, what both layouts do;
 * :mod:`~conformance.fuzz.store.entry`: the entry, its format
   (``docs/schemas/store-entry.schema.json``) and its strict reading: an
   entry is input, and one that cannot be used is skipped with one line
@@ -33,8 +34,9 @@ import re
 from pathlib import Path
 
 from conformance.engine.credentials import mask_url
-from conformance.fuzz.store.base import Store, StoreError
+from conformance.fuzz.store.base import Store
 from conformance.fuzz.store.entry import FORMAT, BadEntry, StoreEntry, check_bug_id
+from conformance.fuzz.store.errors import StoreError
 from conformance.fuzz.store.folder import DirectoryStore
 from conformance.fuzz.store.redis import SCHEMES, RedisStore, check_url
 

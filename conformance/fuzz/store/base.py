@@ -1,40 +1,10 @@
 """What both layouts of the regression store do: :class:`Store`, the
 operations a campaign and a replay call (the package docstring,
-:mod:`conformance.fuzz.store`, says what each does on each layout), and
-:class:`StoreError`, the one error a store raises to users."""
+:mod:`conformance.fuzz.store`, says what each does on each layout)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from conformance.errors import ConformanceError
-
-if TYPE_CHECKING:
-    from conformance.fuzz.store.entry import BadEntry, StoreEntry
-
-
-class StoreError(ConformanceError):
-    """The store cannot be opened, read or written; the message (one line)
-    names the store or the file and what failed."""
-
-    exit_code = 2
-
-
-def check_owner(owner: object, where: str) -> str:
-    if not isinstance(owner, str) or not owner:
-        raise StoreError(f"{where}: bad claim owner {owner!r}: a non-empty string")
-    return owner
-
-
-def os_reason(error: BaseException) -> str:
-    """The operating system's words for ``error`` ("Connection refused")
-    when it has them (also as the cause of a Redis error), else its text."""
-    seen: BaseException | None = error
-    while seen is not None:
-        if isinstance(seen, OSError) and seen.strerror:
-            return seen.strerror
-        seen = seen.__cause__ or seen.__context__
-    return str(error).rstrip(".") or type(error).__name__
+from conformance.fuzz.store.entry import BadEntry, StoreEntry
 
 
 class Store:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conformance.fuzz.store.base import StoreError
+from conformance.fuzz.store.errors import StoreError
 from conformance.messages import shown
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ import uuid
 from pathlib import Path
 
 from conformance.engine.files import write_json, write_text
-from conformance.fuzz.store.base import Store, StoreError, check_owner, os_reason
+from conformance.fuzz.store.base import Store
 from conformance.fuzz.store.entry import (
     BUG_ID,
     FORMAT,
@@ -44,6 +44,7 @@ from conformance.fuzz.store.entry import (
     check_bug_id,
     parsed,
 )
+from conformance.fuzz.store.errors import StoreError, check_owner, os_reason
 
 KIND = "conformance fuzz store"
 MARKER = "store.json"

@@ -56,7 +56,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from conformance.engine.credentials import mask_url
-from conformance.fuzz.store.base import Store, StoreError, check_owner, os_reason
+from conformance.fuzz.store.base import Store
 from conformance.fuzz.store.entry import (
     BUG_ID,
     BadEntry,
@@ -65,6 +65,7 @@ from conformance.fuzz.store.entry import (
     dumps,
     parsed,
 )
+from conformance.fuzz.store.errors import StoreError, check_owner, os_reason
 from conformance.fuzz.store.folder import MARKER, DirectoryStore
 from conformance.messages import shown
 

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from conformance.messages import first_line
+from conformance.report.views.group import Group
 from conformance.report.views.tensors import Tensor, elements
 from conformance.tables import explanations
-
-if TYPE_CHECKING:  # the report page holds the families: it imports this module
-    from conformance.report.views.report import Group, Report
 
 MESSAGE_WIDTH = 160  # characters of a group's example message or an entry's reason
 
@@ -43,10 +40,11 @@ class Family:
         return self.where is None
 
 
-def families(report: Report) -> list[Family]:
+def families(groups: list[Group], baseline: str | None, known_by: dict) -> list[Family]:
     """The groups' results by mechanism: per runtime and kind, one family per
     covering baseline entry and one of the new results (across ops). Without
-    a gate verdict, one family per runtime, kind and op."""
+    a gate verdict (``baseline`` None: no folder held them), one family per
+    runtime, kind and op. ``known_by``: a record's id -> the baseline entry covering it."""
     found: dict[tuple, tuple[Family, list[Group]]] = {}
     ranks: dict[tuple, tuple] = {}  # family key -> the rank of its example
 
@@ -68,7 +66,7 @@ def families(report: Report) -> list[Family]:
         _add(group, where, mechanism, count, mine, next(iter(by_fit), None))
 
     def _add(group, where, mechanism, count, mine, fit) -> None:
-        key = (group.runtime, group.kind, where, None if report.baseline else group.op, fit)
+        key = (group.runtime, group.kind, where, None if baseline else group.op, fit)
         if fit is not None:
             explanation = explanations.BY_NAME[fit]
             mechanism = f"{mechanism} ({fit}: {explanation.description})"
@@ -87,16 +85,16 @@ def families(report: Report) -> list[Family]:
             family.data, family.indices = (group.data, group.indices) if kept else (None, None)
         members.append(group)
 
-    for group in report.groups:
+    for group in groups:
         message = first_line(group.example.get("message"), MESSAGE_WIDTH)
-        if not report.baseline:
+        if not baseline:
             add(group, None, message, group.count, group.records)
             continue
         # each result with the entry covering it (:func:`_mark`): a group several
         # entries cover is in each of their families, with the results each covers
         by_entry: dict[str | None, list[dict]] = defaultdict(list)
         for record in group.records:
-            cover = report.known_by.get(id(record))
+            cover = known_by.get(id(record))
             by_entry[cover["where"] if cover else None].append(record)
         new = by_entry.pop(None, [])
         if group.new:

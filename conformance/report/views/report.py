@@ -26,10 +26,9 @@ from conformance.report.views.coverage import CoverageView, coverage_view
 from conformance.report.views.decisions import DecisionRow, decision_rows
 from conformance.report.views.families import Family, families
 from conformance.report.views.fuzz import FuzzBug, class_key, fuzz_bugs
+from conformance.report.views.group import Group
 from conformance.report.views.severity import SEVERITY, by_severity
 from conformance.report.views.tensors import (
-    ReproducerView,
-    Tensor,
     differing,
     elements,
     reproducer,
@@ -56,40 +55,6 @@ class Cell:
     @property
     def title(self) -> str:
         return ", ".join(f"{n} {kind}" for kind, n in sorted(self.counts.items(), key=by_severity))
-
-
-@dataclass
-class Group:
-    """Discrepancies of one group (:func:`conformance.engine.groups.group_key`):
-    (runtime, kind, op, case-file id or generated input's signature)."""
-
-    runtime: str
-    kind: str
-    op: str
-    name: str  # the case-file id, or "generated: <signature>"
-    count: int
-    example: dict  # the record of the smallest case in the group
-    dtypes: set[str] = field(default_factory=set)
-    variants: set[str] = field(default_factory=set)
-    data: Tensor | None = None
-    indices: Tensor | None = None
-    differing: list[dict] = field(default_factory=list)  # position, expected, actual
-    records: list[dict] = field(default_factory=list, repr=False)
-    new: int = 0  # results no baseline entry covers
-    known: dict = field(default_factory=dict)  # "file:line" -> the baseline entry covering some
-    reproducer: ReproducerView | None = None  # a value mismatch cut down (engine.reproduce)
-    fuzz_class: dict | None = None  # the fuzz class of a generated group, with its links
-    families: list[str] = field(default_factory=list)  # ids of the families it belongs to
-    anchor: str = ""  # its id in the page ("group-3")
-
-    @property
-    def key(self) -> GroupKey:
-        return GroupKey(self.runtime, self.kind, self.op, self.name)
-
-    @property
-    def baseline(self) -> str:
-        """'new' when any result is outside the baseline, else 'known'."""
-        return "new" if self.new else "known"
 
 
 @dataclass
@@ -233,7 +198,7 @@ def from_runs(
             decided = verdict.decide(runs, known)
         except verdict.GateError as error:
             report.baseline_error = f"the baseline in {known} does not load: {error.problems[-1]}"
-            report.families = families(report)
+            report.families = families(report.groups, report.baseline, report.known_by)
             return report
         report.verdicts = [decided.to_json()]
         covers = {key: entry.where for key, entry in decided.gate.covered_by.items()}
@@ -245,7 +210,7 @@ def from_runs(
         _mark(report, marks, ", ".join(folders))
     if report.verdicts:
         _mark_bugs(report)
-    report.families = families(report)
+    report.families = families(report.groups, report.baseline, report.known_by)
     return report
 
 
