@@ -36,6 +36,9 @@ RUNTIME_EXTRAS = tuple(
     ]["optional-dependencies"]
     if extra not in NOT_RUNTIMES
 )
+# The scoreboard's columns: the main job's runtimes, then every other runtime's extra
+# (pyproject's order), then the EP (the scoreboard session adds it).
+SCOREBOARD_TARGETS = (*RUNTIMES, *(extra for extra in RUNTIME_EXTRAS if extra not in RUNTIMES))
 # What the tests install: every runtime, those run only when named too (their round trips).
 TESTED = f".[test,{','.join(RUNTIME_EXTRAS)}]"
 # Workers per runtime: the machine's cores, up to 4 (a later -j wins).
@@ -480,7 +483,7 @@ def scoreboard(session: nox.Session) -> None:
     (`-- --elsewhere tests/data/h200-onnxruntime-cuda onnxruntime-cuda`: the
     H200 run, re-judged; docs/gpu.md).
     """
-    _install(session, "-e", ".[all,tvm,iree]")
+    _install(session, "-e", f".[{','.join(RUNTIME_EXTRAS)}]")
     elsewhere = _elsewhere(session)
     ep_python, found = _ep_environment(session)
     session.log("onnxruntime:openvino-ep: " + ", ".join(f"{k} {v}" for k, v in found.items()))
@@ -489,7 +492,7 @@ def scoreboard(session: nox.Session) -> None:
     targets.write_text(
         "# Written by `nox -s scoreboard`. Paths are relative to this file.\n"
         "targets:\n"
-        + "".join(f"  {name}: {{adapter: {name}}}\n" for name in (*RUNTIMES, "tract", *COMPILERS))
+        + "".join(f"  {name}: {{adapter: {name}}}\n" for name in SCOREBOARD_TARGETS)
         + "  onnxruntime:openvino-ep:\n"
         "    adapter: onnxruntime\n"
         "    profile: openvino-ep\n"

@@ -284,8 +284,11 @@ def test_the_committed_scoreboard_is_of_the_shipped_baselines_and_pins():
     assert versions["openvino"].startswith(pins["openvino"])
     assert versions["tvm"] == pins["apache-tvm"]
     assert versions["iree"] == pins["iree-base-compiler"] == pins["iree-base-runtime"]
-    # The seven targets of `nox -s scoreboard`: the four runtimes, the EP, the compilers.
+    # cv2.__version__ is OpenCV's (5.0.0), the wheel's pin adds its build number (5.0.0.93)
+    assert pins["opencv-python-headless"].startswith(versions["opencv"] + ".")
+    # The eight targets of `nox -s scoreboard`: the four runtimes, the EP, the compilers, OpenCV.
     assert sorted(versions) == sorted(
-        ["onnxruntime", "openvino", "reference", "tract", "onnxruntime:openvino-ep", "tvm", "iree"]
-    )
+        ["onnxruntime", "openvino", "reference", "tract", "onnxruntime:openvino-ep", "tvm", "iree",
+         "opencv"]
+    )  # fmt: skip
     assert (REPO / "docs/scoreboard.html").read_text().count('<h2 id="target-') == len(versions)
