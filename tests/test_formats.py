@@ -323,7 +323,7 @@ def test_the_scoreboard_schema_s_rows_are_the_operators():
     target = schema("scoreboard")["properties"]["targets"]["items"]
     rows = [scoreboard.row_name(op.name, opset) for op in OPERATORS.values() for opset in op.opsets]
     assert [scoreboard.row_name(*row) for row in scoreboard.ROWS] == rows
-    assert target["properties"]["scores"]["required"] == rows + [scoreboard.TOTAL]
+    assert target["properties"]["scores"]["required"] == [*rows, scoreboard.TOTAL]
 
 
 def test_the_result_schema_s_conditions_are_the_table_s():

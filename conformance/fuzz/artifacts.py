@@ -64,7 +64,6 @@ FINDINGS = records.FINDINGS
 CLASSES = "classes"
 
 
-
 # -- values -------------------------------------------------------------------
 # -- one class ----------------------------------------------------------------
 def class_dir(found, out_dir: Path) -> Path:
