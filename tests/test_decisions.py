@@ -11,6 +11,7 @@ import pytest
 
 from conformance.cases import load
 from conformance.tables import decisions
+from conformance.tables.operators import OPERATORS
 from tests.conftest import CASES, REPO, SPECS
 
 SHARED_SPECS = REPO.parent / "shared" / "specs"
@@ -39,6 +40,13 @@ def test_every_quote_is_in_its_document(decision):
                 f"{decision.id}: {fragment!r} not found (in order) in {clause.document}"
             )
             position = found
+
+
+def test_every_operator_s_core_clause_is_in_its_document():
+    """The clause a valid fuzz regression case cites (conformance/fuzz/artifacts.py)."""
+    assert list(decisions.CORE) == list(OPERATORS)
+    for op, clause in decisions.CORE.items():
+        assert _normalized(clause.quote) in _normalized(_document_text(clause.document)), op
 
 
 @pytest.mark.parametrize("decision", decisions.DECISIONS, ids=lambda d: d.id)

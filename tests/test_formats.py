@@ -18,8 +18,10 @@ from conformance.adapters.registry import PROFILES
 from conformance.engine import models, records, run_schemas
 from conformance.engine.judge import DISCREPANCIES, KINDS
 from conformance.engine.records import CPU_FLAGS
+from conformance.report import scoreboard
 from conformance.tables import decisions, dtypes, explanations, outcomes, spec
 from conformance.tables.features import FEATURES
+from conformance.tables.operators import OPERATORS
 from tests.conftest import FIRST_ROUND_COMPLEX_SEED, REPO, conformance_here
 
 SCHEMAS = REPO / "docs" / "schemas"
@@ -313,6 +315,15 @@ def test_the_shared_definitions_are_the_tables():
         "a discrepancy kind",
         "an op",
     )
+
+
+def test_the_scoreboard_schema_s_rows_are_the_operators():
+    """A target's scores are required for every (op, opset) row, which the
+    scoreboard derives from the operators' rows, in their order, then the total."""
+    target = schema("scoreboard")["properties"]["targets"]["items"]
+    rows = [scoreboard.row_name(op.name, opset) for op in OPERATORS.values() for opset in op.opsets]
+    assert [scoreboard.row_name(*row) for row in scoreboard.ROWS] == rows
+    assert target["properties"]["scores"]["required"] == [*rows, scoreboard.TOTAL]
 
 
 def test_the_result_schema_s_conditions_are_the_table_s():

@@ -70,3 +70,33 @@ def test_no_module_branches_on_an_operator_name():
                 if literals & names:
                     found.append(f"{path.name}:{node.lineno}")
     assert found == []
+
+
+# The modules that may spell an operator's name besides its row, and why.
+_SPELLERS = {
+    "operators.py": "the rows",
+    "sources.py": "ONNX's ops whose outputs are their inputs' elements, ours among them",
+    "contract.py": "the probe model: one fixed Gather, whatever the operators",
+    "strategies.py": "INVALID_CLAUSES, in the order a seeded campaign draws them",
+}
+
+
+def test_no_module_restates_an_operator_name():
+    """Every other table of operators (the scoreboard's rows, the decisions'
+    ops, a fuzz regression case's core clause) derives from the rows: an
+    operator's name as a string literal is the rows' alone."""
+    import ast
+    from pathlib import Path
+
+    names = set(operators.OPERATORS)
+    found = []
+    for path in sorted(Path(operators.__file__).parents[1].rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if path.name in _SPELLERS or not any(repr(name)[1:-1] in text for name in names):
+            continue
+        found += [
+            f"{path.name}:{node.lineno}"
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.Constant) and node.value in names
+        ]
+    assert found == []

@@ -172,7 +172,9 @@ def compiled_inputs(model: bytes):
 
 def probe_model() -> bytes:
     """A one-node float32 Gather model: compiled once by an adapter's ``info``
-    to read back the configuration the runtime really runs with."""
+    to read back the configuration the runtime really runs with. One fixed
+    model on purpose, not an operator's row: it probes the runtime, not an
+    operator, and every runtime compiles it."""
     import onnx
     from onnx import TensorProto, helper
 

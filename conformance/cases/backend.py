@@ -49,6 +49,7 @@ from conformance.cases.case import Case, CaseFileError, Expectation, Source, con
 from conformance.cases.check import OverMemory, verdict_of
 from conformance.cases.values import MAX_ELEMENTS
 from conformance.tables import dtypes, spec
+from conformance.tables.operators import OPERATORS
 
 MODEL_SUFFIX = ".onnx"
 STREAMS = {"inputs": "inputs.pb", "outputs": "outputs.pb"}  # ONNX Runtime's one-file form
@@ -59,7 +60,6 @@ _NOT_IN_ID = re.compile(r"[^a-z0-9_-]+")
 # TraditionalMLData (tml.proto): field 16 a TensorProto, 15 its name (17, debug
 # text, is not read); fields 1 to 14 hold maps and vectors of traditional ML models.
 _TML_TENSOR, _TML_NAME = 16, 15
-ROLES = ("data", "indices")  # the node's inputs, in order
 
 
 @dataclass(frozen=True)
@@ -415,7 +415,8 @@ class _TestFolder:
 
     def _variant(self, baked: list[str], fed: list[str]) -> str:
         """Which of :data:`conformance.engine.models.VARIANTS` the test's own model is."""
-        roles = {role for role, name in zip(ROLES, self.node.inputs, strict=True) if name in baked}
+        inputs = OPERATORS[self.node.op].inputs  # the roles of the node's inputs, in order
+        roles = {role for role, name in zip(inputs, self.node.inputs, strict=True) if name in baked}
         if roles == {"data", "indices"}:
             return "both_initializers"
         if roles:

@@ -16,6 +16,7 @@ from onnx import helper, numpy_helper
 
 from conformance import oracle
 from conformance.tables import dtypes
+from conformance.tables.operators import INPUTS
 
 VARIANTS: tuple[str, ...] = (
     "static",  # every input a graph input with its exact shape
@@ -38,7 +39,6 @@ _INITIALIZERS = {
 # everything these models need.
 IR_VERSION = 10
 
-INPUTS = ("data", "indices")
 OUTPUT = "output"
 
 
@@ -57,7 +57,7 @@ def _parts(prefix: str, op: str, data, indices, axis: int | None, variant: str):
         raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
     baked = _INITIALIZERS[variant]
     symbolic = variant == "dynamic"
-    arrays = {"data": data, "indices": indices}
+    arrays = dict(zip(INPUTS, (data, indices), strict=True))
     types = {name: dtypes.of_array(arrays[name]) for name in INPUTS}
     attributes: dict[str, Any] = {} if axis is None else {"axis": int(axis)}
     names = [prefix + name for name in INPUTS]
@@ -133,7 +133,7 @@ def pack_feeds(cases, variant: str) -> dict[str, np.ndarray]:
 
 def feeds(data: np.ndarray, indices: np.ndarray, variant: str) -> dict[str, np.ndarray]:
     """The inputs to feed at run time for a model of this variant."""
-    arrays = {"data": data, "indices": indices}
+    arrays = dict(zip(INPUTS, (data, indices), strict=True))
     return {name: arrays[name] for name in INPUTS if name not in _INITIALIZERS[variant]}
 
 

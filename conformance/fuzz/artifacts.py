@@ -63,13 +63,6 @@ FORMAT = 2  # 2: bugs, coverage, replay and store; classes gained number and bug
 FINDINGS = records.FINDINGS
 CLASSES = "classes"
 
-# The clause a valid regression case tests: the operator's core sentence.
-_CORE_CLAUSE = {
-    "Gather": f"{decisions.S004}: gather entries of the axis dimension of data",
-    "GatherElements": f"{decisions.S000}: consists of one value (gathered from the data) "
-    "for each element in indices",
-}
-
 
 # -- values -------------------------------------------------------------------
 # -- one class ----------------------------------------------------------------
@@ -208,9 +201,11 @@ def case_yaml(found) -> str:
 
 
 def _spec_clause(op: str, verdict) -> str:
+    """The clause the case tests: a valid one, the operator's core sentence."""
     if verdict.valid:
-        return _CORE_CLAUSE[op]
-    clause = decisions.get(verdict.violation.clause).clauses[0]
+        clause = decisions.CORE[op]
+    else:
+        clause = decisions.get(verdict.violation.clause).clauses[0]
     return f"{clause.document}: {clause.quote}"
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.tables.operators import OPERATORS
+from conformance.tables.operators import GATHER, GATHER_ELEMENTS, OPERATORS
 
 S000 = "000_2a6c56bbed5bfbf5.txt"
 S001 = "001_65505e48bce3c01b.txt"
@@ -81,8 +81,8 @@ class Decision:
 
 
 _ALL = tuple(OPERATORS)  # a decision of every operator
-_GE = ("GatherElements",)
-_G = ("Gather",)
+_GE = (GATHER_ELEMENTS.name,)
+_G = (GATHER.name,)
 
 DECISIONS: tuple[Decision, ...] = (
     Decision(
@@ -367,6 +367,16 @@ DECISIONS: tuple[Decision, ...] = (
 BY_ID: dict[str, Decision] = {d.id: d for d in DECISIONS}
 IDS: tuple[str, ...] = tuple(BY_ID)
 DISPUTED_IDS: frozenset[str] = frozenset(d.id for d in DECISIONS if d.disputed)
+
+# Each operator's core sentence: the clause a valid case rests on (a fuzz
+# finding's regression case cites it). Quoted as the decisions' clauses are
+# (tests/test_decisions.py finds each in its document).
+CORE: dict[str, Clause] = {
+    GATHER.name: Clause(S004, "gather entries of the axis dimension of data"),
+    GATHER_ELEMENTS.name: Clause(
+        S000, "consists of one value (gathered from the data) for each element in indices"
+    ),
+}
 
 
 def get(decision_id: str) -> Decision:

@@ -8,7 +8,8 @@ whether its indices pair with data dimension by dimension, and its
 output-shape rule, as the input dimensions each output dimension follows.
 Everything else derives from the rows: ``spec.OPSETS``, the decisions of
 every operator, the model reader's list of nodes, the oracle's output shape,
-the reproducer's cuts, the strategies' index shapes. (The input features
+the reproducer's cuts, the strategies' index shapes, the inputs the model
+builder and the backend reader name, the scoreboard's rows. (The input features
 only one operator's inputs have are :mod:`.features`' to say: ``OWN``.)
 """
 

@@ -19,8 +19,10 @@ import time
 
 import pytest
 
+from conformance.cases.values import MAX_ELEMENTS
 from conformance.engine import files
 from conformance.engine.pool import STARTUP_FLOOR, EngineError, WorkerPool
+from conformance.fuzz.campaign import Campaign, CampaignOptions
 from tests.conftest import REPO, conformance
 
 # data [1, 4096] and indices [512, 1024]: 4 MB of inputs, a 16 GiB Gather output.
@@ -120,6 +122,17 @@ def test_a_runtime_hanging_on_everything_costs_one_timeout_past_the_budget(tmp_p
 @pytest.mark.xdist_group("timing")  # its time is asserted: tests/tiers.py
 def test_fuzz_draws_stop_at_the_budget_with_the_largest_tensors(tmp_path):
     """Draws at the element cap take long each; the budget is held between them."""
+    # Between draws, whatever the machine's load: a batch drawn once the budget
+    # is spent stops at its first draw. (A round's check per case stops the
+    # campaign too, but only after the whole batch: 64 draws at the cap, seconds
+    # that the end-to-end bound below can absorb on a fast machine.)
+    capped = Campaign(
+        CampaignOptions(["reference"], 6, 3, tmp_path / "unused", max_elements=MAX_ELEMENTS)
+    )
+    capped.budget.start()
+    capped.budget.started -= capped.budget.seconds  # spent
+    draw, *arguments = capped._next_batch(0)
+    assert draw(*arguments) == []
     # The budget holds the worker's start too: 2 s, even 4, ran out before any
     # example on 2 cores busy with another test process (pytest-xdist) and more.
     budget = 6
