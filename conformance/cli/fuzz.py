@@ -20,7 +20,6 @@ from conformance.engine.run import Run
 from conformance.fuzz import limits
 from conformance.fuzz.options import FUZZ_TIMEOUTS, CampaignOptions
 from conformance.fuzz.store import Store, StoreError, open_store
-from conformance.gate.settings import build
 from conformance.report.terminal import finish as finish_text
 from conformance.report.terminal import fuzz as fuzz_text
 from conformance.report.terminal.progress import Ticker
@@ -235,22 +234,13 @@ def command(args) -> int:
         err.print(str(error), markup=False)
         return exits.USAGE
     around = model_strategy(args.model, max_elements) if args.model else (None, None)
-    settings = build(
-        runtimes=args.runtimes,
-        targets_file=args.targets,
-        say=lambda line: err.print(line, markup=False),
-        known=args.known,
-        allow_fixed=args.allow_fixed,
-        jobs=args.jobs,
+    settings = options.settings_of(
+        args,
+        "fuzz",
+        err,
         auto_at_least=FUZZ_AUTO_WORKERS,
-        gpu_workers=args.gpu_workers,
-        timeout=args.timeout,
         pack=args.pack,
-        out=args.out or options.default_out("fuzz"),
-        verbose=args.verbose,
-        summary_md=args.summary_md,
         progress=not args.no_progress,
-        command=args.command,
     )
     runtimes, engine, out = list(settings.targets), settings.engine, settings.out
     assert engine is not None and out is not None  # built with both
@@ -320,20 +310,7 @@ def replay_command(args) -> int:
 
     finish.check_outputs(args.summary_md)
     err = options.stderr()
-    settings = build(
-        runtimes=args.runtimes,
-        targets_file=args.targets,
-        say=lambda line: err.print(line, markup=False),
-        known=args.known,
-        allow_fixed=args.allow_fixed,
-        jobs=args.jobs,
-        gpu_workers=args.gpu_workers,
-        timeout=args.timeout,
-        out=args.out or options.default_out("replay"),
-        verbose=args.verbose,
-        summary_md=args.summary_md,
-        command=args.command,
-    )
+    settings = options.settings_of(args, "replay", err)
     engine, out = settings.engine, settings.out
     assert engine is not None and out is not None  # built with both
     store = _replayed_store(args.store)

@@ -14,7 +14,6 @@ from conformance.cli import run as run_command
 from conformance.engine import files, whole_model
 from conformance.engine.pool import DEFAULT_BATCH, DEFAULT_WORKER_MEMORY, RUN_TIMEOUTS
 from conformance.errors import ConformanceError
-from conformance.gate.settings import build
 from conformance.graphs import capture, drawing, nodes, reading, saving
 from conformance.report import node_verdicts
 from conformance.report.terminal import gate as gate_text
@@ -105,27 +104,7 @@ def draws(text: str) -> int:
 
 def command(args) -> int:
     err = options.stderr()
-    settings = build(
-        runtimes=args.runtimes,
-        targets_file=args.targets,
-        say=lambda line: err.print(line, markup=False),
-        known=args.known,
-        gate=args.gate,
-        allow_fixed=args.allow_fixed,
-        variants=args.variants,
-        jobs=args.jobs,
-        gpu_workers=args.gpu_workers,
-        batch_size=args.batch_size,
-        timeout=args.timeout,
-        worker_memory=args.worker_memory,
-        case_memory=args.case_memory,
-        pack=args.pack,
-        out=args.out or options.default_out("model"),
-        verbose=args.verbose,
-        summary_md=args.summary_md,
-        progress=not args.no_progress,
-        command=args.command,
-    )
+    settings = options.run_settings(args, "model", err)
     if settings.ungated:  # a baseline that does not load, in a run it does not stop
         for line in gate_text.ungated_lines(list(settings.ungated)):
             err.print(line, markup=False)

@@ -32,6 +32,7 @@ from conformance.engine.pool import Timeouts
 # imports nothing of the cli); the commands take them from here.
 from conformance.gate.settings import MAX_PACK as MAX_PACK
 from conformance.gate.settings import MAX_SECONDS as MAX_SECONDS
+from conformance.gate.settings import Settings, build
 from conformance.gate.settings import add_known as add_known
 from conformance.gate.settings import add_variants as add_variants
 from conformance.gate.settings import at_most as at_most
@@ -265,6 +266,47 @@ def add_json(parser, what: str) -> None:
 def default_out(kind: str) -> Path:
     """reports/<kind>-<time>: where a run or campaign goes without --out."""
     return Path("reports") / datetime.now().strftime(f"{kind}-%Y%m%d-%H%M%S")
+
+
+def settings_of(args, kind: str, err: Console, **more) -> Settings:
+    """The settings (:func:`conformance.gate.settings.build`) of a command that
+    runs targets (``run``, ``model``, ``fuzz``, ``fuzz replay``): the options they
+    all have, its output folder (default :func:`default_out` of ``kind``), lines
+    said on ``err``; ``more``: the command's own options."""
+    return build(
+        runtimes=args.runtimes,
+        targets_file=args.targets,
+        say=lambda line: err.print(line, markup=False),
+        known=args.known,
+        allow_fixed=args.allow_fixed,
+        jobs=args.jobs,
+        gpu_workers=args.gpu_workers,
+        timeout=args.timeout,
+        out=args.out or default_out(kind),
+        verbose=args.verbose,
+        summary_md=args.summary_md,
+        command=args.command,
+        **more,
+    )
+
+
+def run_settings(args, kind: str, err: Console) -> Settings:
+    """:func:`settings_of` a command that runs cases (``run``, ``model``): with
+    the gate, the variants, the engine's limits, the pack and the progress line."""
+    return settings_of(
+        args,
+        kind,
+        err,
+        # Without --gate the verdict is still written (gate.json: the report marks
+        # each group known or new from it), but it does not decide the exit code.
+        gate=args.gate,
+        variants=args.variants,
+        batch_size=args.batch_size,
+        worker_memory=args.worker_memory,
+        case_memory=args.case_memory,
+        pack=args.pack,
+        progress=not args.no_progress,
+    )
 
 
 def add_out(parser, kind: str) -> None:

@@ -16,7 +16,7 @@ from conformance.engine import files, records
 from conformance.engine.pool import DEFAULT_BATCH, DEFAULT_WORKER_MEMORY, RUN_TIMEOUTS
 from conformance.engine.run import run_cases
 from conformance.errors import ConformanceError
-from conformance.gate.settings import Settings, build
+from conformance.gate.settings import Settings
 from conformance.graphs import nodes
 from conformance.report import node_verdicts
 from conformance.report.terminal import cases as cases_text
@@ -80,29 +80,7 @@ def _add_arguments(parser) -> None:
 def command(args) -> int:
     finish.check_outputs(args.summary_md)
     err = options.stderr()
-    settings = build(
-        runtimes=args.runtimes,
-        targets_file=args.targets,
-        say=lambda line: err.print(line, markup=False),
-        known=args.known,
-        # Without --gate the verdict is still written (gate.json: the report marks
-        # each group known or new from it), but it does not decide the exit code.
-        gate=args.gate,
-        allow_fixed=args.allow_fixed,
-        variants=args.variants,
-        jobs=args.jobs,
-        gpu_workers=args.gpu_workers,
-        batch_size=args.batch_size,
-        timeout=args.timeout,
-        worker_memory=args.worker_memory,
-        case_memory=args.case_memory,
-        pack=args.pack,
-        out=args.out or options.default_out("run"),
-        verbose=args.verbose,
-        summary_md=args.summary_md,
-        progress=not args.no_progress,
-        command=args.command,
-    )
+    settings = options.run_settings(args, "run", err)
     if settings.ungated:  # a baseline that does not load, in a run it does not stop
         for line in gate_text.ungated_lines(list(settings.ungated)):
             err.print(line, markup=False)
