@@ -180,6 +180,24 @@ def test_ulp_distance_and_largest_gap():
     assert whole_model.difference(a, a.copy())["differs"] is False
 
 
+def test_the_gist_of_an_error_leaves_out_where_it_was_raised():
+    """OpenVINO's refusal of silero_vad, as its frontend words it: the
+    boilerplate lines go, a line ending in a colon introduces the next."""
+    message = (
+        "Exception from src/inference/src/cpp/core.cpp:97:\n"
+        "Check 'false' failed at src/frontends/common/src/frontend.cpp:54:\n"
+        "FrontEnd API failed with GeneralFailure:\n"
+        "Conv-16 with a message:\n"
+        "While validating ONNX node '<Node(Conv): /Conv_5>':\n"
+        "The input data tensor's rank has to be known (static)\n"
+    )
+    assert whole_model.gist(message) == (
+        "Conv-16 with a message: While validating ONNX node '<Node(Conv): /Conv_5>': "
+        "The input data tensor's rank has to be known (static)"
+    )
+    assert whole_model.gist("one\ntwo\nthree\nfour") == "one; two; three"
+
+
 def test_every_explanation_says_what_to_do():
     from conformance.tables import explanations
 

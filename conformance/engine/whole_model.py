@@ -217,8 +217,13 @@ def gist(message: str) -> str:
     """The informative part of a runtime's error, on one line: its boilerplate
     lines (where in the runtime's source it was raised) left out."""
     lines = [line.strip(" -") for line in (message or "").splitlines() if line.strip(" -")]
-    useful = [line for line in lines if not line.startswith(BOILERPLATE)]
-    return "; ".join(useful[:3])[:300] or first_line(message)
+    useful = [line for line in lines if not line.startswith(BOILERPLATE)][:3]
+    # a line ending in a colon introduces the next ("Conv-16 with a message: While ...")
+    said = "".join(
+        line + ("" if i == len(useful) - 1 else " " if line.endswith(":") else "; ")
+        for i, line in enumerate(useful)
+    )
+    return said[:300] or first_line(message)
 
 
 BOILERPLATE = (
