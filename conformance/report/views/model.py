@@ -258,7 +258,7 @@ def todo_of(verdict: ModelVerdict, target: TargetVerdict, broken: set[str]) -> l
         )
     todo = list(dict.fromkeys(todo))
     if len(todo) > TODO_SHOWN:
-        todo = todo[:TODO_SHOWN] + [f"and {len(todo) - TODO_SHOWN} more (Model nodes, below)"]
+        todo = [*todo[:TODO_SHOWN], f"and {len(todo) - TODO_SHOWN} more (Model nodes, below)"]
     return todo or (["nothing"] if target.status == "safe" else [])
 
 
