@@ -15,16 +15,38 @@ from html import unescape
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
 
 from conformance.cli import main
 from conformance.engine import run_folder
 from conformance.report import node_verdicts
 from conformance.report.views import model as model_view
-from tests.test_model_as_built import LOW32, fed_indices
+from tests.test_model_as_built import LOW32
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TARGETS = ["reference", "onnxruntime", "openvino", LOW32]
+# A node named as exporters name them: a path longer than any column (each part breaks
+# after its slash, never inside a name).
+NODE = "/".join(["encoder_embeddings_word"] * 10) + "/Gather"
+
+
+def embedding(folder: Path) -> Path:
+    """An embedding table (4 rows) indexed by a graph input, ``ids``."""
+    table = nh.from_array(np.arange(12, dtype=np.int64).reshape(4, 3) << 33, "table")
+    graph = h.make_graph(
+        [h.make_node("Gather", ["table", "ids"], ["y"], name=NODE, axis=0)],
+        "g",
+        [h.make_tensor_value_info("ids", T.INT64, [2])],
+        [h.make_tensor_value_info("y", T.INT64, [2, 3])],
+        initializer=[table],
+    )
+    path = folder / "m.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 15)], ir_version=8), path)
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +54,7 @@ def oov_run(tmp_path_factory) -> Path:
     """An embedding fed an id equal to its vocabulary size (4 rows, id 4): the
     spec forbids it; ONNX Runtime and onnx.reference refuse, OpenVINO reads on."""
     folder = tmp_path_factory.mktemp("page")
-    model = fed_indices(folder)
+    model = embedding(folder)
     np.savez(folder / "oov.npz", ids=np.array([3, 4], np.int64))
     out = folder / "run"
     code = main(["model", str(model), "--inputs", str(folder / "oov.npz"), "--runtime",
@@ -88,7 +110,7 @@ def test_an_input_that_breaks_the_spec_is_a_row_of_its_own(oov_run):
     (row,) = re.findall(r'<tr class="spec-input">(.*?)</tr>', box, re.S)
     said = _text(row)
     assert said.startswith("ids (graph input) indices[1] = 4 breaks the spec")
-    assert "node embed, clause index-out-of-range" in said
+    assert f"node {NODE}, clause index-out-of-range" in said
     assert "onnxruntime: refused it, as the spec requires" in said
     assert "openvino: accepted it and returned an output" in said
     assert "validate ids within [-4, 3] (axis 0 of size 4) before inference" in said
@@ -156,6 +178,14 @@ def test_outputs_show_the_difference_and_each_precise_profiles():
     assert table.compared == "outputs of reference, openvino compared with reference's"
 
 
+def test_a_long_message_is_cut_between_words():
+    said = " ".join(f"word{i}" for i in range(100))
+    cut = model_view.words_cut(said, 60)
+    assert len(cut) <= 60 and cut.endswith(" …")
+    assert set(cut[:-2].split()) <= set(said.split())  # no half word
+    assert model_view.words_cut(said, 1000) == said
+
+
 def test_a_verdict_word_the_table_does_not_list_still_gets_a_badge():
     assert model_view.badge_of("safe as built; not judged in situ").tone == "good"
     assert model_view.badge_of("refused the input").tone == "note"
@@ -171,7 +201,8 @@ const badges = [...box.querySelectorAll('.badge')].map(b => {
   return {word: b.textContent, lines: Math.round(b.getBoundingClientRect().height / line)};
 });
 document.body.dataset.measured = JSON.stringify({
-  width, box_scroll: box.scrollWidth, box_client: box.clientWidth,
+  width, page: document.documentElement.scrollWidth,
+  box_scroll: box.scrollWidth, box_client: box.clientWidth,
   tables: [...box.querySelectorAll('table')].map(t => t.getBoundingClientRect().right),
   broken: cells.filter(c => ['break-all', 'break-word'].includes(getComputedStyle(c).wordBreak)
                         || getComputedStyle(c).whiteSpace.startsWith('pre')).length,
@@ -199,6 +230,7 @@ def test_in_a_browser_the_table_fits_a_laptop_and_words_stay_whole(oov_run, tmp_
     measured = json.loads(unescape(found[1]))
     assert 1300 <= measured["width"] <= 1366  # the laptop's width, less a scroll bar
     assert measured["box_scroll"] <= measured["box_client"]  # nothing overflows the box
+    assert measured["page"] <= measured["width"]  # nor the page: no horizontal scroll bar
     assert measured["tables"] and all(right <= measured["width"] for right in measured["tables"])
     assert measured["broken"] == 0  # no cell breaks words anywhere or keeps the terminal's lines
     assert {b["word"] for b in measured["badges"]} >= {"breaks the spec", "differs", "what if"}

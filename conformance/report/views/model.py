@@ -23,6 +23,7 @@ from conformance.tables import explanations
 
 MESSAGE_CHARS = 240  # a refusal's message in a cell: its informative head, whole on hover
 TODO_SHOWN = 4  # what-to-do lines per target row
+NAMES_SHOWN = 3  # node names per what-if row; the Model nodes section lists more
 
 # The badge's tone per verdict word (CSS ``badge-<tone>``); a word not listed
 # takes the tone of its first word ("safe as built; ..." is good), else "note".
@@ -67,8 +68,9 @@ class TargetRow:
     outputs: str  # the whole model's outputs against the comparison's reference
     precise: list[str] = field(default_factory=list)  # each precise profile's figure
     todo: list[str] = field(default_factory=list)
-    message: str = ""  # a refusal's message, cut (whole in ``message_whole``)
+    message: str = ""  # the whole model's message, cut (whole in ``message_whole``)
     message_whole: str = ""
+    refused: bool = False  # the whole model did not run (or load): the message says why
 
 
 @dataclass
@@ -88,7 +90,8 @@ class WhatIfRow:
     target: str
     kind: str
     mechanism: str
-    nodes: list[str]
+    nodes: list[str]  # the first NAMES_SHOWN nodes it hits
+    count: int  # every node it hits
     todo: str
     about: str = ""
 
@@ -128,6 +131,15 @@ def _table(verdict: ModelVerdict, entries: list[dict], records: list[dict]) -> M
     )
 
 
+def words_cut(line: str, limit: int) -> str:
+    """``line`` cut to ``limit`` characters between words (a page never shows half a
+    word), ``…`` when cut."""
+    if len(line) <= limit:
+        return line
+    head = line[: limit - 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:") + " …"
+
+
 # -- a row per target -------------------------------------------------------------------
 def badge_of(word: str) -> Badge:
     tone = TONES.get(word) or TONES.get(re.split(r"[\s:;,]", word, maxsplit=1)[0], "note")
@@ -138,10 +150,12 @@ def target_row(
     verdict: ModelVerdict, target: TargetVerdict, entries: list[dict], broken: set[str]
 ) -> TargetRow:
     whole = target.whole or {}
-    refused = target.status in ("cannot load", "cannot run", "crashed", "timed out")
-    message = str(whole.get("message") or "") if refused else ""
+    # what the whole model's run said: a refusal's cause, or a note on a model that
+    # ran (how it ran); "loads" says only that it was run on zeros
+    refused = whole.get("status") not in (None, "ran", "loads")
+    message = str(whole.get("message") or "") if whole.get("status") != "loads" else ""
     differing = len(set(target.differing))
-    row = TargetRow(
+    return TargetRow(
         target=target.runtime,
         badge=badge_of(target.status),
         as_built=f"{verdict.judged - differing} of {verdict.judged} exact",
@@ -149,10 +163,10 @@ def target_row(
         outputs=outputs_of(verdict, target),
         precise=precise_of(verdict, target),
         todo=todo_of(verdict, target, broken),
-        message=first_line(message, MESSAGE_CHARS),
+        message=words_cut(first_line(message), MESSAGE_CHARS),
         message_whole=message,
+        refused=refused,
     )
-    return row
 
 
 def in_situ_of(verdict: ModelVerdict, target: TargetVerdict, entries: list[dict]) -> str:
@@ -339,15 +353,20 @@ def _what(source: dict, record: dict, clause: str) -> str:
 # -- what if ----------------------------------------------------------------------------
 def what_if_rows(verdict: ModelVerdict) -> list[WhatIfRow]:
     """The discrepancies seen only on what-if cases: never the verdict."""
-    return [
-        WhatIfRow(
-            target=m.runtime,
-            kind=m.kind,
-            mechanism=m.text,
-            nodes=list(dict.fromkeys(m.nodes)),
-            todo=m.workaround,
-            about=m.about,
+    rows = []
+    for m in verdict.mechanisms:
+        if m.as_built:
+            continue
+        nodes = list(dict.fromkeys(m.nodes))
+        rows.append(
+            WhatIfRow(
+                target=m.runtime,
+                kind=m.kind,
+                mechanism=m.text,
+                nodes=nodes[:NAMES_SHOWN],
+                count=len(nodes),
+                todo=m.workaround,
+                about=m.about,
+            )
         )
-        for m in verdict.mechanisms
-        if not m.as_built
-    ]
+    return rows
