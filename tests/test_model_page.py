@@ -178,6 +178,12 @@ def test_outputs_show_the_difference_and_each_precise_profiles():
     assert table.compared == "outputs of reference, openvino compared with reference's"
 
 
+def test_saved_node_cases_run_alone_say_no_whole_model():
+    alone = {**DOCUMENT, "whole_model": {}}  # run --cases of a model's saved node cases
+    (table,) = model_view.tables(alone, [], node_verdicts.verdicts(alone, []))
+    assert table.compared == "" and not table.targets  # no runtime ran a record here
+
+
 def test_a_long_message_is_cut_between_words():
     said = " ".join(f"word{i}" for i in range(100))
     cut = model_view.words_cut(said, 60)

@@ -192,6 +192,8 @@ def in_situ_of(verdict: ModelVerdict, target: TargetVerdict, entries: list[dict]
 
 def compared_with(verdict: ModelVerdict) -> str:
     whole = verdict.whole or {}
+    if not whole:  # node cases run on their own (run --cases of saved cases)
+        return ""
     if whole.get("skipped"):
         return f"whole model not run: {whole['skipped']}"
     if not verdict.fed:
@@ -208,7 +210,7 @@ def outputs_of(verdict: ModelVerdict, target: TargetVerdict) -> str:
     """The target's outputs against the comparison's reference, as measured."""
     whole = verdict.whole or {}
     status = (target.whole or {}).get("status", "")
-    if not verdict.fed or whole.get("skipped"):
+    if not verdict.fed or not whole or whole.get("skipped"):
         return "not run"
     if status != "ran":
         return f"none: {status or 'not run'}"
