@@ -23,7 +23,7 @@ from conformance.tables import explanations
 
 MESSAGE_CHARS = 240  # a refusal's message in a cell: its informative head, whole on hover
 TODO_SHOWN = 4  # what-to-do lines per target row
-NAMES_SHOWN = 3  # node names per what-if row; the Model nodes section lists more
+NAMES_SHOWN = 3  # node names per what-if row; the nodes' section lists more
 
 # The badge's tone per verdict word (CSS ``badge-<tone>``); a word not listed
 # takes the tone of its first word ("safe as built; ..." is good), else "note".
@@ -274,7 +274,7 @@ def todo_of(verdict: ModelVerdict, target: TargetVerdict, broken: set[str]) -> l
         )
     todo = list(dict.fromkeys(todo))
     if len(todo) > TODO_SHOWN:
-        todo = [*todo[:TODO_SHOWN], f"and {len(todo) - TODO_SHOWN} more (Model nodes, below)"]
+        todo = [*todo[:TODO_SHOWN], f"and {len(todo) - TODO_SHOWN} more (the nodes, below)"]
     return todo or (["nothing"] if target.status == "safe" else [])
 
 
