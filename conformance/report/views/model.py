@@ -257,7 +257,7 @@ def todo_of(verdict: ModelVerdict, target: TargetVerdict, broken: set[str]) -> l
     """What to do on this target: each as-built mechanism's workaround, each in-situ
     difference's; a node whose fed input breaks the spec points at the input's row."""
     todo: list[str] = []
-    if target.status in ("cannot load", "cannot run", "crashed", "timed out") and broken:
+    if broken and (target.whole or {}).get("status") not in (None, "ran", "loads"):
         todo.append("see the inputs that break the spec, above")
     for m in verdict.mechanisms:
         if m.runtime == target.runtime and m.as_built:
@@ -275,7 +275,7 @@ def todo_of(verdict: ModelVerdict, target: TargetVerdict, broken: set[str]) -> l
     todo = list(dict.fromkeys(todo))
     if len(todo) > TODO_SHOWN:
         todo = [*todo[:TODO_SHOWN], f"and {len(todo) - TODO_SHOWN} more (the nodes, below)"]
-    return todo or (["nothing"] if target.status == "safe" else [])
+    return todo or (["nothing"] if badge_of(target.status).tone == "good" else [])
 
 
 # -- the inputs that break the spec ---------------------------------------------------
