@@ -6,6 +6,7 @@ runs on every target and each node is judged in situ."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -259,7 +260,10 @@ def test_in_a_browser_the_model_verdict_comes_before_the_bookkeeping(tmp_path):
     dom = shown.stdout
     first = dom.index("Your model, as built and as run")
     assert first < dom.index('id="verdict"') < dom.index("Model nodes")
-    assert "low32: differs: 1 of 1 node(s) as built" in dom
+    # the verdict as a table: the target's row, its word a badge (tests/test_model_page.py)
+    assert re.search(r'<tr class="target" data-runtime="low32">\s*<td>low32</td>\s*'
+                     r'<td><span class="badge badge-bad">differs</span></td>\s*'
+                     r'<td>0 of 1 exact</td>', dom)  # fmt: skip
     # beside the node's mechanism: what to do, and the explanation in plain words
     assert "keep int64 data within int32" in dom
     assert "int64-low32: 64-bit integers keep their low 32 bits" in dom

@@ -27,6 +27,8 @@ from conformance.report.views.decisions import DecisionRow, decision_rows
 from conformance.report.views.families import Family, families
 from conformance.report.views.fuzz import FuzzBug, class_key, fuzz_bugs
 from conformance.report.views.group import Group
+from conformance.report.views.model import ModelTable
+from conformance.report.views.model import tables as model_tables
 from conformance.report.views.severity import SEVERITY, by_severity
 from conformance.report.views.tensors import (
     differing,
@@ -87,6 +89,8 @@ class Report:
     coverage: CoverageView | None = None  # what the fuzz campaigns reached
     # conformance model: per model, its nodes' verdict (report.node_verdicts.ModelVerdict)
     nodes: list = field(default_factory=list)
+    # conformance model: per model, its verdict as the page's table (views.model.ModelTable)
+    model_tables: list[ModelTable] = field(default_factory=list)
 
     @property
     def packing(self) -> dict:
@@ -123,13 +127,15 @@ class Report:
 
 
 # -- the report -----------------------------------------------------------------------
-def _node_verdicts(runs: list[records.RunFolder]) -> list:
-    """The verdict per model node of the runs ``conformance model`` wrote (their nodes.json)."""
+def _node_verdicts(runs: list[records.RunFolder]) -> tuple[list, list[ModelTable]]:
+    """The verdict per model node of the runs ``conformance model`` wrote (their
+    nodes.json), and each model's verdict as the page's table."""
     import json
 
     from conformance.report import node_verdicts
 
-    made = []
+    made: list = []
+    shown: list[ModelTable] = []
     for run in runs:
         path = run.folder / node_verdicts.NODES
         if not path.is_file():
@@ -138,8 +144,10 @@ def _node_verdicts(runs: list[records.RunFolder]) -> list:
             document = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # the results stand without it; the report only lacks the node table
-        made += node_verdicts.verdicts(document, run.records)
-    return made
+        mine = node_verdicts.verdicts(document, run.records)
+        made += mine
+        shown += model_tables(document, run.records, mine)
+    return made, shown
 
 
 def from_runs(
@@ -188,7 +196,7 @@ def from_runs(
             if "reproducer" in held:
                 group.reproducer = reproducer(held["reproducer"])
         group.fuzz_class = classes.get(group.key)
-    report.nodes = _node_verdicts(runs)
+    report.nodes, report.model_tables = _node_verdicts(runs)
     report.unfinished = [why for run in runs if (why := run.unfinished())]
     report.stale_gates = [run.stale_gate for run in runs if run.stale_gate]
     report.harness_errors = sum((run.summary or {}).get("harness_errors", 0) for run in runs)
