@@ -309,6 +309,13 @@ def _reference(record: dict, got: dict, runtimes) -> str | None:
     return base[0] if base else ran[0]
 
 
+# Below this fraction of an output's scale (its largest finite magnitude) a value
+# is "tiny": near zero a unit in the last place is so small that a count of them
+# says nothing to a deployer (a gap of 6e-08 around zero is 800 million ULP), so
+# ULP are counted only where either side is at least this.
+TINY = 2.0**-10
+
+
 def _differences(names: list[str], base: list, other: list) -> list[dict]:
     found = []
     for i, name in enumerate(names):
@@ -319,25 +326,67 @@ def _differences(names: list[str], base: list, other: list) -> list[dict]:
 
 
 def difference(a: np.ndarray | None, b: np.ndarray | None) -> dict:
-    """How far ``b`` is from ``a``: bit-exact or not, max absolute difference, max ULP distance."""
+    """How far ``b`` (a target's output) is from ``a`` (the one it is compared
+    with): bit-exact or not; the largest absolute difference over finite
+    elements, and it as a fraction of ``a``'s scale; the largest ULP distance
+    (raw, and over elements that are not tiny); where NaN or an infinity
+    stands on one side only, which the finite figures cannot show."""
+    found: dict = {"differs": True, "max_abs": None, "max_ulp": None, "note": ""}
+    found.update(scale=None, max_rel=None, ulp_not_tiny=None, nan_one_side=None,
+                 inf_one_side=None)  # fmt: skip
     if a is None or b is None:
-        return {"differs": True, "max_abs": None, "max_ulp": None, "note": "missing output"}
+        return {**found, "note": "missing output"}
     if a.dtype != b.dtype or a.shape != b.shape:
         note = f"{dtypes.name_of(b)}{list(b.shape)} vs {dtypes.name_of(a)}{list(a.shape)}"
-        return {"differs": True, "max_abs": None, "max_ulp": None, "note": note}
-    same = compare.difference(a, b) is None
+        return {**found, "note": note}
+    found["differs"] = compare.difference(a, b) is not None
     if a.dtype.kind not in "fiu" or a.size == 0:
-        return {"differs": not same, "max_abs": None, "max_ulp": None, "note": ""}
+        return found
     with np.errstate(all="ignore"):
-        gap = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+        gap = np.abs(wide_a - wide_b)
         finite = np.isfinite(gap)
-        max_abs = float(gap[finite].max()) if finite.any() else None
-    ulp = _ulps(a, b) if a.dtype.kind == "f" else None
-    return {"differs": not same, "max_abs": max_abs, "max_ulp": ulp, "note": ""}
+        found["max_abs"] = float(gap[finite].max()) if finite.any() else None
+        magnitudes = np.abs(wide_a[np.isfinite(wide_a)])
+        found["scale"] = float(magnitudes.max()) if magnitudes.size else None
+    if found["max_abs"] is not None and found["scale"]:
+        found["max_rel"] = found["max_abs"] / found["scale"]
+    if a.dtype.kind != "f":
+        return found
+    found["max_ulp"] = _ulps(a, b)
+    if found["scale"]:
+        floor = found["scale"] * TINY
+        found["ulp_not_tiny"] = _ulps(a, b, (np.abs(wide_a) >= floor) | (np.abs(wide_b) >= floor))
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    found["nan_one_side"] = _one_side(a, b, nan_a ^ nan_b, nan_a, nan_b)
+    inf_a, inf_b = np.isinf(a), np.isinf(b)
+    with np.errstate(all="ignore"):
+        unmatched = (inf_a | inf_b) & (a != b) & ~nan_a & ~nan_b
+    found["inf_one_side"] = _one_side(a, b, unmatched, inf_a, inf_b)
+    return found
 
 
-def _ulps(a: np.ndarray, b: np.ndarray) -> int | None:
-    """The largest distance in units in the last place between finite elements."""
+def _one_side(a, b, only: np.ndarray, in_a: np.ndarray, in_b: np.ndarray) -> dict | None:
+    """The elements ``only`` marks (a NaN, or an infinity, that the other side
+    does not have): how many, how many of them have it on each side (``in_a``,
+    ``in_b``), the first position and both values there; None where none."""
+    count = int(np.count_nonzero(only))
+    if not count:
+        return None
+    first = tuple(int(i) for i in np.argwhere(only)[0])
+    return {
+        "count": count,
+        "target": int(np.count_nonzero(only & in_b)),
+        "compared": int(np.count_nonzero(only & in_a)),
+        "first": list(first),
+        "target_value": repr(b[first].item()),
+        "compared_value": repr(a[first].item()),
+    }
+
+
+def _ulps(a: np.ndarray, b: np.ndarray, where: np.ndarray | None = None) -> int | None:
+    """The largest distance in units in the last place between finite elements
+    (of those ``where`` selects)."""
     width = a.dtype.itemsize
     if width not in (2, 4, 8):
         return None
@@ -349,6 +398,8 @@ def _ulps(a: np.ndarray, b: np.ndarray) -> int | None:
         return np.where(bits < 0, low - bits, bits)
 
     finite = np.isfinite(a) & np.isfinite(b)
+    if where is not None:
+        finite &= where
     if not finite.any():
         return None
     gap = np.abs(ordered(a[finite]) - ordered(b[finite]))
