@@ -37,7 +37,7 @@ from conformance.adapters.registry import PRECISE, PROFILES, declared
 from conformance.engine.pool import Job, WorkerPool
 from conformance.engine.targets import Target
 from conformance.errors import ConformanceError
-from conformance.graphs import exposing
+from conformance.graphs import as_fed, exposing
 from conformance.graphs.capture import graph_inputs, with_its_data
 from conformance.graphs.reading import IN_MEMORY_LIMIT, GraphFile, name_unnamed_dims, tensor_type
 from conformance.messages import first_line
@@ -143,7 +143,8 @@ def run(
             key = (site.model, site.graph, site.node)
             for target in runtimes:
                 name = name_of(target)
-                in_situ.setdefault(key, {})[name] = _judge_node(site, key, exposed, got.get(name))
+                judged = _judge_node(site, key, exposed, got.get(name))
+                in_situ.setdefault(key, {})[name] = _as_fed(judged, site, exposed, got.get(name), fed)
         reference = _reference(record, got, runtimes)
         if reference is None:
             continue
@@ -281,6 +282,60 @@ def _judge_node(site, key, exposed: exposing.Exposed, raw) -> dict:
         return {**said, "verdict": "exact"}
     mechanism = _mechanism(expected, actual)
     return {**said, "verdict": "differs", "mechanism": mechanism}
+
+
+def _as_fed(judged: dict, site, exposed: exposing.Exposed, raw, fed: dict) -> dict:
+    """The node's in-situ verdict with, for each of its inputs that is a fed graph
+    input or moved from one without changing a value, the values the target gave
+    the node against the values fed (``as_fed``). A change is a finding named by
+    its mechanism (OpenVINO narrowing int64 inputs on entry): a node exact on
+    the values it was given, when they are not the fed ones, is not exact."""
+    if judged["verdict"] not in ("exact", "differs") or site.scope is None:
+        return judged
+    if site.graph.startswith("function:"):  # a function's inputs are not what was fed
+        return judged
+    roles = exposed.nodes[(site.model, site.graph, site.node)]
+    found, changed = {}, []
+    for role, name in (("data", site.data_name), ("indices", site.indices_name)):
+        said = _seen_as_fed(site.scope, name, np.asarray(raw.outputs[roles[role]]), fed)
+        if said is not None:
+            found[role] = {k: v for k, v in said.items() if k != "said"}
+            changed += [f"its {role} {said['said']}"] if "said" in said else []
+    if not found:
+        return judged
+    if not changed or judged["verdict"] != "exact":
+        return {**judged, "as_fed": found}
+    return {**judged, "verdict": "differs", "mechanism": "; ".join(changed), "as_fed": found}
+
+
+def _seen_as_fed(scope, name: str, seen: np.ndarray, fed: dict) -> dict | None:
+    """``name``'s values on the target (``seen``) against the fed graph input it
+    is, moved as the model moves it; None when it is no fed input moved losslessly."""
+    path = as_fed.path_to_input(scope, name, set(fed))
+    if path is None:
+        return None
+    source, nodes = path
+    record: dict = {"input": source, "through": [n.op_type for n in nodes]}
+    expected = as_fed.replay(scope, nodes, source, np.asarray(fed[source]))
+    if expected is None:
+        why = "onnx.reference refuses the fed value through these ops"
+        return {**record, "verdict": "not compared", "why": why}
+    if compare.difference(expected, seen) is None:
+        return {**record, "verdict": "as fed"}
+    mechanism = _mechanism(expected, seen)
+    widened = seen
+    if expected.shape == seen.shape and expected.dtype != seen.dtype:
+        widened = seen.astype(expected.dtype)  # a narrower dtype: which values changed too
+        fits = compare.explained_by(expected, widened)
+        mechanism += f": {fits[0]}" if fits else ""
+    record.update(verdict="changed", mechanism=mechanism)
+    first = compare.difference(expected, widened)
+    through = f" through {', '.join(record['through'])}" if nodes else ""
+    said = f"are not the values fed to input {source}{through}: {mechanism}"
+    if first is not None and first.kind == "value":
+        record.update(first=list(first.positions[0]), fed=first.expected, seen=first.actual)
+        said += f" (fed {first.expected} at {list(first.positions[0])}, it saw {first.actual})"
+    return {**record, "said": said}
 
 
 def _type(array: np.ndarray) -> dict:
