@@ -144,7 +144,8 @@ def run(
             for target in runtimes:
                 name = name_of(target)
                 judged = _judge_node(site, key, exposed, got.get(name))
-                in_situ.setdefault(key, {})[name] = _as_fed(judged, site, exposed, got.get(name), fed)
+                judged = _as_fed(judged, site, exposed, got.get(name), fed)  # the input as fed
+                in_situ.setdefault(key, {})[name] = judged
         reference = _reference(record, got, runtimes)
         if reference is None:
             continue

@@ -96,9 +96,10 @@ def replay(scope, nodes: list[onnx.NodeProto], name: str, value: np.ndarray) -> 
         graph, opset_imports=[onnx.helper.make_opsetid("", scope.found.opset)]
     )
     try:
-        return np.asarray(ReferenceEvaluator(model).run(None, {name: value})[0])
+        outputs = ReferenceEvaluator(model).run(None, {name: value})
     except Exception:  # the moves refuse the fed value: nothing to compare with
         return None
+    return np.asarray(outputs[0]) if isinstance(outputs, list) else None
 
 
 def _elem_type(array: np.ndarray) -> int:
