@@ -141,10 +141,11 @@ def run(
             if site.opset is None:
                 continue
             key = (site.model, site.graph, site.node)
+            moved = _fed_values(site, fed)  # the input as fed, once for every target
             for target in runtimes:
                 name = name_of(target)
                 judged = _judge_node(site, key, exposed, got.get(name))
-                judged = _as_fed(judged, site, exposed, got.get(name), fed)  # the input as fed
+                judged = _as_fed(judged, site, exposed, got.get(name), moved)
                 in_situ.setdefault(key, {})[name] = judged
         reference = _reference(record, got, runtimes)
         if reference is None:
@@ -285,58 +286,72 @@ def _judge_node(site, key, exposed: exposing.Exposed, raw) -> dict:
     return {**said, "verdict": "differs", "mechanism": mechanism}
 
 
-def _as_fed(judged: dict, site, exposed: exposing.Exposed, raw, fed: dict) -> dict:
-    """The node's in-situ verdict with, for each of its inputs that is a fed graph
-    input or moved from one without changing a value, the values the target gave
-    the node against the values fed (``as_fed``). A change is a finding named by
-    its mechanism (OpenVINO narrowing int64 inputs on entry): a node exact on
-    the values it was given, when they are not the fed ones, is not exact."""
-    if judged["verdict"] not in ("exact", "differs") or site.scope is None:
-        return judged
-    if site.graph.startswith("function:"):  # a function's inputs are not what was fed
+def _fed_values(site, fed: dict) -> dict[str, tuple[dict, np.ndarray | None]]:
+    """Per input of the node (data, indices) that is a fed graph input, or moved
+    from one by ops that keep its values: its record (the input, the ops) and
+    the fed values moved there by ``onnx.reference`` (None where it refuses
+    them). Once per node: every target's values are held to the same."""
+    if site.scope is None or site.graph.startswith("function:"):
+        return {}  # a function's inputs are not what was fed
+    found = {}
+    for role, name in (("data", site.data_name), ("indices", site.indices_name)):
+        path = as_fed.path_to_input(site.scope, name, set(fed))
+        if path is None:
+            continue
+        source, nodes = path
+        record = {"input": source, "through": [n.op_type for n in nodes]}
+        found[role] = (record, as_fed.replay(site.scope, nodes, source, np.asarray(fed[source])))
+    return found
+
+
+def _as_fed(judged: dict, site, exposed: exposing.Exposed, raw, moved: dict) -> dict:
+    """The node's in-situ verdict with, for each input :func:`_fed_values` found,
+    the values the target gave the node against the values fed (``as_fed``). A
+    change is a finding named by its mechanism (OpenVINO narrowing int64 inputs
+    on entry): a node exact on the values it was given, when they are not the
+    fed ones, is not exact."""
+    if judged["verdict"] not in ("exact", "differs") or not moved:
         return judged
     roles = exposed.nodes[(site.model, site.graph, site.node)]
     found, changed = {}, []
-    for role, name in (("data", site.data_name), ("indices", site.indices_name)):
-        said = _seen_as_fed(site.scope, name, np.asarray(raw.outputs[roles[role]]), fed)
-        if said is not None:
-            found[role] = {k: v for k, v in said.items() if k != "said"}
-            changed += [f"its {role} {said['said']}"] if "said" in said else []
-    if not found:
-        return judged
+    for role, (record, expected) in moved.items():
+        said = _seen_as_fed(record, expected, np.asarray(raw.outputs[roles[role]]))
+        found[role] = {k: v for k, v in said.items() if k != "said"}
+        changed += [f"its {role} {said['said']}"] if "said" in said else []
     if not changed or judged["verdict"] != "exact":
         return {**judged, "as_fed": found}
     return {**judged, "verdict": "differs", "mechanism": "; ".join(changed), "as_fed": found}
 
 
-def _seen_as_fed(scope, name: str, seen: np.ndarray, fed: dict) -> dict | None:
-    """``name``'s values on the target (``seen``) against the fed graph input it
-    is, moved as the model moves it; None when it is no fed input moved losslessly."""
-    path = as_fed.path_to_input(scope, name, set(fed))
-    if path is None:
-        return None
-    source, nodes = path
-    record: dict = {"input": source, "through": [n.op_type for n in nodes]}
-    expected = as_fed.replay(scope, nodes, source, np.asarray(fed[source]))
+def _seen_as_fed(record: dict, expected: np.ndarray | None, seen: np.ndarray) -> dict:
+    """The values a target gave the node (``seen``) against the fed ones moved
+    there (``expected``): as fed, or changed with the mechanism that fits and
+    the first element that differs (``said``: in words, for the verdict)."""
     if expected is None:
         why = "onnx.reference refuses the fed value through these ops"
         return {**record, "verdict": "not compared", "why": why}
     if compare.difference(expected, seen) is None:
         return {**record, "verdict": "as fed"}
-    mechanism = _mechanism(expected, seen)
     widened = seen
-    if expected.shape == seen.shape and expected.dtype != seen.dtype:
-        widened = seen.astype(expected.dtype)  # a narrower dtype: which values changed too
+    if expected.dtype != seen.dtype:
+        mechanism = f"dtype {dtypes.name_of(seen)}, fed {dtypes.name_of(expected)}"
+        if expected.shape == seen.shape and seen.dtype.kind in "iuf":
+            widened = seen.astype(expected.dtype)  # a narrower dtype: which values changed too
+    elif expected.shape != seen.shape:
+        mechanism = f"shape {list(seen.shape)}, fed {list(expected.shape)}"
+    if expected.dtype == widened.dtype and expected.shape == widened.shape:
         fits = compare.explained_by(expected, widened)
-        mechanism += f": {fits[0]}" if fits else ""
-    record.update(verdict="changed", mechanism=mechanism)
+        found = fits[0] if fits else "no known explanation fits"
+        mechanism = found if widened is seen else f"{mechanism}: {found}"
     first = compare.difference(expected, widened)
-    through = f" through {', '.join(record['through'])}" if nodes else ""
-    said = f"are not the values fed to input {source}{through}: {mechanism}"
+    through = f" through {', '.join(record['through'])}" if record["through"] else ""
+    said = f"are not the values fed to input {record['input']}{through}: {mechanism}"
+    changed = {**record, "verdict": "changed", "mechanism": mechanism}
     if first is not None and first.kind == "value":
-        record.update(first=list(first.positions[0]), fed=first.expected, seen=first.actual)
-        said += f" (fed {first.expected} at {list(first.positions[0])}, it saw {first.actual})"
-    return {**record, "said": said}
+        position = list(first.positions[0])
+        changed.update(first=position, fed=first.expected, seen=first.actual)
+        said += f" (fed {first.expected} at {position}, it saw {first.actual})"
+    return {**changed, "said": said}
 
 
 def _type(array: np.ndarray) -> dict:
