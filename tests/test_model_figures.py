@@ -242,3 +242,20 @@ def test_only_value_keeping_moves_lead_back_to_a_fed_input(tmp_path):
     assert as_fed.path_to_input(sites["b"].scope, sites["b"].indices_name, {"x"}) is None
     assert as_fed.path_to_input(sites["c"].scope, sites["c"].indices_name, {"x"}) is None
     assert as_fed.path_to_input(sites["a"].scope, sites["a"].indices_name, {"y"}) is None
+
+
+def test_a_narrower_dtype_given_to_the_node_is_said_against_the_fed_value():
+    """A target that gives the node int32 where int64 was fed: the dtype, and
+    which values the narrowing changed; a move the reference refuses is said
+    as not compared, never as the same."""
+    record = {"input": "ids", "through": ["Reshape"]}
+    fed = np.array([2**32 + 73, 1], np.int64)
+    said = whole_model._seen_as_fed(record, fed, np.array([73, 1], np.int32))
+    assert said["verdict"] == "changed"
+    assert said["mechanism"] == "dtype int32, fed int64: int64-low32"
+    assert said["first"] == [0] and said["fed"] == "4294967369" and said["seen"] == "73"
+    assert said["said"].startswith("are not the values fed to input ids through Reshape: ")
+    same = whole_model._seen_as_fed(record, fed, fed.copy())
+    assert same == {**record, "verdict": "as fed"}
+    refused = whole_model._seen_as_fed(record, None, fed)
+    assert refused["verdict"] == "not compared" and refused["why"]
