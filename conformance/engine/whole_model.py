@@ -145,7 +145,7 @@ def run(
             for target in runtimes:
                 name = name_of(target)
                 judged = _judge_node(site, key, exposed, got.get(name))
-                judged = _as_fed(judged, site, exposed, got.get(name), moved)
+                judged = _as_fed(judged, site, [(exposed, got.get(name))], moved)
                 in_situ.setdefault(key, {})[name] = judged
         reference = _reference(record, got, runtimes)
         if reference is None:
@@ -304,15 +304,23 @@ def _fed_values(site, fed: dict) -> dict[str, tuple[dict, np.ndarray | None]]:
     return found
 
 
-def _as_fed(judged: dict, site, exposed: exposing.Exposed, raw, moved: dict) -> dict:
+def _as_fed(judged: dict, site, views: list, moved: dict) -> dict:
     """The node's in-situ verdict with, for each input :func:`_fed_values` found,
-    the values the target gave the node against the values fed (``as_fed``). A
-    change is a finding named by its mechanism (OpenVINO narrowing int64 inputs
-    on entry): a node exact on the values it was given, when they are not the
-    fed ones, is not exact."""
+    the values the target gave the node (read from the first of ``views``, the
+    target's runs as (exposed model, Raw), that exposes it) against the values
+    fed (``as_fed``). A change is a finding named by its mechanism (OpenVINO
+    narrowing int64 inputs on entry): a node exact on the values it was given,
+    when they are not the fed ones, is not exact."""
     if judged["verdict"] not in ("exact", "differs") or not moved:
         return judged
-    roles = exposed.nodes[(site.model, site.graph, site.node)]
+    key = (site.model, site.graph, site.node)
+    view = next(
+        ((e, r) for e, r in views if r is not None and r.outputs and e.nodes.get(key)), None
+    )
+    if view is None:
+        return judged
+    exposed, raw = view
+    roles = exposed.nodes[key]
     found, changed = {}, []
     for role, (record, expected) in moved.items():
         said = _seen_as_fed(record, expected, np.asarray(raw.outputs[roles[role]]))
