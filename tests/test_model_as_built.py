@@ -142,6 +142,7 @@ def test_in_situ_judges_each_target_on_its_own_node_inputs_and_can_fail(tmp_path
         "verdict": "exact",
         "data": {"dtype": "int64", "shape": [4, 3]},
         "indices": {"dtype": "int64", "shape": [2]},
+        "as_fed": {"indices": {"input": "ids", "through": [], "verdict": "as fed"}},
     }
     assert entry["in_situ"]["low32"]["verdict"] == "differs"
     assert entry["in_situ"]["low32"]["mechanism"] == "int64-low32"

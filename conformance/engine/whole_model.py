@@ -37,7 +37,7 @@ from conformance.adapters.registry import PRECISE, PROFILES, declared
 from conformance.engine.pool import Job, WorkerPool
 from conformance.engine.targets import Target
 from conformance.errors import ConformanceError
-from conformance.graphs import exposing
+from conformance.graphs import as_fed, exposing
 from conformance.graphs.capture import graph_inputs, with_its_data
 from conformance.graphs.reading import IN_MEMORY_LIMIT, GraphFile, name_unnamed_dims, tensor_type
 from conformance.messages import first_line
@@ -141,9 +141,12 @@ def run(
             if site.opset is None:
                 continue
             key = (site.model, site.graph, site.node)
+            moved = _fed_values(site, fed)  # the input as fed, once for every target
             for target in runtimes:
                 name = name_of(target)
-                in_situ.setdefault(key, {})[name] = _judge_node(site, key, exposed, got.get(name))
+                judged = _judge_node(site, key, exposed, got.get(name))
+                judged = _as_fed(judged, site, [(exposed, got.get(name))], moved)
+                in_situ.setdefault(key, {})[name] = judged
         reference = _reference(record, got, runtimes)
         if reference is None:
             continue
@@ -283,6 +286,82 @@ def _judge_node(site, key, exposed: exposing.Exposed, raw) -> dict:
     return {**said, "verdict": "differs", "mechanism": mechanism}
 
 
+def _fed_values(site, fed: dict) -> dict[str, tuple[dict, np.ndarray | None]]:
+    """Per input of the node (data, indices) that is a fed graph input, or moved
+    from one by ops that keep its values: its record (the input, the ops) and
+    the fed values moved there by ``onnx.reference`` (None where it refuses
+    them). Once per node: every target's values are held to the same."""
+    if site.scope is None or site.graph.startswith("function:"):
+        return {}  # a function's inputs are not what was fed
+    found = {}
+    for role, name in (("data", site.data_name), ("indices", site.indices_name)):
+        path = as_fed.path_to_input(site.scope, name, set(fed))
+        if path is None:
+            continue
+        source, nodes = path
+        record = {"input": source, "through": [n.op_type for n in nodes]}
+        found[role] = (record, as_fed.replay(site.scope, nodes, source, np.asarray(fed[source])))
+    return found
+
+
+def _as_fed(judged: dict, site, views: list, moved: dict) -> dict:
+    """The node's in-situ verdict with, for each input :func:`_fed_values` found,
+    the values the target gave the node (read from the first of ``views``, the
+    target's runs as (exposed model, Raw), that exposes it) against the values
+    fed (``as_fed``). A change is a finding named by its mechanism (OpenVINO
+    narrowing int64 inputs on entry): a node exact on the values it was given,
+    when they are not the fed ones, is not exact."""
+    if judged["verdict"] not in ("exact", "differs") or not moved:
+        return judged
+    key = (site.model, site.graph, site.node)
+    view = next(
+        ((e, r) for e, r in views if r is not None and r.outputs and e.nodes.get(key)), None
+    )
+    if view is None:
+        return judged
+    exposed, raw = view
+    roles = exposed.nodes[key]
+    found, changed = {}, []
+    for role, (record, expected) in moved.items():
+        said = _seen_as_fed(record, expected, np.asarray(raw.outputs[roles[role]]))
+        found[role] = {k: v for k, v in said.items() if k != "said"}
+        changed += [f"its {role} {said['said']}"] if "said" in said else []
+    if not changed or judged["verdict"] != "exact":
+        return {**judged, "as_fed": found}
+    return {**judged, "verdict": "differs", "mechanism": "; ".join(changed), "as_fed": found}
+
+
+def _seen_as_fed(record: dict, expected: np.ndarray | None, seen: np.ndarray) -> dict:
+    """The values a target gave the node (``seen``) against the fed ones moved
+    there (``expected``): as fed, or changed with the mechanism that fits and
+    the first element that differs (``said``: in words, for the verdict)."""
+    if expected is None:
+        why = "onnx.reference refuses the fed value through these ops"
+        return {**record, "verdict": "not compared", "why": why}
+    if compare.difference(expected, seen) is None:
+        return {**record, "verdict": "as fed"}
+    widened = seen
+    if expected.dtype != seen.dtype:
+        mechanism = f"dtype {dtypes.name_of(seen)}, fed {dtypes.name_of(expected)}"
+        if expected.shape == seen.shape and seen.dtype.kind in "iuf":
+            widened = seen.astype(expected.dtype)  # a narrower dtype: which values changed too
+    elif expected.shape != seen.shape:
+        mechanism = f"shape {list(seen.shape)}, fed {list(expected.shape)}"
+    if expected.dtype == widened.dtype and expected.shape == widened.shape:
+        fits = compare.explained_by(expected, widened)
+        found = fits[0] if fits else "no known explanation fits"
+        mechanism = found if widened is seen else f"{mechanism}: {found}"
+    first = compare.difference(expected, widened)
+    through = f" through {', '.join(record['through'])}" if record["through"] else ""
+    said = f"are not the values fed to input {record['input']}{through}: {mechanism}"
+    changed = {**record, "verdict": "changed", "mechanism": mechanism}
+    if first is not None and first.kind == "value":
+        position = list(first.positions[0])
+        changed.update(first=position, fed=first.expected, seen=first.actual)
+        said += f" (fed {first.expected} at {position}, it saw {first.actual})"
+    return {**changed, "said": said}
+
+
 def _type(array: np.ndarray) -> dict:
     return {"dtype": dtypes.name_of(array), "shape": list(array.shape)}
 
@@ -309,6 +388,13 @@ def _reference(record: dict, got: dict, runtimes) -> str | None:
     return base[0] if base else ran[0]
 
 
+# Below this fraction of an output's scale (its largest finite magnitude) a value
+# is "tiny": near zero a unit in the last place is so small that a count of them
+# says nothing to a deployer (a gap of 6e-08 around zero is 800 million ULP), so
+# ULP are counted only where either side is at least this.
+TINY = 2.0**-10
+
+
 def _differences(names: list[str], base: list, other: list) -> list[dict]:
     found = []
     for i, name in enumerate(names):
@@ -319,25 +405,67 @@ def _differences(names: list[str], base: list, other: list) -> list[dict]:
 
 
 def difference(a: np.ndarray | None, b: np.ndarray | None) -> dict:
-    """How far ``b`` is from ``a``: bit-exact or not, max absolute difference, max ULP distance."""
+    """How far ``b`` (a target's output) is from ``a`` (the one it is compared
+    with): bit-exact or not; the largest absolute difference over finite
+    elements, and it as a fraction of ``a``'s scale; the largest ULP distance
+    (raw, and over elements that are not tiny); where NaN or an infinity
+    stands on one side only, which the finite figures cannot show."""
+    found: dict = {"differs": True, "max_abs": None, "max_ulp": None, "note": ""}
+    found.update(scale=None, max_rel=None, ulp_not_tiny=None, nan_one_side=None,
+                 inf_one_side=None)  # fmt: skip
     if a is None or b is None:
-        return {"differs": True, "max_abs": None, "max_ulp": None, "note": "missing output"}
+        return {**found, "note": "missing output"}
     if a.dtype != b.dtype or a.shape != b.shape:
         note = f"{dtypes.name_of(b)}{list(b.shape)} vs {dtypes.name_of(a)}{list(a.shape)}"
-        return {"differs": True, "max_abs": None, "max_ulp": None, "note": note}
-    same = compare.difference(a, b) is None
+        return {**found, "note": note}
+    found["differs"] = compare.difference(a, b) is not None
     if a.dtype.kind not in "fiu" or a.size == 0:
-        return {"differs": not same, "max_abs": None, "max_ulp": None, "note": ""}
+        return found
     with np.errstate(all="ignore"):
-        gap = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+        gap = np.abs(wide_a - wide_b)
         finite = np.isfinite(gap)
-        max_abs = float(gap[finite].max()) if finite.any() else None
-    ulp = _ulps(a, b) if a.dtype.kind == "f" else None
-    return {"differs": not same, "max_abs": max_abs, "max_ulp": ulp, "note": ""}
+        found["max_abs"] = float(gap[finite].max()) if finite.any() else None
+        magnitudes = np.abs(wide_a[np.isfinite(wide_a)])
+        found["scale"] = float(magnitudes.max()) if magnitudes.size else None
+    if found["max_abs"] is not None and found["scale"]:
+        found["max_rel"] = found["max_abs"] / found["scale"]
+    if a.dtype.kind != "f":
+        return found
+    found["max_ulp"] = _ulps(a, b)
+    if found["scale"]:
+        floor = found["scale"] * TINY
+        found["ulp_not_tiny"] = _ulps(a, b, (np.abs(wide_a) >= floor) | (np.abs(wide_b) >= floor))
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    found["nan_one_side"] = _one_side(a, b, nan_a ^ nan_b, nan_a, nan_b)
+    inf_a, inf_b = np.isinf(a), np.isinf(b)
+    with np.errstate(all="ignore"):
+        unmatched = (inf_a | inf_b) & (a != b) & ~nan_a & ~nan_b
+    found["inf_one_side"] = _one_side(a, b, unmatched, inf_a, inf_b)
+    return found
 
 
-def _ulps(a: np.ndarray, b: np.ndarray) -> int | None:
-    """The largest distance in units in the last place between finite elements."""
+def _one_side(a, b, only: np.ndarray, in_a: np.ndarray, in_b: np.ndarray) -> dict | None:
+    """The elements ``only`` marks (a NaN, or an infinity, that the other side
+    does not have): how many, how many of them have it on each side (``in_a``,
+    ``in_b``), the first position and both values there; None where none."""
+    count = int(np.count_nonzero(only))
+    if not count:
+        return None
+    first = tuple(int(i) for i in np.argwhere(only)[0])
+    return {
+        "count": count,
+        "target": int(np.count_nonzero(only & in_b)),
+        "compared": int(np.count_nonzero(only & in_a)),
+        "first": list(first),
+        "target_value": repr(b[first].item()),
+        "compared_value": repr(a[first].item()),
+    }
+
+
+def _ulps(a: np.ndarray, b: np.ndarray, where: np.ndarray | None = None) -> int | None:
+    """The largest distance in units in the last place between finite elements
+    (of those ``where`` selects)."""
     width = a.dtype.itemsize
     if width not in (2, 4, 8):
         return None
@@ -349,6 +477,8 @@ def _ulps(a: np.ndarray, b: np.ndarray) -> int | None:
         return np.where(bits < 0, low - bits, bits)
 
     finite = np.isfinite(a) & np.isfinite(b)
+    if where is not None:
+        finite &= where
     if not finite.any():
         return None
     gap = np.abs(ordered(a[finite]) - ordered(b[finite]))

@@ -378,9 +378,9 @@ def output_lines(verdict: ModelVerdict) -> list[str]:
     lines = []
     for found in whole["differences"]:
         target = found["target"]
-        gap = _largest(found["outputs"])
-        ulp = max((d["max_ulp"] or 0 for d in found["outputs"]), default=0)
-        line = f"outputs: {target} differs from {reference} by {_num(gap)} (max {ulp} ULP)"
+        line = f"outputs: {target} differs from {reference}" + _gap_said(
+            found["outputs"], target, reference
+        )
         situ = next((t for t in verdict.targets if t.runtime == target), None)
         if situ is not None and not situ.in_situ_differing and situ.in_situ.get("exact"):
             line += "; not from Gather: every Gather exposed is exact in situ"
@@ -388,15 +388,51 @@ def output_lines(verdict: ModelVerdict) -> list[str]:
             if rerun["status"] != "ran":
                 line += f"; {rerun['target']}: {rerun['status']}"
                 continue
-            again = _largest(rerun["outputs"])
             same = not any(d["differs"] for d in rerun["outputs"])
             line += f"; with {rerun['target']} " + (
                 "the outputs are bit for bit the same"
                 if same
-                else f"the difference is {_num(again)}"
+                else "it differs" + _gap_said(rerun["outputs"], rerun["target"], reference)
             )
         lines.append(line)
     return lines
+
+
+def _gap_said(outputs: list[dict], target: str, reference: str) -> str:
+    """How far a target's outputs are from the reference's, as a deployer reads
+    it: the largest difference, it relative to the output's scale, ULP only
+    where values are not tiny; then where NaN or an infinity stands on one side
+    only (which no finite figure shows); else that only bits differ."""
+    parts = []
+    gap = _largest(outputs)
+    if gap:
+        rel = [d["max_rel"] for d in outputs if d.get("max_rel") is not None]
+        ulp = [d["ulp_not_tiny"] for d in outputs if d.get("ulp_not_tiny") is not None]
+        scale = f"{_num(max(rel))} of the output's scale" if rel else ""
+        beyond = f"{max(ulp)} ULP at most where values are not tiny" if ulp else ""
+        said = "; ".join(p for p in (scale, beyond) if p)
+        parts.append(f" by {_num(gap)}" + (f" ({said})" if said else ""))
+    for d in outputs:
+        for key, what in (("nan_one_side", "NaN"), ("inf_one_side", "an infinity")):
+            if d.get(key):
+                parts.append(_one_side_said(d["output"], d[key], what, target, reference))
+        if d.get("note"):
+            parts.append(f": {d['output']} is {d['note']}")
+    if not parts:
+        parts.append(" in bits only (every finite value equal: a NaN's payload, a zero's sign)")
+    return parts[0] + "".join(";" + p.lstrip(":") for p in parts[1:])
+
+
+def _one_side_said(output: str, side: dict, what: str, target: str, reference: str) -> str:
+    """``: NaN on one side only at 2 element(s) of y (2 from openvino); first y[1]:
+    openvino nan, reference 0.0``."""
+    sides = [f"{side['target']} from {target}"] if side["target"] else []
+    sides += [f"{side['compared']} from {reference}"] if side["compared"] else []
+    return (
+        f": {what} on one side only at {side['count']} element(s) of {output} "
+        f"({', '.join(sides)}); first {output}{side['first']}: {target} "
+        f"{side['target_value']}, {reference} {side['compared_value']}"
+    )
 
 
 def _largest(outputs: list[dict]) -> float | None:
