@@ -28,7 +28,7 @@ from conformance.cases.case import Case, CaseFileError, Expectation, Source, con
 from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.errors import ConformanceError
 from conformance.strict_json import MAX_DEPTH
-from conformance.tables import decisions, spec
+from conformance.tables import decisions, spec, variants
 
 REQUIRED = ("id", "op", "opset", "dtype", "data", "indices", "description", "spec")
 DEFAULT_INDICES_DTYPE = "int64"
@@ -298,6 +298,9 @@ class _CaseFileReader(YamlFileReader):
                     return fail(
                         field, f"unknown decision id {name!r} (known: {', '.join(decisions.IDS)})"
                     )
+        problem = _as_built_problem(case.get("tags", ()))
+        if problem is not None:
+            return fail(*problem)
         op = case["op"]
         opsets = spec.OPSETS[op] if case["opset"] == "all" else _as_list(case["opset"])
         for opset in opsets:
@@ -376,6 +379,23 @@ class _CaseFileReader(YamlFileReader):
                     )
                 )
         return out
+
+
+def _as_built_problem(tags) -> tuple[tuple, str] | None:
+    """(field, message) for ``as-built-`` tags that name no variant, or name
+    two: ``run --cases`` runs a saved node case as built in the variant its
+    tag names, so a misspelt one would leave the node judged as built nowhere."""
+    built = [(i, t) for i, t in enumerate(tags) if t.startswith(variants.AS_BUILT_TAG)]
+    for index, tag in built:
+        if tag[len(variants.AS_BUILT_TAG) :] not in variants.VARIANTS:
+            known = ", ".join(variants.AS_BUILT_TAG + v for v in variants.VARIANTS)
+            return ("tags", index), f"{tag!r} names no model variant (known: {known})"
+    if len(built) > 1:
+        return ("tags", built[1][0]), (
+            f"{built[1][1]!r}: a second as-built tag (the case is as built in "
+            f"{built[0][1][len(variants.AS_BUILT_TAG) :]!r}); a case is as built in one variant"
+        )
+    return None
 
 
 def _as_list(value) -> list:

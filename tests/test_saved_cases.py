@@ -1,0 +1,126 @@
+"""Saved node cases (``conformance model --save-cases``) as ``run --cases``
+reads them: each node judged as built whatever ``--variants`` says, an
+``as-built-`` tag held to the variants, and what ``--save-cases`` writes
+always loadable (issue 44: items 4 and 11)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from conformance.cases import CaseErrors, loader
+from conformance.cli import main
+from conformance.tables.variants import VARIANTS
+
+
+def _shape_gather(folder: Path) -> Path:
+    """Shape -> Gather of a constant index: judged as built in indices_initializer."""
+    graph = h.make_graph(
+        [h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "i"], ["y"], name="dim0")],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, ["n", 4])],
+        [h.make_tensor_value_info("y", T.INT64, [])],
+        [nh.from_array(np.array(0, np.int64), "i")],
+    )
+    proto = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    proto.ir_version = 10
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save(proto, folder / "shape.onnx")
+    return folder / "shape.onnx"
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> Path:
+    """The shape model's node cases as --save-cases writes them."""
+    base = tmp_path_factory.mktemp("saved")
+    path = base / "cases" / "nodes.yaml"
+    path.parent.mkdir()
+    code = main(["model", str(_shape_gather(base / "models")), "--runtime", "reference",
+                 "--variants", "static", "--out", str(base / "model-run"), "--save-cases",
+                 str(path), "--no-progress"])  # fmt: skip
+    assert code == 0 and path.is_file()
+    return path
+
+
+def _records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def test_saved_node_cases_run_as_built_whatever_variants_say(saved, tmp_path, capsys):
+    """44.4: `run --cases` of saved node cases with --variants that leave out the
+    as-built variant still judges each node as built (as `model` does)."""
+    out = tmp_path / "run"
+    code = main(["run", "--cases", str(saved), "--runtime", "reference", "--variants",
+                 "static", "--out", str(out), "--no-progress"])  # fmt: skip
+    said = capsys.readouterr().out
+    assert code == 0
+    (entry,) = json.loads((out / "nodes.json").read_text())["nodes"]
+    built = entry["as_built"]
+    assert built["variant"] == "indices_initializer"  # not among those asked
+    ran = {(r["case_id"], r["variant"]) for r in _records(out)}
+    assert {(c, "indices_initializer") for c in built["cases"]} <= ran
+    assert {v for _, v in ran} == {"static", "indices_initializer"}
+    header = json.loads((out / "header.json").read_text())
+    assert "indices_initializer" in header["variants"]
+    assert "reference: safe: every one of 1 node(s) exact as built" in said
+
+
+def _with_tags(saved: Path, folder: Path, tags: list[str]) -> Path:
+    """The saved file again, its first case's tags replaced by ``tags``."""
+    lines = saved.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("tags:"))
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    end = at + 1
+    while end < len(lines) and lines[end].startswith(indent + "- "):
+        end += 1  # a block list of tags
+    lines[at:end] = [f"{indent}tags: [{', '.join(tags)}]"]
+    path = folder / "nodes.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path, at + 1
+
+
+@pytest.mark.parametrize(
+    ("tags", "said"),
+    [
+        (["as-built-statik"], "'as-built-statik' names no model variant (known: as-built-static"),
+        (["as-built-"], "'as-built-' names no model variant"),
+        (
+            ["as-built-static", "as-built-dynamic"],
+            "'as-built-dynamic': a second as-built tag (the case is as built in 'static')",
+        ),
+    ],
+)
+def test_an_as_built_tag_naming_no_variant_is_refused_at_its_line(saved, tmp_path, tags, said):
+    """44.4: an `as-built-` tag whose suffix is not a variant is an error at its
+    file, line and field, not a node judged as built nowhere."""
+    path, line = _with_tags(saved, tmp_path, tags)
+    with pytest.raises(CaseErrors) as raised:
+        loader.load_file(path)
+    (error,) = raised.value.errors
+    assert (
+        error.path == path
+        and error.line == line
+        and error.field.endswith(".tags[" + str(len(tags) - 1) + "]")
+    )
+    assert said in error.message
+
+
+def test_every_variant_is_a_valid_as_built_tag(saved, tmp_path):
+    for variant in VARIANTS:
+        path, _ = _with_tags(saved, tmp_path, [f"as-built-{variant}"])
+        assert loader.load_file(path)
+
+
+def test_run_of_a_misspelt_as_built_tag_exits_2_naming_the_file(saved, tmp_path, capsys):
+    path, line = _with_tags(saved, tmp_path, ["as-built-statik"])
+    code = main(["run", "--cases", str(path), "--runtime", "reference", "--out",
+                 str(tmp_path / "run"), "--no-progress"])  # fmt: skip
+    assert code == 2
+    assert f"{path}:{line}: cases[0].tags[0]:" in capsys.readouterr().err
