@@ -124,3 +124,87 @@ def test_run_of_a_misspelt_as_built_tag_exits_2_naming_the_file(saved, tmp_path,
                  str(tmp_path / "run"), "--no-progress"])  # fmt: skip
     assert code == 2
     assert f"{path}:{line}: cases[0].tags[0]:" in capsys.readouterr().err
+
+
+# -- 44.11: what --save-cases writes loads -------------------------------------------------
+def _alike(folder: Path, count: int) -> Path:
+    """``count`` Gathers alike (one group: every case lists them all)."""
+    nodes = [h.make_node("Gather", ["x", "ids"], [f"y{i}"], name=f"g{i}", axis=0)
+             for i in range(count)]  # fmt: skip
+    graph = h.make_graph(
+        nodes,
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [4, 2]),
+         h.make_tensor_value_info("ids", T.INT64, [2])],
+        [h.make_tensor_value_info(f"y{i}", T.FLOAT, None) for i in range(count)],
+    )  # fmt: skip
+    proto = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    proto.ir_version = 10
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save(proto, folder / "alike.onnx")
+    return folder / "alike.onnx"
+
+
+def _values(path: Path) -> int:
+    """The YAML nodes of a case file, aliases expanded: what the loader counts."""
+    import yaml
+
+    count, todo = 0, [yaml.safe_load(path.read_text())]
+    while todo:
+        value = todo.pop()
+        count += 1 + (len(value) if isinstance(value, dict) else 0)
+        todo.extend(value.values() if isinstance(value, dict) else
+                    value if isinstance(value, list) else ())  # fmt: skip
+    return count
+
+
+def test_save_cases_refuses_what_the_loader_would_refuse(tmp_path, monkeypatch, capsys):
+    """44.11: the cases of many alike nodes each list them all; the saved file
+    stays within the loader's cap on one file's values (MAX_NODES, made small
+    here: the issue's 6 000 Gathers take a minute), or nothing is written and
+    the error says why and what to do. The writer counts as the loader does:
+    a file at the cap loads, one value less and the loader refuses it."""
+    from conformance.cli import model as command
+    from conformance.graphs import drawing, reading, saving
+
+    found = reading.load(_alike(tmp_path / "models", 40))
+    groups = drawing.group_nodes([found], {}, 1 << 30)
+    drawing.make_cases(groups, 1)
+    path = tmp_path / "cases" / "nodes.yaml"
+    path.parent.mkdir()
+    command.save_cases(path, groups, 1 << 30)  # well within the real cap
+    count = _values(path)
+    monkeypatch.setattr(loader, "MAX_NODES", count)  # the writer's and the loader's cap
+    command.save_cases(path, groups, 1 << 30)
+    assert len(loader.load_file(path)) == len(groups[0].cases)
+    monkeypatch.setattr(loader, "MAX_NODES", count - 1)
+    with pytest.raises(CaseErrors, match=f"more than {count - 1} values"):
+        loader.load_file(path)  # the same count: one value over, refused
+    path.unlink()
+    with pytest.raises(saving.SaveRefused) as refused:
+        command.save_cases(path, groups, 1 << 30)
+    assert not list(path.parent.iterdir())  # nothing written
+    said = str(refused.value)
+    assert said.startswith(
+        f"error: {path}: not written: its {len(groups[0].cases)} cases would "
+        f"be {count:,} values, over the {count - 1:,} a case file holds"
+    )
+    assert f"{len(groups[0].cases)} cases of 40 Gather nodes alike" in said
+    assert "fewer --draws" in said
+    # as the command says it: exit 2, the model not run
+    code = main(
+        [
+            "model",
+            str(tmp_path / "models" / "alike.onnx"),
+            "--draws",
+            "1",
+            "--runtime",
+            "reference",
+            "--save-cases",
+            str(path),
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
+    assert code == 2 and said in capsys.readouterr().err
+    assert not path.exists() and not (tmp_path / "run").exists()

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance.cases import writing
+from conformance.cases import loader, writing
 from conformance.cases.check import verdict_of
 from conformance.cases.loader import YamlFileReader
 from conformance.errors import ConformanceError
@@ -119,7 +119,47 @@ def document(path: Path, groups, case_memory: int) -> tuple[dict, dict[str, byte
         "description": "node cases of " + ", ".join(models) + " (conformance model --save-cases)",
         "cases": entries,
     }
+    check_loadable(path, content, groups)
     return content, arrays
+
+
+def values_in(document) -> int:
+    """The values of a document written as YAML, as the case loader counts
+    them against :data:`conformance.cases.loader.MAX_NODES` (one a node of the
+    YAML: each mapping, list, key and scalar; a list the dumper writes once
+    and aliases after counted each time, as the loader expands aliases).
+    Counted on the document, not its text: the loader's count of a large
+    saved file's text takes longer than writing it."""
+    count, todo = 0, [document]
+    while todo:
+        value = todo.pop()
+        count += 1
+        if isinstance(value, dict):
+            count += len(value)  # the keys, scalars all
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+    return count
+
+
+def check_loadable(path: Path, content: dict, groups) -> None:
+    """SaveRefused, before anything is written, for a document over the case
+    loader's cap on the values of one file (``run --cases`` would refuse what
+    was saved): each case lists every node it stands for, so a group of
+    thousands of alike nodes makes each of its cases thousands of values."""
+    count = values_in(content)
+    if count <= loader.MAX_NODES:
+        return
+    widest = max(groups, key=lambda group: len(group.sites) * len(group.cases))
+    raise SaveRefused(
+        path,
+        f"not written: its {len(content['cases'])} cases would be {count:,} values, over "
+        f"the {loader.MAX_NODES:,} a case file holds, so `run --cases` would refuse it. "
+        f"Each case lists the nodes it stands for, and the most are "
+        f"{len(widest.cases)} cases of {len(widest.sites):,} {widest.op} nodes alike (as "
+        f"{widest.sites[0].label} of {model_path(widest.sites[0].model, path.parent)}); fewer "
+        "--draws make fewer cases of each node, fewer models at a time fewer nodes",
+    )
 
 
 def text(content: dict) -> str:
