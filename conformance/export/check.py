@@ -163,7 +163,7 @@ def _report_log(path: Path, known: set[str]) -> tuple[list[Result], int]:
         elif outcome in (PASSED, FAILED, SKIPPED):
             found = Result(test, str(config), str(outcome), text)
         else:
-            raise _error(path, f"line {number}: outcome {outcome!r}")
+            raise _error(path, f"line {number}: outcome {shown(outcome)}")
         by_node[node] = found
     return list(by_node.values()), len(foreign)
 

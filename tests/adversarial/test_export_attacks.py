@@ -97,6 +97,8 @@ RESULTS = {  # name -> (content given the export, what the error says after the 
                        "line 1: user_properties is 5, not a list of [name, value] pairs"),
     "latin1.jsonl": (lambda out: _report(out).encode() + b"\xff\n",
                      "line 2: not JSON (not UTF-8)"),
+    "outcome.jsonl": (lambda out: _report(out, outcome=list(range(10_000))),
+                      "line 1: outcome [0, 1, 2, "),
     "encoding.xml": (lambda out: '<?xml version="1.0" encoding="no-such"?><testsuites/>',
                      "not a JUnit XML file: unknown encoding: no-such"),
 }  # fmt: skip
@@ -113,6 +115,7 @@ def test_malformed_results_are_refused_naming_the_file(out, tmp_path, capsys, na
         path.write_text(content, encoding="utf-8")
     code, err = _check(capsys, out, path)
     assert code == 2 and f"error: {path}: {said}" in err, err
+    assert len(err) < 1000  # a value shown shortened
 
 
 def test_good_results_still_check(out, tmp_path, capsys):
