@@ -6,6 +6,7 @@ always loadable (issue 44: items 4 and 11)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -159,14 +160,14 @@ def _values(path: Path) -> int:
 
 
 def test_save_cases_refuses_what_the_loader_would_refuse(tmp_path, monkeypatch, capsys):
-    """44.11: the cases of many alike nodes each list them all; the saved file
-    stays within the loader's cap on one file's values (MAX_NODES, made small
-    here: the issue's 6 000 Gathers take a minute), or nothing is written and
-    the error says why and what to do. The writer counts as the loader does:
-    a file at the cap loads, one value less and the loader refuses it."""
+    """44.11: the saved file stays within the loader's cap on one file's values
+    (MAX_NODES, made small here), or nothing is written and the error says why
+    and what to do. The writer counts as the loader does: a file at the cap
+    loads, one value less and the loader refuses it."""
     from conformance.cli import model as command
     from conformance.graphs import drawing, reading, saving
 
+    monkeypatch.setattr(saving, "NODES_INLINE", 1000)  # every case lists its 40 nodes
     found = reading.load(_alike(tmp_path / "models", 40))
     groups = drawing.group_nodes([found], {}, 1 << 30)
     drawing.make_cases(groups, 1)
@@ -189,8 +190,7 @@ def test_save_cases_refuses_what_the_loader_would_refuse(tmp_path, monkeypatch, 
         f"error: {path}: not written: its {len(groups[0].cases)} cases would "
         f"be {count:,} values, over the {count - 1:,} a case file holds"
     )
-    assert f"{len(groups[0].cases)} cases of 40 Gather nodes alike" in said
-    assert "fewer --draws" in said
+    assert "fewer --draws make fewer cases" in said
     # as the command says it: exit 2, the model not run
     code = main(
         [
@@ -208,3 +208,74 @@ def test_save_cases_refuses_what_the_loader_would_refuse(tmp_path, monkeypatch, 
     )
     assert code == 2 and said in capsys.readouterr().err
     assert not path.exists() and not (tmp_path / "run").exists()
+
+
+def _saved_alike(tmp_path: Path, monkeypatch, count: int = 40) -> tuple[Path, list]:
+    """``count`` alike Gathers saved with their node list beside the case file."""
+    from conformance.cli import model as command
+    from conformance.graphs import drawing, reading, saving
+
+    monkeypatch.setattr(saving, "NODES_INLINE", 8)
+    found = reading.load(_alike(tmp_path / "models", count))
+    groups = drawing.group_nodes([found], {}, 1 << 30)
+    drawing.make_cases(groups, 1)
+    path = tmp_path / "cases" / "nodes.yaml"
+    path.parent.mkdir()
+    command.save_cases(path, groups, 1 << 30)
+    return path, groups
+
+
+def test_a_long_node_list_is_written_once_beside_and_read_back(tmp_path, monkeypatch, capsys):
+    """44.11 at its root: alike nodes by the thousand are listed once, in a JSON
+    file beside the case file, not by every case of theirs; `run --cases` reads
+    them back into every record, as `model` recorded them."""
+    path, groups = _saved_alike(tmp_path, monkeypatch)
+    (listed,) = path.parent.glob("*.nodes.json")
+    assert sorted(p.name for p in path.parent.iterdir()) == [listed.name, "nodes.yaml"]
+    assert _values(path) < 7 * 40  # less than one case listing its 40 nodes (7 values each)
+    nodes = [("../models/alike.onnx", "", f"g{i}") for i in range(40)]
+    for case in loader.load_file(path):
+        assert sorted(case.nodes) == sorted(nodes)
+    out = tmp_path / "run"
+    code = main(["run", "--cases", str(path), "--runtime", "reference", "--variants", "static",
+                 "--out", str(out), "--no-progress"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    records = _records(out)
+    assert records and all(len(r["nodes"]) == 40 for r in records)
+    from conformance.cli import model as command
+
+    command.save_cases(path, groups, 1 << 30)  # its own companion: replaced without a word
+
+
+@pytest.mark.parametrize(
+    ("spoil", "said"),
+    [
+        (lambda p: p.write_text("5"), "is not a JSON list of {model, graph, node} objects"),
+        (lambda p: p.write_text('[{"model": "m"}]'), "is not a JSON list of {model, graph"),
+        (lambda p: p.write_text("[" * 5000 + "]" * 5000), "is not a flat JSON list (nested)"),
+        (lambda p: p.write_bytes(bytes([0xFF])), "is not UTF-8 text"),
+        (lambda p: (p.unlink(), os.mkfifo(p)), "not a regular file"),
+        (lambda p: p.unlink(), "No such file"),
+    ],
+    ids=["a-number", "a-field-missing", "deep", "not-utf8", "fifo", "absent"],
+)
+def test_a_bad_node_list_file_is_an_error_at_its_line(tmp_path, monkeypatch, spoil, said):
+    path, _ = _saved_alike(tmp_path, monkeypatch)
+    (listed,) = path.parent.glob("*.nodes.json")
+    spoil(listed)
+    with pytest.raises(CaseErrors) as raised:
+        loader.load_file(path)
+    first = raised.value.errors[0]
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1)
+                if listed.name in text)  # fmt: skip
+    assert first.field.endswith(".nodes.file") and first.line == line, first
+    assert said in first.message, first
+
+
+def test_a_node_list_file_outside_the_folder_is_refused(tmp_path, monkeypatch):
+    path, _ = _saved_alike(tmp_path, monkeypatch)
+    (listed,) = path.parent.glob("*.nodes.json")
+    (tmp_path / listed.name).write_bytes(listed.read_bytes())
+    path.write_text(path.read_text().replace(f"file: {listed.name}", f"file: ../{listed.name}"))
+    with pytest.raises(CaseErrors, match="leaves the case file's folder: nodes reads only"):
+        loader.load_file(path)

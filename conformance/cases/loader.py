@@ -46,6 +46,7 @@ _ONE_OF_WORDS = {
     "opset": "an opset number, a list of them, or 'all'",
     "dtype": "a dtype name, a list of them, or 'all'",
     "indices_dtype": "a dtype name, a list of them, or 'all'",
+    "nodes": "a list of {model, graph, node}, or {file: NAME}: a JSON list of them beside the file",
 }
 
 
@@ -266,6 +267,27 @@ class _CaseFileReader(YamlFileReader):
             self.error(path, message)
         return not found
 
+    def _nodes(self, nodes) -> tuple[tuple[str, str, str], ...]:
+        """A case's ``nodes``: the list, or ``{file: NAME}``, the list as JSON in a
+        file beside the case file (``--save-cases`` writes a long one so: each case
+        of thousands of alike nodes lists them all). ValueProblem below the field."""
+        if isinstance(nodes, dict):
+            name, where = nodes["file"], ("file",)
+            path = values.beside("nodes", name, self.path.parent, where)
+            nodes = values.read_json("nodes", name, path, self.memory, where)
+            valid = isinstance(nodes, list) and all(
+                isinstance(n, dict) and sorted(n) == ["graph", "model", "node"]
+                and all(isinstance(v, str) for v in n.values()) and n["model"]
+                for n in nodes
+            )  # fmt: skip
+            if not valid:
+                raise values.ValueProblem(
+                    f"{name!r} is not a JSON list of {{model, graph, node}} objects of "
+                    "strings (model not empty)",
+                    where,
+                )
+        return tuple((n["model"], n["graph"], n["node"]) for n in nodes)
+
     def _expand(self, index: int, case: dict, raw: yaml_lines.LineDict) -> list[Case]:
         at = ("cases", index)
         label = f"{case.get('id', '?')}"
@@ -298,9 +320,9 @@ class _CaseFileReader(YamlFileReader):
                     return fail(
                         field, f"unknown decision id {name!r} (known: {', '.join(decisions.IDS)})"
                     )
-        problem = _as_built_problem(case.get("tags", ()))
-        if problem is not None:
-            return fail(*problem)
+        tag_problem = _as_built_problem(case.get("tags", ()))
+        if tag_problem is not None:
+            return fail(*tag_problem)
         op = case["op"]
         opsets = spec.OPSETS[op] if case["opset"] == "all" else _as_list(case["opset"])
         for opset in opsets:
@@ -312,7 +334,10 @@ class _CaseFileReader(YamlFileReader):
                 )
         axis = case.get("attributes", {}).get("axis")
         # the model nodes it stands for (--save-cases), models as written: relative to the file
-        nodes = tuple((n["model"], n["graph"], n["node"]) for n in case.get("nodes", ()))
+        try:
+            nodes = self._nodes(case.get("nodes", ()))
+        except values.ValueProblem as problem:
+            return fail(("nodes", *problem.path), str(problem))
         # Each value is built once per dtype, not once per expansion: the same
         # indices serve every data dtype and opset.
         built_values: dict[tuple[str, str], np.ndarray] = {}
