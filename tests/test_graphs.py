@@ -957,7 +957,10 @@ def test_saved_cases_run_with_run(judged_run, tmp_path):
     )
     assert code in (0, 1)
     records = (tmp_path / "again" / "results.jsonl").read_text().splitlines()
-    assert len(records) == len(loader.load_file(saved))
+    # each case in static, and in the variants its nodes are built in (as `model` runs them)
+    variants = json.loads((tmp_path / "again" / "header.json").read_text())["variants"]
+    assert variants[0] == "static" and len(variants) > 1
+    assert len(records) == len(loader.load_file(saved)) * len(variants)
 
 
 # -- fuzz --model -----------------------------------------------------------------

@@ -28,7 +28,7 @@ from conformance.cases.case import Case, CaseFileError, Expectation, Source, con
 from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.errors import ConformanceError
 from conformance.strict_json import MAX_DEPTH
-from conformance.tables import decisions, spec
+from conformance.tables import decisions, spec, variants
 
 REQUIRED = ("id", "op", "opset", "dtype", "data", "indices", "description", "spec")
 DEFAULT_INDICES_DTYPE = "int64"
@@ -46,6 +46,7 @@ _ONE_OF_WORDS = {
     "opset": "an opset number, a list of them, or 'all'",
     "dtype": "a dtype name, a list of them, or 'all'",
     "indices_dtype": "a dtype name, a list of them, or 'all'",
+    "nodes": "a list of {model, graph, node}, or {file: NAME}: a JSON list of them beside the file",
 }
 
 
@@ -266,6 +267,27 @@ class _CaseFileReader(YamlFileReader):
             self.error(path, message)
         return not found
 
+    def _nodes(self, nodes) -> tuple[tuple[str, str, str], ...]:
+        """A case's ``nodes``: the list, or ``{file: NAME}``, the list as JSON in a
+        file beside the case file (``--save-cases`` writes a long one so: each case
+        of thousands of alike nodes lists them all). ValueProblem below the field."""
+        if isinstance(nodes, dict):
+            name, where = nodes["file"], ("file",)
+            path = values.beside("nodes", name, self.path.parent, where)
+            nodes = values.read_json("nodes", name, path, self.memory, where)
+            valid = isinstance(nodes, list) and all(
+                isinstance(n, dict) and sorted(n) == ["graph", "model", "node"]
+                and all(isinstance(v, str) for v in n.values()) and n["model"]
+                for n in nodes
+            )  # fmt: skip
+            if not valid:
+                raise values.ValueProblem(
+                    f"{name!r} is not a JSON list of {{model, graph, node}} objects of "
+                    "strings (model not empty)",
+                    where,
+                )
+        return tuple((n["model"], n["graph"], n["node"]) for n in nodes)
+
     def _expand(self, index: int, case: dict, raw: yaml_lines.LineDict) -> list[Case]:
         at = ("cases", index)
         label = f"{case.get('id', '?')}"
@@ -298,6 +320,9 @@ class _CaseFileReader(YamlFileReader):
                     return fail(
                         field, f"unknown decision id {name!r} (known: {', '.join(decisions.IDS)})"
                     )
+        tag_problem = _as_built_problem(case.get("tags", ()))
+        if tag_problem is not None:
+            return fail(*tag_problem)
         op = case["op"]
         opsets = spec.OPSETS[op] if case["opset"] == "all" else _as_list(case["opset"])
         for opset in opsets:
@@ -309,7 +334,10 @@ class _CaseFileReader(YamlFileReader):
                 )
         axis = case.get("attributes", {}).get("axis")
         # the model nodes it stands for (--save-cases), models as written: relative to the file
-        nodes = tuple((n["model"], n["graph"], n["node"]) for n in case.get("nodes", ()))
+        try:
+            nodes = self._nodes(case.get("nodes", ()))
+        except values.ValueProblem as problem:
+            return fail(("nodes", *problem.path), str(problem))
         # Each value is built once per dtype, not once per expansion: the same
         # indices serve every data dtype and opset.
         built_values: dict[tuple[str, str], np.ndarray] = {}
@@ -376,6 +404,23 @@ class _CaseFileReader(YamlFileReader):
                     )
                 )
         return out
+
+
+def _as_built_problem(tags) -> tuple[tuple, str] | None:
+    """(field, message) for ``as-built-`` tags that name no variant, or name
+    two: ``run --cases`` runs a saved node case as built in the variant its
+    tag names, so a misspelt one would leave the node judged as built nowhere."""
+    built = [(i, t) for i, t in enumerate(tags) if t.startswith(variants.AS_BUILT_TAG)]
+    for index, tag in built:
+        if tag[len(variants.AS_BUILT_TAG) :] not in variants.VARIANTS:
+            known = ", ".join(variants.AS_BUILT_TAG + v for v in variants.VARIANTS)
+            return ("tags", index), f"{tag!r} names no model variant (known: {known})"
+    if len(built) > 1:
+        return ("tags", built[1][0]), (
+            f"{built[1][1]!r}: a second as-built tag (the case is as built in "
+            f"{built[0][1][len(variants.AS_BUILT_TAG) :]!r}); a case is as built in one variant"
+        )
+    return None
 
 
 def _as_list(value) -> list:

@@ -332,17 +332,24 @@ def _file_spec(key: str, spec, folder) -> tuple[str, Path, tuple[int, ...] | Non
         where = (key,)
         if key != "npy":
             raise ValueProblem(f"{key} takes a mapping of fields (file, shape)", (key,))
-    if not isinstance(spec, str) or not spec:
+    return spec, beside(key, spec, folder, where), shape
+
+
+def beside(key: str, name, folder, where: tuple) -> Path:
+    """The file ``name`` (as a case file writes it) in ``folder``, the case
+    file's, or below it; ValueProblem at ``where`` for a name that is none or
+    leaves the folder. Every file a case file names is found so."""
+    if not isinstance(name, str) or not name:
         raise ValueProblem(f"{key} takes the name of a file beside the case file", where)
     if folder is None:
         raise ValueProblem(f"{key} is only for case files (a path relative to the file)", where)
     base = Path(folder).resolve()
-    path = (base / spec).resolve()
-    if Path(spec).is_absolute() or base not in path.parents:
+    path = (base / name).resolve()
+    if Path(name).is_absolute() or base not in path.parents:
         raise ValueProblem(
-            f"{spec!r} leaves the case file's folder: {key} reads only files in it or below", where
+            f"{name!r} leaves the case file's folder: {key} reads only files in it or below", where
         )
-    return spec, path, shape
+    return path
 
 
 def _declared_shape(shape, key: str) -> tuple[int, ...]:
@@ -397,6 +404,29 @@ def _npy(spec, dtype: DType, folder, memory: int) -> np.ndarray:
     return array.view(dtype.numpy) if dtype.name == "bfloat16" else array
 
 
+def read_json(key: str, name: str, path: Path, memory: int, where: tuple):
+    """The JSON value of the file ``path`` (named ``name`` in the case file), a
+    regular file whose size the memory guard allows; ValueProblem at ``where``
+    saying why not. How a case file's JSON companions are read (the ``json``
+    generator's values, a long ``nodes`` list)."""
+    try:
+        with npy.open_regular(path) as stream:
+            size = os.fstat(stream.fileno()).st_size
+            _guard(f"{name!r} holds", size, memory, key)
+            text = stream.read().decode("utf-8")
+        return json.loads(text)
+    except npy.NpyProblem as problem:
+        raise ValueProblem(f"cannot read {name!r}: {problem}", where) from None
+    except OSError as error:
+        raise ValueProblem(f"cannot read {name!r}: {error.strerror or error}", where) from None
+    except UnicodeDecodeError:
+        raise ValueProblem(f"{name!r} is not UTF-8 text", where) from None
+    except RecursionError:
+        raise ValueProblem(f"{name!r} is not a flat JSON list (nested)", where) from None
+    except ValueError as error:
+        raise ValueProblem(f"{name!r} is not JSON ({error})", where) from None
+
+
 def _json(spec, dtype: DType, folder, memory: int) -> np.ndarray:
     """The values of a JSON file inside ``folder``: a flat list, row-major, of
     ``shape``'s elements, each converted as a literal's is (how a string
@@ -409,22 +439,7 @@ def _json(spec, dtype: DType, folder, memory: int) -> np.ndarray:
     _guard(f"its shape declares {list(shape)} of {dtype.name}:", math.prod(shape) * itemsize,
            memory, "json")  # fmt: skip
     where = ("json", "file")
-    try:
-        with npy.open_regular(path) as stream:
-            size = os.fstat(stream.fileno()).st_size
-            _guard(f"{name!r} holds", size, memory, "json")
-            text = stream.read().decode("utf-8")
-        values = json.loads(text)
-    except npy.NpyProblem as problem:
-        raise ValueProblem(f"cannot read {name!r}: {problem}", where) from None
-    except OSError as error:
-        raise ValueProblem(f"cannot read {name!r}: {error.strerror or error}", where) from None
-    except UnicodeDecodeError:
-        raise ValueProblem(f"{name!r} is not UTF-8 text", where) from None
-    except RecursionError:
-        raise ValueProblem(f"{name!r} is not a flat JSON list of values (nested)", where) from None
-    except ValueError as error:
-        raise ValueProblem(f"{name!r} is not JSON ({error})", where) from None
+    values = read_json("json", name, path, memory, where)
     count = math.prod(shape)
     if not isinstance(values, list) or any(isinstance(v, (list, dict)) for v in values):
         raise ValueProblem(f"{name!r} is not a flat JSON list of values", where)

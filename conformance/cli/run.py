@@ -105,6 +105,7 @@ def command(args) -> int:
     except OSError as error:
         raise ConformanceError(f"{out}: cannot create the output folder: {error}") from None
     files.write_json(out / node_verdicts.NODES, document)
+    settings = with_as_built(settings, document)
 
     def section(written) -> list[str]:
         made = node_verdicts.verdicts(document, written.records)
@@ -113,6 +114,20 @@ def command(args) -> int:
         )
 
     return execute(settings, extra, after=section)
+
+
+def with_as_built(settings: Settings, document: dict) -> Settings:
+    """``settings`` with every variant a node of ``document`` (nodes.json) is built
+    in added after those asked: each node is judged as built whatever ``--variants``
+    says, as ``conformance model`` judges it, or its verdict would rest on no result."""
+    built = {entry["as_built"]["variant"] for entry in document["nodes"] if entry["as_built"]}
+    missing = sorted(built - set(settings.variants))
+    if not missing:
+        return settings
+    assert settings.engine is not None  # a run's settings have the engine's options
+    variants = (*settings.variants, *missing)
+    engine = replace(settings.engine, variants=variants)
+    return replace(settings, variants=variants, engine=engine)
 
 
 def execute(settings: Settings, extra_header: dict, after=None, judge=None) -> int:

@@ -17,14 +17,8 @@ from onnx import helper, numpy_helper
 from conformance import oracle
 from conformance.tables import dtypes
 from conformance.tables.operators import INPUTS
+from conformance.tables.variants import VARIANTS as VARIANTS  # the names: a table
 
-VARIANTS: tuple[str, ...] = (
-    "static",  # every input a graph input with its exact shape
-    "dynamic",  # every input a graph input with symbolic dimensions
-    "indices_initializer",  # indices baked into the model
-    "data_initializer",  # data baked into the model
-    "both_initializers",  # nothing fed at run time
-)
 _INITIALIZERS = {
     "static": (),
     "dynamic": (),

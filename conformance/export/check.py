@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.export import folder as export_folder
-from conformance.export import pipelines, runners
+from conformance.export import pipelines, reading, runners
 from conformance.export.selection import ExportError
+from conformance.messages import shown
+from conformance.strict_json import parse
 
 STALE, MISSING = "stale", "missing"
 PASSED, FAILED, XFAILED, SKIPPED = "passed", "failed", "xfailed", "skipped"
@@ -78,10 +80,20 @@ def _test_of(relative: str, known: set[str]) -> str | None:
     return name if name in known else None
 
 
-def _junit(path: Path, known: set[str]) -> tuple[list[Result], int]:
+def _read(path: Path) -> bytes:
+    """A file --check reads, whole: a regular file, bounded (reading.read_bytes)."""
     try:
-        root = ElementTree.parse(path).getroot()
-    except (ElementTree.ParseError, OSError) as error:
+        return reading.read_bytes(path)
+    except FileNotFoundError:
+        raise _error(path, "no such file") from None
+
+
+def _junit(path: Path, known: set[str]) -> tuple[list[Result], int]:
+    raw = _read(path)
+    try:
+        root = ElementTree.fromstring(raw)
+    # LookupError: an encoding Python does not know; ValueError: one expat cannot read
+    except (ElementTree.ParseError, LookupError, ValueError) as error:
         raise _error(path, f"not a JUnit XML file: {error}") from None
     results, foreign = [], 0
     for case in root.iter("testcase"):
@@ -118,25 +130,19 @@ def _report_log(path: Path, known: set[str]) -> tuple[list[Result], int]:
     reports; the call's outcome, else the setup's when it did not pass."""
     by_node: dict[str, Result] = {}
     foreign: set[str] = set()
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise _error(path, f"cannot be read: {error}") from None
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(_read(path).splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            report = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise _error(path, f"line {number}: not JSON ({error.msg})") from None
+        try:  # strict: UTF-8, nested at most MAX_DEPTH, no integer Python cannot convert
+            report = parse(line)
+        except ValueError as error:
+            raise _error(path, f"line {number}: not JSON ({error})") from None
         if not isinstance(report, dict) or report.get("$report_type") != "TestReport":
             continue
         when, outcome = report.get("when"), report.get("outcome")
         if when == "teardown" or (when == "setup" and outcome == PASSED):
             continue
-        properties = dict(
-            p for p in report.get("user_properties") or [] if isinstance(p, list) and len(p) == 2
-        )
+        properties = _user_properties(path, number, report.get("user_properties"))
         relative = properties.get("relative_test_directory_name")
         config = properties.get("test_name")
         node = str(report.get("nodeid"))
@@ -157,30 +163,59 @@ def _report_log(path: Path, known: set[str]) -> tuple[list[Result], int]:
         elif outcome in (PASSED, FAILED, SKIPPED):
             found = Result(test, str(config), str(outcome), text)
         else:
-            raise _error(path, f"line {number}: outcome {outcome!r}")
+            raise _error(path, f"line {number}: outcome {shown(outcome)}")
         by_node[node] = found
     return list(by_node.values()), len(foreign)
 
 
-def _names(path: Path) -> list[str]:
+def _user_properties(path: Path, number: int, value) -> dict[str, object]:
+    """A report's ``user_properties`` (pytest's ``[name, value]`` pairs) as a
+    mapping; ExportError at the line for anything else."""
+    if value is None:
+        return {}
+    if not isinstance(value, list):
+        raise _error(path, f"line {number}: user_properties is {shown(value)}, "
+                     "not a list of [name, value] pairs")  # fmt: skip
+    found: dict[str, object] = {}
+    for index, pair in enumerate(value):
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise _error(path, f"line {number}: user_properties[{index}] is not a "
+                         "[name, value] pair with a string name")  # fmt: skip
+        found[pair[0]] = pair[1]
+    return found
+
+
+def _text(path: Path) -> str:
+    """A text file --check reads (bounded), as UTF-8; ExportError naming it else."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise _error(path, f"cannot be read: {error}") from None
+        return _read(path).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _error(path, f"not UTF-8 text ({error.reason} at byte {error.start})") from None
+
+
+def _names(path: Path) -> list[str]:
+    text = _text(path)
     return [line.strip() for line in text.splitlines() if line.strip() and line[0] != "#"]
 
 
 # -- the export's lists ----------------------------------------------------------------------
 def _config(path: Path) -> dict:
-    """An IREE config as the export writes it (JSON with ``//`` comment lines)."""
-    text = path.read_text(encoding="utf-8")
-    kept = [line for line in text.splitlines() if not line.lstrip().startswith("//")]
+    """An IREE config as the export writes it (JSON with ``//`` comment lines),
+    its lists lists of test paths; ExportError naming the file and what is not so."""
+    kept = [line for line in _text(path).splitlines() if not line.lstrip().startswith("//")]
     try:
-        config = json.loads("\n".join(kept))
-    except json.JSONDecodeError as error:
+        config = parse("\n".join(kept).encode("utf-8"))
+    except ValueError as error:
         raise _error(path, f"not a config the export writes: {error}") from None
     if not isinstance(config, dict) or not isinstance(config.get("config_name"), str):
         raise _error(path, "not a config the export writes: no config_name")
+    for key in runners.IREE_LISTS:
+        listed = config.get(key)
+        if listed is not None and not (
+            isinstance(listed, list) and all(isinstance(entry, str) for entry in listed)
+        ):
+            raise _error(path, f"{key} is not a list of test paths (strings): "
+                         f"{shown(listed)}")  # fmt: skip
     return config
 
 
@@ -263,7 +298,8 @@ def _list_file(name: str) -> str:
 
 def check(out: Path, results: list[Path]) -> CheckSummary:
     """The results held to the export's IREE lists (see the module docstring)."""
-    if not (out / export_folder.MANIFEST).is_file():
+    manifest_path = out / export_folder.MANIFEST
+    if not (manifest_path.exists() or manifest_path.is_symlink()):  # else read, or named
         raise ExportError(f"{out}: not an export (no {export_folder.MANIFEST}): --check reads one")
     manifest = export_folder.read_manifest(out)
     tests = [str(test["name"]) for test in manifest.get("tests", [])]
@@ -274,15 +310,14 @@ def check(out: Path, results: list[Path]) -> CheckSummary:
         config = _config(path)
         configs[config["config_name"]] = (path, config)
     refused_file = lists / runners.IREE_IMPORT_FAILURES
-    refused = set(_names(refused_file)) if refused_file.is_file() else set()
+    present = refused_file.exists() or refused_file.is_symlink()  # a FIFO there is named
+    refused = set(_names(refused_file)) if present else set()
     summary = CheckSummary()
     by_config: dict[str, dict[str, Result]] = {}
     import_refused: set[str] = set()  # what the importer's own files say
     imported: set[str] = set()
     read_importer = False
     for path in results:
-        if not path.is_file():
-            raise _error(path, "no such file")
         if path.name in (runners.IREE_IMPORT_FAILURES, IMPORT_SUCCESSES):
             names = {n for n in _names(path) if n in known}
             read_importer = True

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from conformance.engine import run_schemas
 from conformance.engine.run_schemas import RecordsError
+from conformance.export import reading
 from conformance.export.selection import ExportError
 
 MANIFEST = "manifest.json"
@@ -58,14 +59,12 @@ def read_manifest(out: Path) -> dict:
     nesting, every field there of the schema's type); ExportError naming
     ``OUT/manifest.json`` and what is wrong, before anything is deleted."""
     manifest_path = out / MANIFEST
-    try:
-        raw = manifest_path.read_bytes()
+    try:  # a regular file, bounded: a FIFO or /dev/zero there is named, not read
+        raw = reading.read_bytes(manifest_path)
     except FileNotFoundError:
         raise ExportError(
             f"{out}: not empty and not a previous export (no {MANIFEST}); {ONLY_OURS}"
         ) from None
-    except OSError as error:
-        raise ExportError(f"{manifest_path}: cannot read ({error.strerror or error})") from None
     try:
         manifest, whole_floats = run_schemas.parse_noting(raw)
     except ValueError as error:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 
 from conformance.graphs.reading import GraphFile, GraphFileError, tensor_type
+from conformance.tables import variants
 
 NODES_FORMAT = 2  # bumped when a field of nodes.json changes meaning or goes away
 
@@ -108,7 +109,9 @@ def header(
     }
 
 
-AS_BUILT_TAG = "as-built-"  # a saved node case's tag: as built, in this variant (as-built-static)
+# a saved node case's tag: as built, in this variant (as-built-static); the case loader
+# holds its suffix to the variants, so it is a table's, below the cases
+AS_BUILT_TAG = variants.AS_BUILT_TAG
 
 
 def document_of_cases(cases) -> dict | None:

@@ -13,7 +13,11 @@ payloads kept), and a tensor over :data:`LITERAL_LIMIT` elements (a model's
 embedding table) as an ``npy`` generator reading a ``.npy`` file written
 beside the case file (its shape declared), a string tensor that large as a
 ``json`` generator reading a JSON list beside it (``.npy`` holds strings
-only as a pickle). Identical companions are written once.
+only as a pickle). A case standing for more than :data:`NODES_INLINE` nodes
+(alike nodes by the thousand) names a JSON list of them beside it
+(``nodes: {file: NAME}``). Identical companions are written once. What is
+written loads: a document over the loader's cap on the values of one file is
+refused before anything is written (:func:`check_loadable`).
 
 The file's first line is :data:`MARK`: how a later ``--save-cases`` knows
 the file is one it wrote and may replace (:func:`check_replaceable`), with
@@ -32,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance.cases import writing
+from conformance.cases import loader, writing
 from conformance.cases.check import verdict_of
 from conformance.cases.loader import YamlFileReader
 from conformance.errors import ConformanceError
@@ -40,6 +44,10 @@ from conformance.graphs import drawing
 from conformance.graphs.nodes import AS_BUILT_TAG
 
 LITERAL_LIMIT = 4096  # elements written inline; larger tensors go to a file beside
+# nodes a case lists inline; more go to a JSON file beside, written once for the
+# cases of a group: alike nodes by the thousand would otherwise be listed by every
+# case, over the values the loader takes in one file (loader.MAX_NODES)
+NODES_INLINE = 64
 # The saved file's first line: a file that begins with it is one --save-cases wrote.
 MARK = "# written by conformance model --save-cases, which replaces it and the files it names"
 MARK_BYTES = 4096  # read of an existing file to find its first line
@@ -109,17 +117,59 @@ def document(path: Path, groups, case_memory: int) -> tuple[dict, dict[str, byte
             entry["tags"] = list(case.tags)
             if case.id in group.as_built:  # `run --cases` judges the node as built again
                 entry["tags"].append(f"{AS_BUILT_TAG}{group.variant}")
-            entry["nodes"] = [
+            listed = [
                 {"model": shown(model), "graph": graph, "node": node}
                 for model, graph, node in case.nodes
             ]
+            entry["nodes"] = listed
+            if len(listed) > NODES_INLINE:  # once beside, for every case of the group
+                companion = json.dumps(listed, ensure_ascii=True).encode("ascii")
+                name = f"{path.stem}.{case.base_id}.nodes.json"
+                name = written.setdefault(hashlib.sha256(companion).hexdigest(), name)
+                arrays[name] = companion
+                entry["nodes"] = {"file": name}
             entries.append(entry)
     models = sorted({shown(site.model) for group in groups for site in group.sites})
     content = {
         "description": "node cases of " + ", ".join(models) + " (conformance model --save-cases)",
         "cases": entries,
     }
+    check_loadable(path, content)
     return content, arrays
+
+
+def values_in(document) -> int:
+    """The values of a document written as YAML, as the case loader counts
+    them against :data:`conformance.cases.loader.MAX_NODES` (one a node of the
+    YAML: each mapping, list, key and scalar; a list the dumper writes once
+    and aliases after counted each time, as the loader expands aliases).
+    Counted on the document, not its text: the loader's count of a large
+    saved file's text takes longer than writing it."""
+    count, todo = 0, [document]
+    while todo:
+        value = todo.pop()
+        count += 1
+        if isinstance(value, dict):
+            count += len(value)  # the keys, scalars all
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+    return count
+
+
+def check_loadable(path: Path, content: dict) -> None:
+    """SaveRefused, before anything is written, for a document over the case
+    loader's cap on the values of one file (``run --cases`` would refuse what
+    was saved): many nodes unlike each other make many cases."""
+    count = values_in(content)
+    if count > loader.MAX_NODES:
+        raise SaveRefused(
+            path,
+            f"not written: its {len(content['cases']):,} cases would be {count:,} values, "
+            f"over the {loader.MAX_NODES:,} a case file holds, so `run --cases` would refuse "
+            "it; fewer --draws make fewer cases of each node, fewer models at a time fewer "
+            "nodes",
+        )
 
 
 def text(content: dict) -> str:
@@ -186,6 +236,9 @@ def _named(path: Path) -> set[str]:
     found: set[str] = set()
     cases = reader.root.get("cases")
     for case in cases if isinstance(cases, list) else []:
+        listed = case.get("nodes") if isinstance(case, dict) else None
+        if isinstance(listed, dict) and isinstance(listed.get("file"), str):
+            found.add(listed["file"])
         for field in ("data", "indices"):
             value = case.get(field) if isinstance(case, dict) else None
             if not isinstance(value, dict) or len(value) != 1:

@@ -11,4 +11,5 @@
   records carry and baselines and fuzz signatures match on
 - :mod:`.outcomes`: every outcome kind a result can have, and what each means
   to the gate, the export, the report and the fuzz skip rule
+- :mod:`.variants`: the model variants' names (``static``, ``dynamic``...)
 """
