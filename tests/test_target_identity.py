@@ -66,7 +66,10 @@ def test_an_adapter_claiming_a_gpu_and_a_profile_is_gated_as_what_it_is(claimed)
     assert done.returncode == 1, done.stdout + done.stderr  # two new discrepancies
     gate = json.loads((out / "gate.json").read_text())
     assert len(gate["new"]) == 2, gate
-    assert [item["holds"] for item in gate["not_used"]] == ["GPU compute capability 9.0", "profile cuda"]
+    assert [item["holds"] for item in gate["not_used"]] == [
+        "GPU compute capability 9.0",
+        "profile cuda",
+    ]
     about = json.loads((out / "header.json").read_text())["runtimes"]["claimer"]
     assert (about["adapter"], about["profile"], about["device"]) == (CLAIMING, "default", "CPU")
     assert "gpu" not in about and about["requested"] == {}
@@ -111,7 +114,9 @@ def test_a_built_in_runtime_s_device_must_be_the_one_it_computes_on(tmp_path, ta
 
 
 def test_a_built_in_on_a_gpu_by_its_file_ends_the_run_at_once_with_exit_2(tmp_path):
-    path = _file(tmp_path, "targets.yaml", "targets:\n  mine:\n    adapter: reference\n    device: gpu\n")
+    path = _file(
+        tmp_path, "targets.yaml", "targets:\n  mine:\n    adapter: reference\n    device: gpu\n"
+    )
     done = conformance_here(
         "run", "--targets", str(path), "--cases", "cases/gather/dtypes.yaml",
         "--out", str(tmp_path / "run"), "--no-progress",
