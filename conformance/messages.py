@@ -13,9 +13,10 @@ a path as typed at this terminal. One way each, for every package.
   (:data:`BOILERPLATE`) left out, the first line (what failed) and the last
   (why: tract's last ``Caused by``, OpenVINO's line after its ``Check ...
   failed``) always kept within :data:`CAUSE_CHARS`, the lines between as
-  they fit. A first line alone would drop the why ("Exception from
-  ...core.cpp:117:" for an unknown OpenVINO property; "Infering facts" for
-  tract's dims it cannot unify).
+  they fit; a line too long by itself keeps its start and its end (ONNX
+  Runtime's one line ends with its ``Status Message``). A first line alone
+  would drop the why ("Exception from ...core.cpp:117:" for an unknown
+  OpenVINO property; "Infering facts" for tract's dims it cannot unify).
 * :func:`shown`: a value from an input file in an error message, its
   ``repr`` cut to :data:`SHOWN_CHARS` as ``head...tail (N characters)``: a
   5000-digit number or a 300-character name is not printed whole, and the
@@ -90,12 +91,12 @@ def cause(text: object, limit: int = CAUSE_CHARS) -> str:
     informative lines, the first and the last always (the module's docstring);
     lines between left out from the end (``…``) where they do not fit."""
     lines = _informative(str(text or ""))
-    if not lines:
-        return first_line(text, limit)
+    if not lines:  # ONNX Runtime's one line ("[ONNXRuntimeError] : 2 : ... Status Message: why")
+        return _ends(first_line(text), limit)
     joined = _joined(lines)
     if len(joined) <= limit:
         return joined
-    first, middle, last = lines[0], lines[1:-1], cut(lines[-1], limit)
+    first, middle, last = lines[0], lines[1:-1], _ends(lines[-1], limit)
     while middle and len(_joined([first, *middle, _LEFT_OUT, last])) > limit:
         middle.pop()
     if len(lines) == 1:
@@ -104,6 +105,15 @@ def cause(text: object, limit: int = CAUSE_CHARS) -> str:
     if room < 1:
         return last  # the why alone fills the line
     return _joined([cut(first, room), *middle, _LEFT_OUT, last])
+
+
+def _ends(line: str, limit: int) -> str:
+    """``line`` within ``limit`` characters: whole, or its start and its end
+    with ``…`` between, since a runtime's one line says why at its end."""
+    if len(line) <= limit:
+        return line
+    head = limit // 3
+    return line[:head] + _LEFT_OUT + line[len(line) - (limit - head - 1) :]
 
 
 def cut(line: str, limit: int | None) -> str:

@@ -73,6 +73,12 @@ def test_a_long_error_keeps_what_failed_and_why_within_the_limit():
     assert cause("one\ntwo\nthree\nfour") == "one; two; three; four"  # short: whole
     # a cause longer than the limit by itself: the why, cut, rather than the what
     assert cause("what\n" + "why " * 200, 50).startswith("why why")
+    ort = "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Non-zero status code returned while "
+    said = cause(
+        ort + "running Gather node. Name:'" + "/a" * 200 + "' idx=160 must be within [-160,159]"
+    )
+    assert len(said) == CAUSE_CHARS and said.startswith(ort[:50])
+    assert said.endswith("idx=160 must be within [-160,159]")  # one line: its end says why
     assert cause("Exception from src/inference/src/cpp/core.cpp:117:\n") == (
         "Exception from src/inference/src/cpp/core.cpp:117:"
     )  # nothing informative: the first line, not nothing
