@@ -94,6 +94,11 @@ def test_an_adapter_calling_itself_a_runtime_does_not_start_as_it(tmp_path):
     # and a header that says so anyway (an older run) reads no runtime's baseline
     assert registry.baseline_name("tests.claiming_adapter:SpoofingAdapter", "onnxruntime") is None
     assert registry.baseline_name("tests.x:Mine", "mine") == "mine"
+    # the class a runtime's name is registered for, given as module:Class, is that runtime
+    itself = registry.registered()["reference"]
+    assert targets.parse(itself).refusal({"name": "reference"}) == ""
+    assert registry.baseline_name(itself, "reference") == "reference"
+    assert targets.parse(itself).refusal({"name": "onnxruntime"})
 
 
 @pytest.mark.parametrize(

@@ -132,7 +132,10 @@ class Target:
                 named = adapters.parse(name)
             except adapters.UnknownRuntime:
                 named = None
-            if named is not None and not named.is_class:
+            impostor = named is not None and not (
+                named.is_class or (named.target == self.adapter and named.profile is None)
+            )  # the class a runtime name is registered for, given as module:Class, is it
+            if named is not None and impostor:
                 return (
                     f"its adapter calls itself {name!r}, the name of the runtime "
                     f"{named.adapter}: its results would be judged and gated as that "
