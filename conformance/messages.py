@@ -72,39 +72,39 @@ _LEFT_OUT = "…"
 
 
 def _informative(text: str) -> list[str]:
-    """The lines of ``text`` that say something, stripped, chain numbers dropped."""
-    lines = (line.strip(" -\t") for line in text.splitlines())
-    return [_CHAIN.sub("", line) for line in lines if line and not line.startswith(BOILERPLATE)]
-
-
-def _joined(lines: list[str]) -> str:
-    """One line: a line ending in a colon introduces the next ("Caused by:
-    Infering facts"), others are parted by "; "."""
-    return "".join(
-        line + ("" if i == len(lines) - 1 else " " if line.endswith(":") else "; ")
-        for i, line in enumerate(lines)
-    )
+    """The lines of ``text`` that say something, stripped, chain numbers
+    dropped; a line ending in a colon joined to the one it introduces
+    ("Caused by: Infering facts", "Conv-16 with a message: While ...")."""
+    lines = (_CHAIN.sub("", line.strip(" -\t")) for line in text.splitlines())
+    units: list[str] = []
+    for line in lines:
+        if not line or line.startswith(BOILERPLATE):
+            continue
+        if units and units[-1].endswith(":"):
+            units[-1] += " " + line
+        else:
+            units.append(line)
+    return units
 
 
 def cause(text: object, limit: int = CAUSE_CHARS) -> str:
     """A runtime's error on one line of at most ``limit`` characters: its
-    informative lines, the first and the last always (the module's docstring);
-    lines between left out from the end (``…``) where they do not fit."""
+    informative lines parted by "; ", the first and the last always (the
+    module's docstring); lines between left out from the end (``…``) where
+    they do not fit, then the first line cut."""
     lines = _informative(str(text or ""))
     if not lines:  # ONNX Runtime's one line ("[ONNXRuntimeError] : 2 : ... Status Message: why")
         return _ends(first_line(text), limit)
-    joined = _joined(lines)
-    if len(joined) <= limit:
-        return joined
+    if len(lines) == 1 or len("; ".join(lines)) <= limit:
+        return _ends("; ".join(lines), limit)
     first, middle, last = lines[0], lines[1:-1], _ends(lines[-1], limit)
-    while middle and len(_joined([first, *middle, _LEFT_OUT, last])) > limit:
+    while middle and len("; ".join([first, *middle, _LEFT_OUT, last])) > limit:
         middle.pop()
-    if len(lines) == 1:
-        return last
-    room = limit - len(_joined(["", _LEFT_OUT, last]))  # what the first line may take
+    rest = [*middle, _LEFT_OUT, last] if len(middle) < len(lines) - 2 else [*middle, last]
+    room = limit - len("; ".join(["", *rest]))  # what the first line may take
     if room < 1:
         return last  # the why alone fills the line
-    return _joined([cut(first, room), *middle, _LEFT_OUT, last])
+    return "; ".join([cut(first, room), *rest])
 
 
 def _ends(line: str, limit: int) -> str:

@@ -82,3 +82,29 @@ def test_a_long_error_keeps_what_failed_and_why_within_the_limit():
     assert cause("Exception from src/inference/src/cpp/core.cpp:117:\n") == (
         "Exception from src/inference/src/cpp/core.cpp:117:"
     )  # nothing informative: the first line, not nothing
+
+
+def test_a_new_refusal_keeps_its_cause_in_the_gate_s_lines_and_the_page(tmp_path):
+    """tract refuses complex64 data with its cause on the last line, after a
+    first line longer than a terminal's: the gate's line for the new group and
+    the page's family say the cause, not the first line cut."""
+    cases = tmp_path / "complex.yaml"
+    cases.write_text(
+        "defaults: {op: Gather, opset: 13, indices_dtype: int64, description: complex data,\n"
+        '           spec: "004_d4766443270c2fb5.txt: gather entries of the axis dimension"}\n'
+        "cases:\n"
+        "  - {id: complex-data, dtype: complex64, expected: oracle,\n"
+        "     data: [[1, 2], [3, 4], [5, 6]], indices: [0, 2]}\n",
+        encoding="utf-8",
+    )
+    known, out = tmp_path / "known", tmp_path / "run"
+    known.mkdir()
+    done = conformance_here(
+        "run", "--runtime", "tract", "--cases", str(cases), "--variants", "static",
+        "--no-progress", "--gate", "--known", str(known), "--out", str(out),
+    )  # fmt: skip
+    line = next(x for x in done.stdout.splitlines() if "translating to fact" in x)
+    assert line.endswith("Caused by: Unknown DatumType Complex64"), done.stdout
+    page = (out / "report.html").read_text(encoding="utf-8")
+    family = page[page.index('<span class="new-badge">NEW</span> translating') :]
+    assert family[: family.index("</td>")].endswith("Caused by: Unknown DatumType Complex64")
