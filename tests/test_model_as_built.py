@@ -197,7 +197,7 @@ def test_the_gist_of_an_error_leaves_out_where_it_was_raised():
         "Conv-16 with a message: While validating ONNX node '<Node(Conv): /Conv_5>': "
         "The input data tensor's rank has to be known (static)"
     )
-    assert whole_model.gist("one\ntwo\nthree\nfour") == "one; two; three"
+    assert whole_model.gist("one\ntwo\nthree\nfour") == "one; two; three; four"
 
 
 def test_every_explanation_says_what_to_do():

@@ -191,6 +191,7 @@ class OpenVinoAdapter(Adapter):
         "EXECUTION_MODE_HINT",
         "PERFORMANCE_HINT",
         "NUM_STREAMS",
+        "DYNAMIC_QUANTIZATION_GROUP_SIZE",
     )
 
     def __init__(self, properties: dict | None = None) -> None:
@@ -308,7 +309,8 @@ RUNTIME = Runtime(
     profiles={
         "1thread": {"INFERENCE_NUM_THREADS": 1},
         "accuracy": {"EXECUTION_MODE_HINT": "ACCURACY"},
-        "f32": {"INFERENCE_PRECISION_HINT": "f32"},
+        # precise (tables/profiles): f32, and no dynamic quantization of activations
+        "f32": {"INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0},
         "bf16": {"INFERENCE_PRECISION_HINT": "bf16"},
     },
     precise=("f32",),

@@ -214,9 +214,18 @@ def baseline_name(adapter: str, runtime: str) -> str | None:
     reports as ``name`` (the class's ``name`` attribute, by the base class's
     convention). The class is never imported here: its import may hang or
     crash, which only a worker may do. None when that name cannot be a file
-    name (:func:`is_baseline_name`): such a target has no baseline file."""
-    if adapter in registered():  # built-in names, and entry points accepted for their name
+    name (:func:`is_baseline_name`), or when it is the name of a registered
+    runtime (``onnxruntime``, ``openvino:1thread``) of another class: an
+    adapter that calls itself so is not that runtime, and never reads its
+    baseline (``conformance gate`` reading a header that says so). The class
+    a name is registered for, given as ``module:Class``, is that runtime."""
+    known = registered()
+    if adapter in known:  # built-in names, and entry points accepted for their name
         return adapter if is_baseline_name(adapter) else None
+    if runtime in known:
+        return runtime if known[runtime] == adapter and is_baseline_name(runtime) else None
+    if runtime.partition(":")[0] in known:  # a profile's name: never a module:Class's
+        return None
     return runtime if is_baseline_name(runtime) else None
 
 

@@ -262,8 +262,9 @@ def _raw_from_wire(packed) -> Raw:
     )
 
 
-def _hello_info(message) -> tuple[dict | None, str]:
-    """A worker's first message: (its info, "") or (None, why it did not start)."""
+def _hello_info(message, target: Target) -> tuple[dict | None, str]:
+    """A worker's first message: (its info, "") or (None, why it did not start,
+    the target's own refusal of the info included: :meth:`Target.refusal`)."""
     if not isinstance(message, tuple) or len(message) != 2:
         return None, f"it sent {type(message).__name__} instead of a greeting"
     kind, body = message
@@ -280,7 +281,8 @@ def _hello_info(message) -> tuple[dict | None, str]:
         json.dumps(body, allow_nan=False)
     except (TypeError, ValueError) as error:
         return None, f"its adapter's info is not JSON ({error})"
-    return body, ""
+    refused = target.refusal(body)
+    return (None, refused) if refused else (body, "")
 
 
 def _death(returncode: int | None) -> str:
@@ -755,7 +757,7 @@ class WorkerPool:
                 info = plan.workers[0].info
                 assert info is not None  # a started worker said what it runs
                 name = plan.target.name or info["name"]
-                about = {**plan.target.describe(), **info}
+                about = plan.target.recorded(name, info)  # the harness's, then the adapter's
             if name in named:
                 raise EngineError(f"two runtimes are both named {name!r}")
             self.info[name] = about
@@ -806,7 +808,7 @@ class WorkerPool:
                 message = ("failed", f"its greeting cannot be unpickled: {error}")
             if message is None:
                 return f"it died ({_death(worker.kill(EXIT_GRACE))})"
-            info, why = _hello_info(message)
+            info, why = _hello_info(message, worker.target)
             if info is not None:
                 worker.info, worker.state = info, "idle"
                 return ""
@@ -942,7 +944,7 @@ class WorkerPool:
         except (EOFError, OSError):
             return self._died(lane, worker)
         if worker.state == "starting":
-            info, why = _hello_info(message)
+            info, why = _hello_info(message, worker.target)
             if info is None:
                 return self._failed_start(lane, worker, why)
             worker.info, worker.state = info, "idle"

@@ -40,9 +40,20 @@ does not know). A GPU target's workers are not ``-j``'s: the GPU targets of a
 run share ``--gpu-workers`` (:func:`gpu_workers`), unless the file gives one
 its own ``gpu_workers``.
 
+A built-in runtime's properties say where it computes, and a file's
+``device`` must agree: ``reference`` or ``onnxruntime`` (default profile)
+with ``device: gpu`` would be judged on the CPU under a GPU's name, so the
+file is refused at that line (``profile: cuda`` is ONNX Runtime on a GPU).
+
 Results carry the target's name in ``runtime``; the header says, per target,
 the adapter, profile, requested and effective properties, the package
-version and the interpreter.
+version and the interpreter (:meth:`Target.recorded`). What the harness
+knows of a target (its name, adapter, profile, requested properties, device,
+a GPU target's device record, the interpreter) is the harness's: the
+adapter's ``info()`` is recorded apart (``adapter_info``) and decides no
+name, profile, device, baseline or scope; an adapter that calls itself by a
+runtime's name, or a GPU target's adapter that reports no GPU, does not
+start (:meth:`Target.refusal`).
 """
 
 from __future__ import annotations
@@ -107,6 +118,67 @@ class Target:
             "python": self.python,
         }
 
+    def refusal(self, info: dict) -> str:
+        """Why a started worker's report of itself cannot stand for this
+        target ("" when it can): an adapter named by its own ``info()`` (a
+        ``module:Class`` on ``--runtime``) that calls itself by a registered
+        runtime's name would be judged and gated as that runtime (its
+        baseline, its scoped entries); a GPU target whose adapter reports no
+        GPU (``gpu``: :func:`conformance.adapters.gpu.read_device`) has no
+        device to judge it on."""
+        name = info.get("name")
+        if not self.name and isinstance(name, str):
+            try:
+                named = adapters.parse(name)
+            except adapters.UnknownRuntime:
+                named = None
+            impostor = named is not None and not (
+                named.is_class or (named.target == self.adapter and named.profile is None)
+            )  # the class a runtime name is registered for, given as module:Class, is it
+            if named is not None and impostor:
+                return (
+                    f"its adapter calls itself {name!r}, the name of the runtime "
+                    f"{named.adapter}: its results would be judged and gated as that "
+                    "runtime's; give it another name in a targets file (docs/cli.md)"
+                )
+        device = info.get("gpu")
+        if self.gpu and not (isinstance(device, dict) and isinstance(device.get("name"), str)):
+            return (
+                "it runs on an NVIDIA GPU and its adapter reports no GPU (info()['gpu'], "
+                "as conformance.adapters.gpu.read_device reads it): never a CPU run "
+                "under a GPU target's name"
+            )
+        return ""
+
+    def recorded(self, name: str, info: dict) -> dict:
+        """What the header records of the started target ``name``
+        (``runtimes.<name>``): the harness's own fields (:data:`OWN_FIELDS`:
+        the name, adapter, profile, requested properties, the device from
+        :attr:`gpu`, a GPU target's device record, the worker's interpreter)
+        over the rest of its adapter's report (version, effective
+        properties...), and that report as given, apart, as ``adapter_info``."""
+        reported = {key: value for key, value in info.items() if key not in WORKER_FIELDS}
+        about = {
+            **self.describe(),
+            "name": name,
+            "device": "GPU" if self.gpu else "CPU",
+            "python": info.get("python") or self.python,
+            "python_version": info.get("python_version"),
+        }
+        if self.gpu:  # checked by refusal(): a GPU target's adapter reported it
+            about["gpu"] = info["gpu"]
+        rest = {key: value for key, value in reported.items() if key not in OWN_FIELDS}
+        return {**about, **rest, "adapter_info": reported}
+
+
+# What header.json records of a target as the harness knows it
+# (Target.recorded): never taken from its adapter's info(), which can say
+# anything of itself (a CPU adapter claiming an H200, profile cuda, or
+# another runtime's name would be gated with those entries and baseline).
+OWN_FIELDS = ("name", "adapter", "profile", "requested", "device", "gpu", "python")
+# What the worker itself sets beside its adapter's info(): not the adapter's report.
+WORKER_FIELDS = ("python", "python_version")
+
 
 # The thread settings of each runtime, by its own property names.
 THREAD_PROPERTIES = ("INFERENCE_NUM_THREADS", "intra_op_num_threads")
@@ -170,6 +242,23 @@ def gpu_workers(chosen: Iterable[Target], cap: int = DEFAULT_GPU_WORKERS) -> dic
     sharing = [t for t in gpus if t.gpu_workers is None]
     share = max(1, cap // max(1, len(sharing)))
     return {t: t.gpu_workers if t.gpu_workers is not None else share for t in gpus}
+
+
+def _device_problem(adapter: str, profile: str | None, properties: dict, device: str) -> str:
+    """Why a targets file's ``device`` contradicts what a built-in runtime's
+    properties say of where it computes ("" where it agrees, or where the
+    adapter is not one whose device the table knows: then ``device`` says it)."""
+    if registry.declared(adapter) is None or (device == "gpu") == on_gpu(adapter, properties):
+        return ""
+    said = f"{adapter} in profile {profile}" if profile else f"{adapter} with these properties"
+    if device == "cpu":
+        return f"{said} runs on an NVIDIA GPU: give a profile that runs on the CPU"
+    on_a_gpu = [name for name, given in PROFILES.get(adapter, {}).items() if on_gpu(adapter, given)]
+    hint = f"; on a GPU: profile {' or '.join(on_a_gpu)}" if on_a_gpu else ""
+    return (
+        f"{said} computes on the CPU: device: gpu would judge it there under a GPU's "
+        f"name{hint} (docs/gpu.md)"
+    )
 
 
 def _profile(adapter: str, profile: str) -> dict:
@@ -266,6 +355,10 @@ class _TargetsReader(YamlFileReader):
                 return None
         python = self._python(raw["python"], (*at, "python")) if "python" in raw else None
         device, workers = raw.get("device"), raw.get("gpu_workers")
+        if device is not None:
+            wrong = _device_problem(named.adapter, profile, properties, device)
+            if wrong:
+                self.error((*at, "device"), wrong)
         if workers is not None and not (device == "gpu" or on_gpu(named.adapter, properties)):
             self.error(  # the schema says what it is; whether the target is on a GPU, the code
                 (*at, "gpu_workers"),

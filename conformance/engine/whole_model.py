@@ -40,7 +40,7 @@ from conformance.errors import ConformanceError
 from conformance.graphs import as_fed, exposing
 from conformance.graphs.capture import graph_inputs, with_its_data
 from conformance.graphs.reading import IN_MEMORY_LIMIT, GraphFile, name_unnamed_dims, tensor_type
-from conformance.messages import first_line
+from conformance.messages import cause, first_line
 from conformance.oracle import compare
 from conformance.tables import dtypes
 
@@ -217,27 +217,11 @@ def _unexposed_where_refused(prepared, originals, results, runtimes, timeout, me
 
 
 def gist(message: str) -> str:
-    """The informative part of a runtime's error, on one line: its boilerplate
-    lines (where in the runtime's source it was raised) left out."""
-    lines = [line.strip(" -") for line in (message or "").splitlines() if line.strip(" -")]
-    useful = [line for line in lines if not line.startswith(BOILERPLATE)][:3]
-    # a line ending in a colon introduces the next ("Conv-16 with a message: While ...")
-    said = "".join(
-        line + ("" if i == len(useful) - 1 else " " if line.endswith(":") else "; ")
-        for i, line in enumerate(useful)
-    )
-    return said[:300] or first_line(message)
-
-
-BOILERPLATE = (
-    "Exception from",
-    "Check 'false' failed",
-    "FrontEnd API failed with",
-    "Model wasn't fully converted",
-    "Failed operations detailed log",
-    "Summary:",
-    "[ONNXRuntimeError]",
-)
+    """The informative part of a runtime's error, on one line: what failed
+    and why, where in the runtime's source it was raised left out
+    (:func:`conformance.messages.cause`, which holds the boilerplate lines,
+    ``BOILERPLATE``, and the length limit)."""
+    return cause(message)
 
 
 def _said(raw, fed: bool) -> dict:

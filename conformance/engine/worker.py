@@ -74,6 +74,7 @@ from multiprocessing.connection import Connection
 import numpy as np
 
 from conformance.adapters import AdapterError, HarnessUnsupported, WouldNotFinish, instantiate
+from conformance.messages import cause
 from conformance.tables import dtypes
 
 PROGRESS = struct.Struct("=Q")  # jobs started by this worker so far
@@ -342,7 +343,8 @@ def main(argv: list[str], parent: int | None = None) -> None:
         }
         hello = pickle.dumps(("hello", info), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as error:
-        why = str(error).splitlines()[0] if str(error).strip() else ""
+        # Its cause, not its first line: OpenVINO's first says only where it was raised.
+        why = cause(error)
         conn.send(("failed", f"{type(error).__name__}: {why}" if why else type(error).__name__))
         return
     conn.send_bytes(hello)

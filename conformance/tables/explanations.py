@@ -245,8 +245,9 @@ EXPLANATIONS: tuple[Explanation, ...] = (
         "an out-of-range index reads zero: the output is zero (all bits clear) exactly where "
         "an index is out of range, and the oracle's value everywhere else",
         invalid=_zero_outside,
-        workaround="check indices on the host before the model, or run inputs that may be out "
-        "of range on a provider that refuses them (the CPU's)",
+        workaround="check indices on the host before the model (each within [-n, n-1] of its "
+        "axis; token ids within the vocabulary), or run inputs that may be out of range on a "
+        "runtime that refuses them (ONNX Runtime's CPU provider, onnx.reference)",
     ),
 )
 BY_NAME: dict[str, Explanation] = {explanation.name: explanation for explanation in EXPLANATIONS}

@@ -18,6 +18,18 @@ optimizations (constant folding computes Gather of initializers itself) and
 with its execution provider (``openvino-ep`` judges only the nodes the
 OpenVINO EP ran: conformance/adapters/ort.py says how it tells).
 
+A runtime's **precise** profiles (``Runtime.precise``; the table:
+``conformance.adapters.registry.PRECISE``) are what ``conformance model``
+reruns a whole model in when its outputs differ, to tell a runtime's
+precision from its bug: each computes in full precision and changes no value
+to go faster. ONNX Runtime's ``no-opt``: no graph optimization. OpenVINO's
+``f32``: ``INFERENCE_PRECISION_HINT=f32`` and
+``DYNAMIC_QUANTIZATION_GROUP_SIZE=0``, since the CPU plugin otherwise
+quantizes the activations of a MatMul with int8 weights to int8 on the fly
+(group size 32 by default, where the CPU has VNNI or AMX), which is no
+precision's rounding: how far that moved outputs is in docs/findings.md
+("OpenVINO's f32 was not precise"), held by tests/test_precise_profiles.py.
+
 The GPU profiles (docs/gpu.md) run on an NVIDIA GPU: each adapter file says
 by which properties (``Runtime.gpu``; ``conformance.adapters.registry.on_gpu``).
 """

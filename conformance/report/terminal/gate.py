@@ -10,7 +10,7 @@ import re
 
 from conformance.engine.groups import GroupKey, Signature
 from conformance.gate.check import FIXED_EVIDENCE, Gate
-from conformance.messages import relative
+from conformance.messages import cause, relative
 from conformance.report.terminal.escape import plural, safe
 
 
@@ -84,9 +84,10 @@ def gate_lines(
 
 
 def message_line(record: dict, width: int = 160) -> str:
-    """A result's message on one line: its first two lines, cut."""
-    message = (record.get("message") or "").strip().splitlines()
-    return " ".join(message[:2])[:width]
+    """A result's message on one line within ``width``: what failed and why
+    (:func:`conformance.messages.cause`: tract's last ``Caused by``, not its
+    first lines only)."""
+    return cause(record.get("message") or "", width)
 
 
 def verdict_line(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from conformance.messages import first_line
+from conformance.messages import cause, first_line
 from conformance.report.views.group import Group
 from conformance.report.views.tensors import Tensor, elements
 from conformance.tables import explanations
@@ -86,7 +86,7 @@ def families(groups: list[Group], baseline: str | None, known_by: dict) -> list[
         members.append(group)
 
     for group in groups:
-        message = first_line(group.example.get("message"), MESSAGE_WIDTH)
+        message = cause(group.example.get("message"), MESSAGE_WIDTH)  # what failed, and why
         if not baseline:
             add(group, None, message, group.count, group.records)
             continue
