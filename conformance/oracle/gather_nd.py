@@ -433,9 +433,10 @@ def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, batch_dims: int 
         return out, disputed  # every slice is empty
     rows = _rows(columns, sizes, math.prod(data.shape[:b]), negative)
     slices = data.reshape(-1, math.prod(data.shape[b + m :]))
-    # mode="raise" (the default) re-checks every row: a bug here can never
-    # read outside data.
-    np.take(slices, rows, axis=0, out=out.reshape(rows.shape[0], -1))
+    # mode="clip": "raise" buffers ``out`` (a second full copy, 4x slower on
+    # benchmarks/gather_nd_speed.py); every row is in range by construction
+    # (the bounds were checked above) and clip can never read outside data.
+    np.take(slices, rows, axis=0, out=out.reshape(rows.shape[0], -1), mode="clip")
     return out, disputed
 
 
