@@ -167,6 +167,20 @@ def test_oracle_refuses_exactly_what_the_text_refuses_and_by_the_same_rule(drawn
         _same(expected, gather_nd.evaluate(opset, data, indices, batch_dims)[0])
 
 
+@pytest.mark.parametrize("dtype", dtypes.NAMES)
+def test_every_dtype_is_copied_bit_for_bit(dtype):
+    data = _values(dtype, (2, 3, 4), seed=7)
+    indices = _a([[[1, -1], [0, 2]], [[-2, 0], [1, 1]]])
+    output, disputed = gather_nd.evaluate(13, data, indices, None)
+    _same(slow_gather_nd(13, data, indices, None), output)
+    assert output.shape == (2, 2, 4) and disputed == ("gnd-negative-indices",)
+
+
+def test_a_list_is_not_an_input():
+    with pytest.raises(TypeError, match=r"numpy\.ndarray"):
+        gather_nd.evaluate(13, [[1.0, 2.0]], _a([[0]]), None)
+
+
 @pytest.mark.parametrize("opset", gather_nd.OPSETS)
 def test_each_opset_s_types_are_the_text_s(opset):
     spec = gather_nd.op_spec(opset)
@@ -266,7 +280,7 @@ F32 = np.arange(8, dtype=np.float32).reshape(2, 2, 2)
         (13, F32, _a([[0, 1]], np.uint64), None, "gnd-indices-dtype"),
         (12, F32.astype(ml_dtypes.bfloat16), _a([[0, 1]]), None, "data-dtype"),
         (11, F32.astype(ml_dtypes.bfloat16), _a([[0, 1]]), None, "data-dtype"),
-        (13, np.float32(1.0).reshape(()), _a([[0]]), None, "data-rank-zero"),
+        (13, np.array(1.0, np.float32), _a([[0]]), None, "data-rank-zero"),
     ],
 )
 def test_each_forbidden_input_names_its_clause(opset, data, indices, batch_dims, clause):

@@ -413,6 +413,7 @@ def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, batch_dims: int 
     The checks run in a fixed order (dtypes, data rank, indices rank,
     batch_dims, batch dims, last dimension, index bounds), so an input that
     breaks several clauses always reports the same one."""
+    checks.require_arrays(data, indices)  # called directly: no oracle.evaluate checks first
     spec = op_spec(opset)
     check_dtypes(spec, data, indices)
     checks.check_data_rank(data)
