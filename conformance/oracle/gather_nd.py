@@ -64,8 +64,9 @@ DECISIONS: tuple[Decision, ...] = (
         oracle="Raises SpecViolation for any indices dtype but int64, int32 included (read "
         "from onnx.defs: GatherND's indices input is tensor(int64) at 11, 12 and 13).",
         why="ONNX's type is explicit and has no type parameter, unlike Gather's Tind; OpenVINO "
-        "takes any integer type, so its importer may accept int32. ONNX Runtime 1.31 refuses "
-        "int32 indices as an invalid model.",
+        "takes any integer type, so its importer may accept int32. Observed on 2026-12-02: "
+        "ONNX Runtime 1.31 refuses int32 indices as an invalid model; OpenVINO 2026.4 and "
+        "onnx.reference (onnx 1.23) compute them.",
     ),
     Decision(
         id="gnd-indices-rank-zero",
@@ -101,7 +102,8 @@ DECISIONS: tuple[Decision, ...] = (
         oracle="At opset 11 batch_dims must be absent (None); any value, 0 included, raises "
         "SpecViolation. Absent means 0 at every opset.",
         why="GatherND-11 lists no attribute: a node that carries batch_dims is not a "
-        "GatherND-11 node. ONNX Runtime 1.31 refuses it ('Unrecognized attribute').",
+        "GatherND-11 node. ONNX Runtime 1.31 refuses it ('Unrecognized attribute'); OpenVINO "
+        "2026.4 and onnx.reference (onnx 1.23) accept batch_dims = 0 there.",
     ),
     Decision(
         id="gnd-batch-dims-out-of-range",
@@ -118,8 +120,9 @@ DECISIONS: tuple[Decision, ...] = (
         oracle="Raises SpecViolation for batch_dims < 0 or >= min(q, r). A negative batch_dims "
         "is not counted from the back.",
         why="ONNX bounds b from above only and is silent on negative values (unlike axis, it "
-        "says nothing of counting from the back); OpenVINO's range starts at 0. ONNX Runtime "
-        "1.31 fails on batch_dims = -1 with an integer overflow, not a clear refusal.",
+        "says nothing of counting from the back); OpenVINO's range starts at 0. On batch_dims "
+        "= -1 ONNX Runtime 1.31 fails with an integer overflow, onnx.reference with a "
+        "reshape error, OpenVINO 2026.4 refuses the model: none a clear refusal.",
     ),
     Decision(
         id="gnd-batch-dims-unequal",
@@ -143,7 +146,8 @@ DECISIONS: tuple[Decision, ...] = (
         why="ONNX is explicit and the project tests ONNX models. A runtime that broadcasts a "
         "batch dim of 1 follows OpenVINO (which does not say which size the output takes): "
         "ONNX Runtime 1.31 accepts data's batch dim 1 against indices' 2 and refuses the "
-        "reverse ('not divisible').",
+        "reverse ('not divisible'); OpenVINO 2026.4 broadcasts both ways; onnx.reference "
+        "fails with a reshape error.",
     ),
     Decision(
         id="gnd-last-dim-out-of-range",
@@ -161,7 +165,9 @@ DECISIONS: tuple[Decision, ...] = (
         oracle="Raises SpecViolation for indices.shape[-1] = 0 or > r - b (r at opset 11, "
         "where b = 0), whether or not indices has elements.",
         why="ONNX states both bounds; an empty tuple (m = 0) would select the whole batch, "
-        "which ONNX Runtime 1.31 does (it accepts m = 0), but 1 is the stated lower bound.",
+        "which ONNX Runtime 1.31 does (it accepts m = 0), but 1 is the stated lower bound. "
+        "OpenVINO 2026.4 accepts m = 0 and returns values that are not data's; "
+        "onnx.reference fails with a reshape error.",
     ),
     Decision(
         id="gnd-negative-indices",
@@ -186,8 +192,8 @@ DECISIONS: tuple[Decision, ...] = (
         oracle="Follows ONNX: index k_i < 0 reads k_i + s_i, s_i the size of data dimension "
         "b + i. Inputs with a negative index are marked disputed.",
         why="The project tests ONNX models; but GatherND-5 and OpenVINO before 2025.3 refuse "
-        "negative indices, so a runtime built on them may differ (ONNX Runtime 1.31 "
-        "normalises them).",
+        "negative indices, so a runtime built on them may differ (ONNX Runtime 1.31, "
+        "OpenVINO 2026.4 and onnx.reference normalise them).",
         disputed=True,
     ),
     Decision(
@@ -239,6 +245,9 @@ DECISIONS: tuple[Decision, ...] = (
 
 # Clauses GatherND adds to decisions the table already has (and GatherND to
 # their ops), when it joins: this module raises and cites them by these ids.
+# Observed on 2026-12-02 for index-out-of-range and zero-size-axis: ONNX Runtime
+# 1.31 and onnx.reference refuse an index 2 into a dimension of 2 and an index
+# 0 into a dimension of 0; OpenVINO 2026.4 returns values that are not data's.
 JOINS: dict[str, tuple[Clause, ...]] = {
     "index-out-of-range": (
         Clause(S005, "It is an error if any of the index values are out of bounds."),
