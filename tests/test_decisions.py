@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import filecmp
 import re
+from pathlib import Path
 
 import onnx.defs
 import pytest
@@ -94,7 +95,20 @@ def test_every_case_names_a_spec_document():
         assert any(name in case.spec for name in names), f"{case.id}: spec {case.spec!r}"
 
 
+def _shared_copy(copy: Path) -> Path:
+    """The shared file a document of specs/ copies: ``NNN_<name>.txt`` copies
+    ``indexing/<name>.md`` (GatherND's texts), any other file its namesake."""
+    numbered = re.fullmatch(r"\d{3}_(.+)\.txt", copy.name)
+    indexing = SHARED_SPECS / "indexing" / f"{numbered.group(1)}.md" if numbered else None
+    return indexing if indexing is not None and indexing.is_file() else SHARED_SPECS / copy.name
+
+
 @pytest.mark.skipif(not SHARED_SPECS.is_dir(), reason="no shared/specs beside this checkout")
 def test_the_copied_specs_match_shared():
+    copies = sorted(SPECS.glob("*.txt"))
     for path in SHARED_SPECS.glob("*.txt"):
-        assert filecmp.cmp(path, SPECS / path.name, shallow=False), path.name
+        assert SPECS / path.name in copies, f"{path.name} is not copied into specs/"
+    for copy in copies:
+        source = _shared_copy(copy)
+        assert source.is_file(), f"{copy.name}: no shared copy ({source})"
+        assert filecmp.cmp(source, copy, shallow=False), f"{copy.name} differs from {source}"
