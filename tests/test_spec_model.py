@@ -76,6 +76,7 @@ def test_no_module_branches_on_an_operator_name():
 _SPELLERS = {
     "operators.py": "the rows",
     "sources.py": "ONNX's ops whose outputs are their inputs' elements, ours among them",
+    "as_fed.py": "ONNX's ops that move a fed value unchanged, ours among them",
     "contract.py": "the probe model: one fixed Gather, whatever the operators",
     "strategies.py": "INVALID_CLAUSES, in the order a seeded campaign draws them",
 }
