@@ -141,15 +141,19 @@ def command(args) -> int:
     out = settings.out
     assert out is not None  # built with one
     document = nodes.document(read, groups, dims, args.draws, captured)
-    if cases:
-        start = time.perf_counter()
-        _whole_models(document, read, runtimes, fed, dims, args.timeout, args.worker_memory)
-        timings["whole_model_s"] = time.perf_counter() - start
+    # the whole model runs even when no node can be judged: a model no target
+    # loads is *cannot load*, never silence (issue 44)
+    start = time.perf_counter()
+    _whole_models(document, read, runtimes, fed, dims, args.timeout, args.worker_memory)
+    timings["whole_model_s"] = time.perf_counter() - start
     if not cases:
         out.mkdir(parents=True, exist_ok=True)
         files.write_json(out / NODES, document)
         print(node_verdicts.nothing_judged_line(out / NODES))
-        return exits.OK
+        made = node_verdicts.verdicts(document, [])
+        for line in node_verdicts.headline_lines(made):
+            print(line)
+        return exits.FAILED if node_verdicts.cannot_load(made) else exits.OK
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -1,0 +1,90 @@
+"""`conformance model`'s verdict words stand on results (issues 44 and 49): a
+model no target loads is *cannot load*; a node that cannot be exposed does not
+stop the others; every target that ran is compared; no *safe* without an
+as-built result, nor *in situ* without a node judged there; inputs that break
+the spec are said as the inputs' property, first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from conformance.cli import main
+from conformance.graphs import exposing, reading
+from conformance.graphs.capture import with_its_data
+
+
+def _save(tmp_path: Path, nodes, inputs, outputs, initializers=(), domains=()) -> Path:
+    graph = h.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    opsets = [h.make_opsetid("", 15), *(h.make_opsetid(d, 1) for d in domains)]
+    proto = h.make_model(graph, opset_imports=opsets, ir_version=8)
+    path = tmp_path / "m.onnx"
+    onnx.save(proto, path)
+    return path
+
+
+def _nodes(out: Path) -> dict:
+    return json.loads((out / "nodes.json").read_text())
+
+
+def _model(tmp_path: Path, args: list[str], capsys) -> tuple[int, str, dict]:
+    out = tmp_path / "run"
+    code = main(["model", *args, "--variants", "static", "--out", str(out), "--no-progress"])
+    return code, capsys.readouterr().out, _nodes(out)
+
+
+def custom_upstream(tmp_path: Path, plain: bool = True) -> Path:
+    """A Gather downstream of a custom-domain op (its data type unknown to shape
+    inference), and beside it one whose data is the graph input."""
+    nodes = [
+        h.make_node("Foo", ["x"], ["x2"], domain="my.domain"),
+        h.make_node("Gather", ["x2", "i"], ["y"], name="after_custom"),
+    ]
+    outputs = [h.make_tensor_value_info("y", T.FLOAT, None)]
+    if plain:
+        nodes.append(h.make_node("Gather", ["x", "i"], ["z"], name="plain"))
+        outputs.append(h.make_tensor_value_info("z", T.FLOAT, None))
+    return _save(
+        tmp_path,
+        nodes,
+        [h.make_tensor_value_info("x", T.FLOAT, [3])],
+        outputs,
+        [nh.from_array(np.array(1, np.int64), "i")],
+        domains=["my.domain"],
+    )
+
+
+# -- issue 44.2: a model no target loads is never called safe ---------------------------
+def test_a_node_of_unknown_type_is_not_exposed_and_the_others_are(tmp_path):
+    found = reading.load(custom_upstream(tmp_path))
+    exposed = exposing.expose(found, with_its_data(found))
+    model = str(found.path)
+    assert "element type is unknown" in exposed.not_exposed[model, "", "after_custom"]
+    assert set(exposed.nodes[model, "", "plain"]) == set(exposing.ROLES)
+
+
+def test_a_model_no_target_loads_is_cannot_load_and_exits_1(tmp_path, capsys):
+    code, said, document = _model(
+        tmp_path, [str(custom_upstream(tmp_path)), "--runtime", "reference", "onnxruntime"], capsys
+    )
+    assert "safe" not in said
+    assert "reference: cannot load this model: NotImplementedError: Node type 'Foo'" in said
+    assert "onnxruntime: cannot load this model:" in said
+    assert "whole model: no target loaded it" in said
+    (whole,) = document["whole_model"].values()
+    assert {t["status"] for t in whole["targets"].values()} == {"cannot load"}
+    assert code == 1
+
+
+def test_a_model_with_no_node_to_judge_still_loads_on_every_target(tmp_path, capsys):
+    path = custom_upstream(tmp_path, plain=False)
+    code, said, _ = _model(tmp_path, [str(path), "--runtime", "onnxruntime"], capsys)
+    assert "no node can be judged" in said
+    assert "onnxruntime: cannot load this model:" in said
+    assert code == 1
