@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
+from conformance import shipped
 from conformance.cli import main
 from conformance.graphs import exposing, reading
 from conformance.graphs.capture import with_its_data
@@ -29,8 +31,14 @@ def _save(tmp_path: Path, nodes, inputs, outputs, initializers=(), domains=()) -
     return path
 
 
+SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "schemas" / "nodes.schema.json"
+
+
 def _nodes(out: Path) -> dict:
-    return json.loads((out / "nodes.json").read_text())
+    document = json.loads((out / "nodes.json").read_text())
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.validate(document, schema, registry=shipped.schema_registry())
+    return document
 
 
 def _model(tmp_path: Path, args: list[str], capsys) -> tuple[int, str, dict]:
@@ -87,4 +95,71 @@ def test_a_model_with_no_node_to_judge_still_loads_on_every_target(tmp_path, cap
     code, said, _ = _model(tmp_path, [str(path), "--runtime", "onnxruntime"], capsys)
     assert "no node can be judged" in said
     assert "onnxruntime: cannot load this model:" in said
+    assert code == 1
+
+
+# -- issue 44.3: outputs called bit for bit that differ ----------------------------------
+NO_IDENTITY = "tests.identity_refusing_adapter:IdentityRefusingAdapter"
+
+
+def embedding(tmp_path: Path, output: str = "y", dtype=np.int64, shift: int = 33) -> Path:
+    """An embedding table indexed by a graph input, then an op of its own."""
+    table = (np.arange(12, dtype=np.int64).reshape(4, 3) << shift).astype(dtype)
+    return _save(
+        tmp_path,
+        [
+            h.make_node("Gather", ["table", "ids"], ["g"], name="embed", axis=0),
+            h.make_node("Neg", ["g"], [output]),
+        ],
+        [h.make_tensor_value_info("ids", T.INT64, [2])],
+        [h.make_tensor_value_info(output, nh.helper.np_dtype_to_tensor_dtype(table.dtype), [2, 3])],
+        [nh.from_array(table, "table")],
+    )
+
+
+def test_exposed_names_are_unique_against_every_name_in_the_model(tmp_path):
+    taken = f"{exposing.PREFIX}1_data"  # the first name exposing gives
+    found = reading.load(embedding(tmp_path, output=taken))
+    proto = with_its_data(found)
+    before = exposing.names_in(proto)
+    exposed = exposing.expose(found, proto)
+    new = [o.name for o in proto.graph.output][1:]
+    assert len(new) == 3 and not set(new) & before
+    assert proto.graph.output[0].name == taken  # the model's own, kept first
+    made = [name for node in proto.graph.node for name in node.output]
+    assert len(made) == len(set(made))  # no value defined twice
+    assert exposed.nodes[str(found.path), "", "embed"] == {"data": 1, "indices": 2, "output": 3}
+
+
+def test_a_model_output_named_as_an_exposed_copy_is_compared_as_it_is(tmp_path, capsys):
+    path = embedding(tmp_path, output=f"{exposing.PREFIX}1_data", dtype=np.float32, shift=0)
+    np.savez(tmp_path / "x.npz", ids=np.array([3, 1], np.int64))
+    code, said, document = _model(
+        tmp_path,
+        [str(path), "--inputs", str(tmp_path / "x.npz"), "--runtime", "reference", "onnxruntime"],
+        capsys,
+    )
+    (entry,) = document["nodes"]
+    assert {t: v["verdict"] for t, v in entry["in_situ"].items()} == {
+        "reference": "exact",
+        "onnxruntime": "exact",
+    }
+    assert "outputs: onnxruntime gives reference's outputs bit for bit" in said
+    assert code == 0
+
+
+def test_a_target_that_runs_the_model_only_as_it_is_is_compared(tmp_path, capsys):
+    np.savez(tmp_path / "x.npz", ids=np.array([3, 1], np.int64))
+    args = [str(embedding(tmp_path)), "--inputs", str(tmp_path / "x.npz")]
+    code, said, document = _model(tmp_path, [*args, "--runtime", "reference", NO_IDENTITY], capsys)
+    (whole,) = document["whole_model"].values()
+    assert whole["targets"]["no-identity"]["status"] == "ran"
+    assert "not with its Gather values exposed" in whole["targets"]["no-identity"]["message"]
+    assert "outputs: no-identity differs from reference" in said
+    (difference,) = whole["differences"]
+    assert difference["target"] == "no-identity" and difference["outputs"][0]["differs"]
+    assert whole["compared"] == ["reference", "no-identity"]
+    assert "bit for bit" not in said
+    (entry,) = document["nodes"]
+    assert entry["in_situ"]["no-identity"]["verdict"] == "not exposed"
     assert code == 1
