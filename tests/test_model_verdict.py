@@ -163,3 +163,51 @@ def test_a_target_that_runs_the_model_only_as_it_is_is_compared(tmp_path, capsys
     (entry,) = document["nodes"]
     assert entry["in_situ"]["no-identity"]["verdict"] == "not exposed"
     assert code == 1
+
+
+# -- issue 44.4: no verdict word without a result that supports it -----------------------
+def two_picks(tmp_path: Path) -> Path:
+    """Two Gathers of graph inputs: one of float32 data, one of bfloat16 (which
+    OpenCV's binding cannot carry: harness_unsupported, a result that judges nothing)."""
+    return _save(
+        tmp_path,
+        [
+            h.make_node("Gather", ["a", "i"], ["y"], name="pick_f32", axis=0),
+            h.make_node("Gather", ["b", "i"], ["z"], name="pick_bf16", axis=0),
+        ],
+        [
+            h.make_tensor_value_info("a", T.FLOAT, [4, 3]),
+            h.make_tensor_value_info("b", T.BFLOAT16, [4, 3]),
+        ],
+        [
+            h.make_tensor_value_info("y", T.FLOAT, [3]),
+            h.make_tensor_value_info("z", T.BFLOAT16, [3]),
+        ],
+        [nh.from_array(np.array(1, np.int64), "i")],
+    )
+
+
+def test_a_target_with_no_as_built_result_is_not_called_safe(tmp_path, capsys):
+    code, said, _ = _model(tmp_path, [str(two_picks(tmp_path)), "--runtime", "opencv"], capsys)
+    line = next(x for x in said.splitlines() if x.startswith("  opencv: "))
+    assert "safe" not in line
+    assert line.startswith("  opencv: partly judged: 1 of 2 node(s) exact as built, 1 with no ")
+    assert "(harness_unsupported: " in line and "bfloat16" in line
+    # the whole model did not run there either (its bfloat16 input), and the line says so
+    assert "; whole model not run: input 'b' is bfloat16" in line
+    assert code == 1  # no pass without a result
+
+
+def test_no_node_with_a_result_is_not_judged(tmp_path, capsys):
+    path = _save(
+        tmp_path,
+        [h.make_node("Gather", ["b", "i"], ["z"], name="pick_bf16", axis=0)],
+        [h.make_tensor_value_info("b", T.BFLOAT16, [4, 3])],
+        [h.make_tensor_value_info("z", T.BFLOAT16, [3])],
+        [nh.from_array(np.array(1, np.int64), "i")],
+    )
+    code, said, _ = _model(tmp_path, [str(path), "--runtime", "reference", "opencv"], capsys)
+    assert "  opencv: not judged: no node has an as-built result on it (harness_unsupported" in said
+    assert "  reference: safe: every one of 1 node(s) exact as built" in said
+    assert "whole model: loaded on reference only" in said
+    assert code == 1

@@ -201,14 +201,16 @@ def _judge(document: dict, written, gated: bool):
         found = node_verdicts.failing(document, written.records, made, unexpected)
         if gated:
             reason = (
-                "exit 1: a target cannot run a model, or differs as built outside its baseline"
+                "exit 1: a target cannot load or run a model, differs in situ, has a node with "
+                "no as-built result, or differs as built outside its baseline"
                 if found
                 else "exit 0: every as-built difference is in the baseline (what-if results "
                 "never decide)"
             )
         else:
             reason = (
-                "exit 1: a target cannot run a model, or differs as built"
+                "exit 1: a target cannot load or run a model, differs as built or in situ, or "
+                "has a node with no as-built result"
                 if found
                 else "exit 0: every target computes every node right as built (what-if "
                 "results never decide)"

@@ -123,7 +123,7 @@ def run(
             for target in runtimes:
                 record["targets"][name_of(target)] = {
                     "status": "not run",
-                    "message": f"the whole model was not run: {record['skipped']}",
+                    "message": record["skipped"],
                 }
             continue
         prepared.append(made)

@@ -391,14 +391,25 @@ def target_line(verdict: ModelVerdict, target: TargetVerdict) -> str:
         situ += f", {', '.join(others)}" if others else ""
     if status == "not judged":
         why = target.unjudged_why or "no node of this model could be judged (nodes.json says why)"
-        return f"{target.runtime}: not judged: no node has an as-built result on it ({why})"
+        said = f"{target.runtime}: not judged: no node has an as-built result on it ({why})"
+        return said + _whole_said(target)
     if status in ("safe", "partly judged"):
         return _safe_line(verdict, target, situ)
     wrong = len(set(target.differing))
     said = f"{target.runtime}: differs: {wrong} of {n} node(s) as built"
     if target.in_situ_differing:
         said += f", {len(target.in_situ_differing)} in situ"
-    return said + situ
+    return said + situ + _whole_said(target)
+
+
+def _whole_said(target: TargetVerdict) -> str:
+    """What became of the whole model on a target that did not refuse it but did not
+    run it either (a model the tool cannot prepare, an input its binding cannot
+    carry): never silence."""
+    whole = target.whole.get("status")
+    if whole in (None, "", "ran", "loads"):
+        return ""
+    return f"; whole model {whole}: {target.whole.get('message') or 'no message'}"
 
 
 def _safe_line(verdict: ModelVerdict, target: TargetVerdict, situ: str) -> str:
@@ -413,10 +424,8 @@ def _safe_line(verdict: ModelVerdict, target: TargetVerdict, situ: str) -> str:
     else:
         built = f"every one of {n} node(s) exact as built"
     word = "safe" if not target.unjudged else ""
-    whole = target.whole.get("status")
     if not verdict.fed:
-        loaded = f"; {target.whole['message']}" if whole == "not run" else ""
-        return f"{target.runtime}: {word + ': ' if word else ''}{built}{loaded}"
+        return f"{target.runtime}: {word + ': ' if word else ''}{built}{_whole_said(target)}"
     if target.judged_in_situ:
         head = f"{word} as built and in situ: " if word else ""
         return f"{target.runtime}: {head}{built}{situ}"
