@@ -211,3 +211,67 @@ def test_no_node_with_a_result_is_not_judged(tmp_path, capsys):
     assert "  reference: safe: every one of 1 node(s) exact as built" in said
     assert "whole model: loaded on reference only" in said
     assert code == 1
+
+
+# -- issue 49.1: no verdict word without its evidence; expose per node -------------------
+def token_model(tmp_path: Path, embed: bool = True) -> Path:
+    """A Shape -> Gather (the sequence length: a symbolic dim, which tract cannot
+    give out as a tensor) and an embedding Gather of the token ids."""
+    nodes = [
+        h.make_node("Shape", ["ids"], ["s"]),
+        h.make_node("Gather", ["s", "one"], ["n"], name="seqlen", axis=0),
+        h.make_node("Cast", ["n"], ["nf"], to=T.FLOAT),
+    ]
+    if embed:
+        nodes += [
+            h.make_node("Gather", ["table", "ids"], ["e"], name="embed", axis=0),
+            h.make_node("Mul", ["e", "nf"], ["y"]),
+        ]
+    else:
+        nodes.append(h.make_node("Neg", ["nf"], ["y"]))
+    return _save(
+        tmp_path,
+        nodes,
+        [h.make_tensor_value_info("ids", T.INT64, ["batch", "seq"])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+        [
+            nh.from_array(np.arange(12, dtype=np.float32).reshape(4, 3) - 5, "table"),
+            nh.from_array(np.array(1, np.int64), "one"),
+        ],
+    )
+
+
+def _fed(tmp_path: Path, path: Path, ids, *runtimes: str) -> list[str]:
+    np.savez(tmp_path / "x.npz", ids=np.array(ids, np.int64))
+    return [str(path), "--inputs", str(tmp_path / "x.npz"), "--runtime", *runtimes]
+
+
+def test_a_node_a_target_cannot_expose_does_not_stop_the_others(tmp_path, capsys):
+    args = _fed(tmp_path, token_model(tmp_path), [[3, 1, 0]], "reference", "tract")
+    code, said, document = _model(tmp_path, args, capsys)
+    situ = {e["node"]: e["in_situ"]["tract"] for e in document["nodes"]}
+    assert situ["embed"]["verdict"] == "exact"
+    assert situ["seqlen"]["verdict"] == "not exposed"
+    assert "(2,tdim) cannot come out" in situ["seqlen"]["why"]
+    assert (
+        "  tract: safe as built and in situ: every one of 2 node(s) exact as built; "
+        "in situ 1 exact, not exposed 1"
+    ) in said
+    (whole,) = document["whole_model"].values()
+    assert whole["targets"]["tract"]["status"] == "ran"
+    assert "outputs: tract gives reference's outputs bit for bit" in said
+    assert code == 0
+
+
+def test_safe_as_built_not_judged_in_situ_when_no_node_could_be_exposed(tmp_path, capsys):
+    path = token_model(tmp_path, embed=False)
+    code, said, _ = _model(tmp_path, _fed(tmp_path, path, [[3, 1]], "reference", "tract"), capsys)
+    line = next(x for x in said.splitlines() if x.startswith("  tract: "))
+    assert line.startswith(
+        "  tract: safe as built; not judged in situ: seqlen: not exposed, tract ran the model, "
+        "but its output (2,tdim) cannot come out"
+    )
+    assert line.endswith("every one of 1 node(s) exact as built; in situ 0 exact, not exposed 1")
+    assert "  reference: safe as built and in situ: " in said
+    assert "outputs: tract gives reference's outputs bit for bit" in said
+    assert code == 0
