@@ -275,3 +275,40 @@ def test_safe_as_built_not_judged_in_situ_when_no_node_could_be_exposed(tmp_path
     assert "  reference: safe as built and in situ: " in said
     assert "outputs: tract gives reference's outputs bit for bit" in said
     assert code == 0
+
+
+# -- issue 49.3: inputs that break the spec, said as the inputs' property, first ---------
+def test_an_out_of_vocabulary_id_is_said_first_as_the_inputs_property(tmp_path, capsys):
+    path = embedding(tmp_path, dtype=np.float32, shift=0)  # 4 rows: id 4 is the vocabulary size
+    args = _fed(tmp_path, path, [3, 4], "reference", "onnxruntime", "openvino")
+    code, said, document = _model(tmp_path, args, capsys)
+    lines = said.splitlines()
+    first = lines[lines.index(f"model {path}:") + 1]
+    assert first == (
+        "  inputs break the spec: input ids, as node embed's indices, element [1] = 4: Gather "
+        "index-out-of-range: index 4 at indices[1] is outside [-4, 3] for axis 0 of size 4"
+    )
+    assert lines[lines.index(first) + 1] == (
+        "    what each target did: reference: refused them, as the spec requires (conforming); "
+        "onnxruntime: refused them, as the spec requires (conforming); openvino: accepted them "
+        "and read zeros"
+    )
+    assert (
+        "to do: validate ids against the axis's size (4: for an embedding, the vocabulary)" in said
+    )
+    # a target that refuses them conforms: never "cannot run", never "report it upstream"
+    assert "cannot run" not in said and "upstream" not in said.split("not gated")[0]
+    assert (
+        "  onnxruntime: safe as built; not judged in situ: it refused the inputs, as the spec "
+        in said
+    )
+    assert "exit 1: the --inputs break the spec at a node (said first)" in said
+    assert code == 1
+    (whole,) = document["whole_model"].values()
+    (broken,) = whole["inputs_break_spec"]
+    assert broken["input"] == "ids" and broken["element"] == [1] and broken["value"] == 4
+    assert broken["clause"] == "index-out-of-range" and broken["size"] == 4
+    assert whole["targets"]["onnxruntime"]["status"] == "refused the inputs"
+    (entry,) = document["nodes"]
+    assert entry["in_situ"]["openvino"]["verdict"] == "inputs break the spec"
+    assert entry["in_situ"]["openvino"]["did"] == "accepted them and read zeros"

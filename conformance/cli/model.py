@@ -144,7 +144,7 @@ def command(args) -> int:
     # the whole model runs even when no node can be judged: a model no target
     # loads is *cannot load*, never silence (issue 44)
     start = time.perf_counter()
-    _whole_models(document, read, runtimes, fed, dims, args.timeout, args.worker_memory)
+    _whole_models(document, read, runtimes, fed, captured, dims, args.timeout, args.worker_memory)
     timings["whole_model_s"] = time.perf_counter() - start
     if not cases:
         out.mkdir(parents=True, exist_ok=True)
@@ -176,12 +176,13 @@ def command(args) -> int:
 
 
 def _whole_models(
-    document: dict, read, runtimes, fed, dims: dict[str, int], timeout, worker_memory: int
+    document: dict, read, runtimes, fed, captured, dims: dict[str, int], timeout, memory: int
 ) -> None:
     """Each model whole on every target (loaded; with --inputs run, its nodes judged
-    in situ, its outputs compared), into nodes.json's ``whole_model`` and ``in_situ``."""
+    in situ, its outputs compared, the inputs held to the spec at every node), into
+    nodes.json's ``whole_model`` and ``in_situ``."""
     wholes, in_situ = whole_model.run(
-        read, runtimes, fed, dims, drawing.DEFAULT_DIM, timeout, worker_memory
+        read, runtimes, fed, dims, drawing.DEFAULT_DIM, timeout, memory, captured
     )
     document["whole_model"] = wholes
     for entry in document["nodes"]:
@@ -199,7 +200,12 @@ def _judge(document: dict, written, gated: bool):
                 (r["runtime"], r["case_id"], r.get("variant")) for r in decided.gate.unexpected
             }
         found = node_verdicts.failing(document, written.records, made, unexpected)
-        if gated:
+        if node_verdicts.inputs_break_spec(made):
+            reason = (
+                "exit 1: the --inputs break the spec at a node (said first): no run on them "
+                "is a valid run of the model; validate them before inference"
+            )
+        elif gated:
             reason = (
                 "exit 1: a target cannot load or run a model, differs in situ, has a node with "
                 "no as-built result, or differs as built outside its baseline"

@@ -38,11 +38,12 @@ from conformance.engine.pool import Job, Raw, WorkerPool
 from conformance.engine.targets import Target
 from conformance.errors import ConformanceError
 from conformance.graphs import exposing
-from conformance.graphs.capture import graph_inputs, with_its_data
+from conformance.graphs.capture import Captured, graph_inputs, with_its_data
 from conformance.graphs.reading import IN_MEMORY_LIMIT, GraphFile, name_unnamed_dims, tensor_type
 from conformance.messages import first_line
 from conformance.oracle import compare
 from conformance.tables import dtypes
+from conformance.tables.operators import OPERATORS
 
 # Seconds a whole model may take to load and run on one target: a real model
 # compiles for seconds where a one-node model takes milliseconds.
@@ -111,8 +112,11 @@ def run(
     default_dim: int,
     timeout: float | None,
     worker_memory: int,
+    captured: Captured | None = None,
 ) -> tuple[dict, dict]:
-    """(per model: its whole-model record; per node key: its in-situ verdict per target)."""
+    """(per model: its whole-model record; per node key: its in-situ verdict per target).
+    ``captured``: the nodes' inputs on ``fed`` (onnx.reference), which say whether
+    the inputs break the spec at a node (issue 49)."""
     prepared: list[Prepared] = []
     wholes: dict[str, dict] = {}
     for found in files:
@@ -135,7 +139,8 @@ def run(
         prepared, results, runtimes, fed is not None, timeout, worker_memory
     )
     for made in prepared:
-        _judge_model(made, wholes[str(made.found.path)], ran, runtimes, fed, in_situ)
+        breaks = spec_breaks(made.found, captured)
+        _judge_model(made, wholes[str(made.found.path)], ran, runtimes, fed, in_situ, breaks)
     _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory)
     return wholes, in_situ
 
@@ -169,13 +174,18 @@ def _prepare(found: GraphFile, fed, dims, default_dim, record: dict) -> Prepared
     return Prepared(found, exposed, blob, feeds, base, original)
 
 
-def _judge_model(made: Prepared, record: dict, ran: dict, runtimes, fed, in_situ: dict) -> None:
+def _judge_model(
+    made: Prepared, record: dict, ran: dict, runtimes, fed, in_situ: dict, breaks: dict
+) -> None:
     """The model's record per target, its nodes in situ, its outputs compared."""
     model = str(made.found.path)
     got: dict[str, Ran] = ran.get(model, {})
     for target in runtimes:
         name = name_of(target)
-        record["targets"][name] = _said(got[name].raw if name in got else None, fed is not None)
+        said = _said(got[name].raw if name in got else None, fed is not None)
+        if breaks and said["status"] == "cannot run":  # as the spec requires: conforming
+            said["status"] = REFUSED_INPUTS
+        record["targets"][name] = said
     if fed is None:
         return
     for site in made.found.sites:
@@ -184,7 +194,14 @@ def _judge_model(made: Prepared, record: dict, ran: dict, runtimes, fed, in_situ
         key = (site.model, site.graph, site.node)
         for target in runtimes:
             name = name_of(target)
-            in_situ.setdefault(key, {})[name] = _judge_node(site, key, made.exposed, got.get(name))
+            in_situ.setdefault(key, {})[name] = _judge_node(
+                site, key, made.exposed, got.get(name), key in breaks
+            )
+    if breaks:
+        record["inputs_break_spec"] = [
+            {**said, "targets": _what_each_did(key, record, in_situ)}
+            for key, said in breaks.items()
+        ]
     raws = {name: each.raw for name, each in got.items()}
     reference = _reference(record, raws, runtimes)
     if reference is None:
@@ -362,7 +379,10 @@ def _said(raw, fed: bool) -> dict:
     return {"status": status, "message": gist(raw.message or raw.signal or "")}
 
 
-def _judge_node(site, key, exposed: exposing.Exposed, ran: Ran | None) -> dict:
+def _judge_node(site, key, exposed: exposing.Exposed, ran: Ran | None, broken=False) -> dict:
+    """The node on one target, in situ; ``broken``: the inputs the model was fed make
+    this node's inputs break the spec (onnx.reference's run says so), so what the
+    target does with them is said as what it did, never as a wrong value."""
     if key in exposed.not_exposed:
         return {"verdict": "not exposed", "why": exposed.not_exposed[key]}
     roles = exposed.nodes.get(key)
@@ -387,6 +407,8 @@ def _judge_node(site, key, exposed: exposing.Exposed, ran: Ran | None) -> dict:
         judged = oracle.verdict(site.op, site.opset, data, indices, site.axis)
     except Exception as error:  # inputs the oracle does not take (a dtype not ours)
         return {"verdict": "not run", "why": f"the oracle cannot take them: {first_line(error)}"}
+    if isinstance(judged, oracle.Violated) and broken:
+        return {**said, "verdict": BROKEN, "did": _accepted(site, data, indices, actual)}
     if isinstance(judged, oracle.Violated):
         return {
             **said,
@@ -399,6 +421,90 @@ def _judge_node(site, key, exposed: exposing.Exposed, ran: Ran | None) -> dict:
         return {**said, "verdict": "exact"}
     mechanism = _mechanism(expected, actual)
     return {**said, "verdict": "differs", "mechanism": mechanism}
+
+
+# -- inputs that break the spec (issue 49) ------------------------------------------------
+BROKEN = "inputs break the spec"  # an in-situ verdict: the fed inputs', not the target's
+REFUSED_INPUTS = "refused the inputs"  # a whole-model status: as the spec requires
+
+
+def spec_breaks(found: GraphFile, captured: Captured | None) -> dict[tuple, dict]:
+    """Each node whose inputs, on the inputs the model was fed (as onnx.reference
+    computed them), the spec forbids: the clause, and where (its first such input)."""
+    breaks: dict[tuple, dict] = {}
+    if captured is None:
+        return breaks
+    for site in found.sites:
+        key = (site.model, site.graph, site.node)
+        if site.opset is None:  # not of the ONNX domain: not ours to hold to the spec
+            continue
+        for data, indices in captured.tensors.get(key, ()):
+            try:
+                judged = oracle.verdict(site.op, site.opset, data, indices, site.axis)
+            except Exception:  # a dtype the oracle does not take: judged elsewhere
+                break
+            if isinstance(judged, oracle.Violated):
+                breaks[key] = _break_of(site, data, indices, judged.violation)
+                break
+    return breaks
+
+
+def _break_of(site, data: np.ndarray, indices: np.ndarray, violation) -> dict:
+    """The break as the input's property: the clause, the graph input the indices are
+    (when they are one, element for element), the first forbidden element and its value."""
+    said: dict = {
+        "graph": site.graph,
+        "node": site.node,
+        "op": site.op,
+        "clause": violation.clause,
+        "detail": violation.detail,
+    }
+    source = site.sources.get("indices")
+    if source is not None and source.kind == "input":
+        said["input"] = source.name
+    if violation.clause == "index-out-of-range" and data.ndim:
+        size = data.shape[OPERATORS[site.op].axis(site.axis) % data.ndim]
+        wide = indices.astype(np.int64)
+        bad = np.argwhere((wide < -size) | (wide >= size))
+        if len(bad):
+            at = tuple(int(i) for i in bad[0])
+            said.update(element=list(at), value=int(wide[at]), size=int(size))
+    return said
+
+
+def _accepted(site, data: np.ndarray, indices: np.ndarray, actual: np.ndarray) -> str:
+    """What a target that took forbidden inputs made of them, by the explanation that
+    fits (an out-of-range index that reads zeros), else that it returned values."""
+    try:
+        defined = oracle.in_range(site.op, site.opset, data, indices, site.axis)
+    except Exception:
+        defined = None
+    if defined is not None and defined.output.shape == actual.shape:
+        found = compare.explained_invalid(defined, actual)
+        if "out-of-range-reads-zero" in found:
+            return "accepted them and read zeros"
+        if found:
+            return f"accepted them and returned what {', '.join(found)} makes"
+    return "accepted them and returned values the spec does not define"
+
+
+def _what_each_did(key: tuple, record: dict, in_situ: dict) -> dict[str, str]:
+    """Per target, what it did with the forbidden inputs at this node."""
+    did = {}
+    for name, said in record["targets"].items():
+        status = said["status"]
+        node = in_situ.get(key, {}).get(name, {})
+        if status == REFUSED_INPUTS:
+            did[name] = "refused them, as the spec requires (conforming)"
+        elif status in ("crashed", "timed out"):
+            did[name] = f"aborted ({status})"
+        elif status != "ran":
+            did[name] = f"{status}: {said['message']}"
+        elif node.get("verdict") == BROKEN:
+            did[name] = node["did"]
+        else:
+            did[name] = f"ran the model (the node {node.get('verdict', 'not judged')} there)"
+    return did
 
 
 def _type(array: np.ndarray) -> dict:

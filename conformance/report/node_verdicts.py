@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from conformance.engine.judge import DISCREPANCIES, Outcome
+from conformance.engine.whole_model import REFUSED_INPUTS
 from conformance.fuzz.bugs import cause_of
 from conformance.messages import first_line
 from conformance.report.terminal.escape import safe
@@ -84,6 +85,9 @@ class TargetVerdict:
 
     def not_in_situ(self) -> str:
         """Why no node was judged in situ on this target."""
+        if self.whole.get("status") == REFUSED_INPUTS:
+            said = self.whole.get("message", "")
+            return f"it refused the inputs, as the spec requires (conforming): {said}"
         if self.whole.get("status") not in (None, "ran"):
             return self.whole.get("message") or self.whole.get("status", "")
         return self.in_situ_why[0] if self.in_situ_why else "no node was exposed"
@@ -153,6 +157,8 @@ def as_built_record(entry: dict, record: dict) -> bool:
     """The record judges the node as built: an as-built case in its as-built
     variant (a nodes.json of format 1, or cases saved without it, say none: every
     record counts)."""
+    if (record.get("expected") or {}).get("violation"):
+        return False  # inputs the spec forbids (fed ones too) are no valid run's: what if
     built = entry.get("as_built")
     if built is None:  # not said (a case file saved before it was): every record counts
         return True
@@ -270,6 +276,11 @@ def _unjudged_why(mine: list[dict]) -> str:
     return "no result came for it"
 
 
+def inputs_break_spec(made: list[ModelVerdict]) -> bool:
+    """Whether the --inputs make a node's inputs forbidden by the spec in some model."""
+    return any(verdict.whole.get("inputs_break_spec") for verdict in made)
+
+
 def cannot_load(made: list[ModelVerdict]) -> bool:
     """Whether a target cannot load, run or finish a model (a verdict on the whole model,
     which stands when no node could be judged)."""
@@ -290,7 +301,10 @@ def failing(
     differs in situ, or differs as built; with the gate (``unexpected``: the
     (runtime, case_id, variant) of each discrepancy outside the baseline), an
     as-built difference counts only when it is outside the baseline. What-if
-    results never count."""
+    results never count. Inputs that break the spec at a node exit 1 whatever the
+    targets did: no run on them is a valid run of the model (docs/models.md)."""
+    if inputs_break_spec(made):
+        return True
     for verdict in made:
         for target in verdict.targets:
             # a node of the model that has no as-built result on a target is no pass
@@ -349,6 +363,7 @@ def headline_lines(made: list[ModelVerdict]) -> list[str]:
     lines: list[str] = []
     for verdict in made:
         lines.append(safe(f"model {verdict.model}:"))
+        lines += [safe("  " + line) for line in spec_lines(verdict)]
         if not verdict.judged:
             lines.append("  no node judged (nodes.json says why)")
         for target in verdict.targets:
@@ -368,6 +383,45 @@ def headline_lines(made: list[ModelVerdict]) -> list[str]:
     return lines
 
 
+BREAKS_SHOWN = 3  # nodes whose inputs break the spec, said each; the rest counted
+
+
+def spec_lines(verdict: ModelVerdict) -> list[str]:
+    """First, the inputs that break the spec at a node, as the inputs' property: which
+    input and element, which node and clause, what each target did, what to do."""
+    breaks = verdict.whole.get("inputs_break_spec") or []
+    lines = []
+    for said in breaks[:BREAKS_SHOWN]:
+        node = f"{said['graph']}/{said['node']}" if said["graph"] else said["node"]
+        where = f"node {node}'s indices"
+        if said.get("input") is not None:
+            where = f"input {said['input']}, as node {node}'s indices"
+        if "element" in said:
+            where += f", element {said['element']} = {said['value']}"
+        lines.append(
+            f"inputs break the spec: {where}: {said['op']} {said['clause']}: {said['detail']}"
+        )
+        did = "; ".join(f"{name}: {what}" for name, what in said["targets"].items())
+        lines.append(f"  what each target did: {did}")
+        lines.append(f"  to do: {_break_todo(said)}")
+    if len(breaks) > BREAKS_SHOWN:
+        lines.append(f"... and {len(breaks) - BREAKS_SHOWN} more node(s) (nodes.json)")
+    return lines
+
+
+def _break_todo(said: dict) -> str:
+    if said["clause"] != "index-out-of-range" or "size" not in said:
+        return (
+            "keep the inputs within what the spec allows at this node; no verdict in situ "
+            "holds for inputs that break it"
+        )
+    what = said.get("input") or "the values that reach these indices"
+    return (
+        f"validate {what} against the axis's size ({said['size']}: for an embedding, the "
+        "vocabulary) before inference, in the tokenizer or the code that feeds the model"
+    )
+
+
 def target_line(verdict: ModelVerdict, target: TargetVerdict) -> str:
     status = target.status
     n = verdict.judged
@@ -378,6 +432,8 @@ def target_line(verdict: ModelVerdict, target: TargetVerdict) -> str:
             "crashed": "crashed on this model",
             "timed out": "did not finish this model",
         }[status]
+        if verdict.whole.get("inputs_break_spec") and status in ("crashed", "timed out"):
+            what += " on inputs that break the spec (above)"
         message = target.whole.get("message") or "no message"
         return (
             f"{target.runtime}: {what}: {message}; its node verdicts are judged only on "
