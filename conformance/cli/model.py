@@ -31,10 +31,12 @@ def add_parser(commands) -> None:
         "DIR/nodes.json. Each node is judged as built (in the storage the model gives it, on "
         "the values it can receive); the whole model loads on every target, and with --inputs "
         "runs there with each node judged in situ. The verdict comes first, per model and "
-        "target: safe, differs (what to do), cannot load. The exit code comes from the "
-        "as-built verdicts alone: 1 when a target cannot load or run a model, differs in situ, "
-        "or differs as built (with --gate: outside its baseline); what-if results (other "
-        "storage, values the model never feeds) never set it (docs/models.md).",
+        "target: safe, differs (what to do), not judged, cannot load. The exit code comes from "
+        "the as-built verdicts alone: 1 when a target cannot load or run a model, differs in "
+        "situ, differs as built (with --gate: outside its baseline), or has a judged node with "
+        "no as-built result, and when the --inputs break the spec at a node (said first); "
+        "what-if results (other storage, values the model never feeds) never set it "
+        "(docs/models.md).",
         epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),
     )
     model.add_argument("models", nargs="+", type=Path, metavar="MODEL", help="ONNX model files")
