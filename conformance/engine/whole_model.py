@@ -100,8 +100,7 @@ class Prepared:
     exposed: exposing.Exposed  # every node that can be exposed, exposed
     blob: bytes  # that model
     feeds: dict[str, np.ndarray]
-    base: onnx.ModelProto  # the model as it is, dims named: what a subset is exposed in
-    original: bytes  # the model as it is
+    original: bytes  # the model as it is (dims named): what a subset of nodes is exposed in
 
 
 def run(
@@ -156,10 +155,8 @@ def _prepare(found: GraphFile, fed, dims, default_dim, record: dict) -> Prepared
             record["skipped"] = "over 2 GB with its data: one protobuf message cannot hold it"
             return None
         original = base.SerializeToString()
-        proto = onnx.ModelProto()
-        proto.CopyFrom(base)
-        exposed = exposing.expose(found, proto)
-        blob = proto.SerializeToString()
+        exposed = exposing.expose(found, base)  # in place: one copy of a large model
+        blob = base.SerializeToString()
     except ConformanceError:
         raise  # a broken tensor: exit 2, as when the model was read
     except Exception as error:  # a model the tool read but cannot rewrite: said, not fatal
@@ -171,7 +168,7 @@ def _prepare(found: GraphFile, fed, dims, default_dim, record: dict) -> Prepared
         if fed is not None
         else _zeros(found, dims, default_dim)
     )
-    return Prepared(found, exposed, blob, feeds, base, original)
+    return Prepared(found, exposed, blob, feeds, original)
 
 
 def _judge_model(
@@ -319,8 +316,7 @@ def _expose_in_halves(made: Prepared, target, ran: Ran, first: str, timeout, mem
         runs += len(pending)
         jobs = []
         for n, subset in enumerate(pending):
-            proto = onnx.ModelProto()
-            proto.CopyFrom(made.base)
+            proto = onnx.ModelProto.FromString(made.original)
             view = exposing.expose(made.found, proto, set(subset))
             jobs.append((n, subset, view, proto.SerializeToString()))
         got = _pool_run(
