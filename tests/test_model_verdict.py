@@ -222,10 +222,13 @@ def token_model(tmp_path: Path, embed: bool = True) -> Path:
         h.make_node("Gather", ["s", "one"], ["n"], name="seqlen", axis=0),
         h.make_node("Cast", ["n"], ["nf"], to=T.FLOAT),
     ]
-    if embed:
+    if embed:  # and the batch size, a second value tract cannot give out
         nodes += [
+            h.make_node("Gather", ["s", "zero"], ["b"], name="batch", axis=0),
+            h.make_node("Cast", ["b"], ["bf"], to=T.FLOAT),
             h.make_node("Gather", ["table", "ids"], ["e"], name="embed", axis=0),
-            h.make_node("Mul", ["e", "nf"], ["y"]),
+            h.make_node("Mul", ["e", "nf"], ["en"]),
+            h.make_node("Mul", ["en", "bf"], ["y"]),
         ]
     else:
         nodes.append(h.make_node("Neg", ["nf"], ["y"]))
@@ -237,6 +240,7 @@ def token_model(tmp_path: Path, embed: bool = True) -> Path:
         [
             nh.from_array(np.arange(12, dtype=np.float32).reshape(4, 3) - 5, "table"),
             nh.from_array(np.array(1, np.int64), "one"),
+            nh.from_array(np.array(0, np.int64), "zero"),
         ],
     )
 
@@ -251,11 +255,13 @@ def test_a_node_a_target_cannot_expose_does_not_stop_the_others(tmp_path, capsys
     code, said, document = _model(tmp_path, args, capsys)
     situ = {e["node"]: e["in_situ"]["tract"] for e in document["nodes"]}
     assert situ["embed"]["verdict"] == "exact"
-    assert situ["seqlen"]["verdict"] == "not exposed"
-    assert "(2,tdim) cannot come out" in situ["seqlen"]["why"]
+    # found by halves: {seqlen} refused, {batch, embed} refused, then {batch} and {embed}
+    for name in ("seqlen", "batch"):
+        assert situ[name]["verdict"] == "not exposed"
+        assert "(2,tdim) cannot come out" in situ[name]["why"]
     assert (
-        "  tract: safe as built and in situ: every one of 2 node(s) exact as built; "
-        "in situ 1 exact, not exposed 1"
+        "  tract: safe as built and in situ: every one of 3 node(s) exact as built; "
+        "in situ 1 exact, not exposed 2"
     ) in said
     (whole,) = document["whole_model"].values()
     assert whole["targets"]["tract"]["status"] == "ran"
