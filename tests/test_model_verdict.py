@@ -286,7 +286,7 @@ def test_safe_as_built_not_judged_in_situ_when_no_node_could_be_exposed(tmp_path
 # -- issue 49.3: inputs that break the spec, said as the inputs' property, first ---------
 def test_an_out_of_vocabulary_id_is_said_first_as_the_inputs_property(tmp_path, capsys):
     path = embedding(tmp_path, dtype=np.float32, shift=0)  # 4 rows: id 4 is the vocabulary size
-    args = _fed(tmp_path, path, [3, 4], "reference", "onnxruntime", "openvino")
+    args = _fed(tmp_path, path, [3, 4], "reference", "onnxruntime", "openvino", "tract")
     code, said, document = _model(tmp_path, args, capsys)
     lines = said.splitlines()
     first = lines[lines.index(f"model {path}:") + 1]
@@ -297,8 +297,9 @@ def test_an_out_of_vocabulary_id_is_said_first_as_the_inputs_property(tmp_path, 
     assert lines[lines.index(first) + 1] == (
         "    what each target did: reference: refused them, as the spec requires (conforming); "
         "onnxruntime: refused them, as the spec requires (conforming); openvino: accepted them "
-        "and read zeros"
+        "and read zeros; tract: aborted (crashed)"
     )
+    assert "  tract: crashed on these inputs, which break the spec (above): " in said
     assert (
         "to do: validate ids against the axis's size (4: for an embedding, the vocabulary)" in said
     )

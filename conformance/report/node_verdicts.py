@@ -433,7 +433,7 @@ def target_line(verdict: ModelVerdict, target: TargetVerdict) -> str:
             "timed out": "did not finish this model",
         }[status]
         if verdict.whole.get("inputs_break_spec") and status in ("crashed", "timed out"):
-            what += " on inputs that break the spec (above)"
+            what = what.replace("this model", "these inputs") + ", which break the spec (above)"
         message = target.whole.get("message") or "no message"
         return (
             f"{target.runtime}: {what}: {message}; its node verdicts are judged only on "
