@@ -31,10 +31,12 @@ def add_parser(commands) -> None:
         "DIR/nodes.json. Each node is judged as built (in the storage the model gives it, on "
         "the values it can receive); the whole model loads on every target, and with --inputs "
         "runs there with each node judged in situ. The verdict comes first, per model and "
-        "target: safe, differs (what to do), cannot load. The exit code comes from the "
-        "as-built verdicts alone: 1 when a target cannot load or run a model, differs in situ, "
-        "or differs as built (with --gate: outside its baseline); what-if results (other "
-        "storage, values the model never feeds) never set it (docs/models.md).",
+        "target: safe, differs (what to do), not judged, cannot load. The exit code comes from "
+        "the as-built verdicts alone: 1 when a target cannot load or run a model, differs in "
+        "situ, differs as built (with --gate: outside its baseline), or has a judged node with "
+        "no as-built result, and when the --inputs break the spec at a node (said first); "
+        "what-if results (other storage, values the model never feeds) never set it "
+        "(docs/models.md).",
         epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),
     )
     model.add_argument("models", nargs="+", type=Path, metavar="MODEL", help="ONNX model files")
@@ -141,15 +143,19 @@ def command(args) -> int:
     out = settings.out
     assert out is not None  # built with one
     document = nodes.document(read, groups, dims, args.draws, captured)
-    if cases:
-        start = time.perf_counter()
-        _whole_models(document, read, runtimes, fed, dims, args.timeout, args.worker_memory)
-        timings["whole_model_s"] = time.perf_counter() - start
+    # the whole model runs even when no node can be judged: a model no target
+    # loads is *cannot load*, never silence (issue 44)
+    start = time.perf_counter()
+    _whole_models(document, read, runtimes, fed, captured, dims, args.timeout, args.worker_memory)
+    timings["whole_model_s"] = time.perf_counter() - start
     if not cases:
         out.mkdir(parents=True, exist_ok=True)
         files.write_json(out / NODES, document)
         print(node_verdicts.nothing_judged_line(out / NODES))
-        return exits.OK
+        made = node_verdicts.verdicts(document, [])
+        for line in node_verdicts.headline_lines(made):
+            print(line)
+        return exits.FAILED if node_verdicts.cannot_load(made) else exits.OK
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -172,12 +178,13 @@ def command(args) -> int:
 
 
 def _whole_models(
-    document: dict, read, runtimes, fed, dims: dict[str, int], timeout, worker_memory: int
+    document: dict, read, runtimes, fed, captured, dims: dict[str, int], timeout, memory: int
 ) -> None:
     """Each model whole on every target (loaded; with --inputs run, its nodes judged
-    in situ, its outputs compared), into nodes.json's ``whole_model`` and ``in_situ``."""
+    in situ, its outputs compared, the inputs held to the spec at every node), into
+    nodes.json's ``whole_model`` and ``in_situ``."""
     wholes, in_situ = whole_model.run(
-        read, runtimes, fed, dims, drawing.DEFAULT_DIM, timeout, worker_memory
+        read, runtimes, fed, dims, drawing.DEFAULT_DIM, timeout, memory, captured
     )
     document["whole_model"] = wholes
     for entry in document["nodes"]:
@@ -195,16 +202,23 @@ def _judge(document: dict, written, gated: bool):
                 (r["runtime"], r["case_id"], r.get("variant")) for r in decided.gate.unexpected
             }
         found = node_verdicts.failing(document, written.records, made, unexpected)
-        if gated:
+        if node_verdicts.inputs_break_spec(made):
             reason = (
-                "exit 1: a target cannot run a model, or differs as built outside its baseline"
+                "exit 1: the --inputs break the spec at a node (said first): no run on them "
+                "is a valid run of the model; validate them before inference"
+            )
+        elif gated:
+            reason = (
+                "exit 1: a target cannot load or run a model, differs in situ, has a node with "
+                "no as-built result, or differs as built outside its baseline"
                 if found
                 else "exit 0: every as-built difference is in the baseline (what-if results "
                 "never decide)"
             )
         else:
             reason = (
-                "exit 1: a target cannot run a model, or differs as built"
+                "exit 1: a target cannot load or run a model, differs as built or in situ, or "
+                "has a node with no as-built result"
                 if found
                 else "exit 0: every target computes every node right as built (what-if "
                 "results never decide)"

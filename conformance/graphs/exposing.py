@@ -68,20 +68,68 @@ class Exposed:
 
 
 class _Names:
-    def __init__(self) -> None:
+    """Fresh value names, none of them a name the model already uses: a model's own
+    output called as an exposed copy would be overwritten by it (issue 44)."""
+
+    def __init__(self, taken: set[str]) -> None:
         self.count = 0
+        self.taken = taken
 
     def __call__(self, what: str) -> str:
-        self.count += 1
-        return f"{PREFIX}{self.count}_{what}"
+        while True:
+            self.count += 1
+            name = f"{PREFIX}{self.count}_{what}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
 
 
-def expose(found: GraphFile, proto: onnx.ModelProto) -> Exposed:
+def names_in(proto: onnx.ModelProto) -> set[str]:
+    """Every name a value has anywhere in the model: the graphs' inputs, outputs,
+    initializers and value infos, and every node's inputs and outputs, in every
+    subgraph and model-local function."""
+    taken: set[str] = set()
+
+    def graph_names(graph: onnx.GraphProto) -> None:
+        for values in (graph.input, graph.output, graph.value_info):
+            taken.update(v.name for v in values)
+        taken.update(t.name for t in graph.initializer)
+        taken.update(t.values.name for t in graph.sparse_initializer)
+        nodes(graph.node)
+
+    def nodes(listed) -> None:
+        for node in listed:
+            taken.update(node.input)
+            taken.update(node.output)
+            for attribute in node.attribute:
+                for sub in [attribute.g] if attribute.HasField("g") else attribute.graphs:
+                    graph_names(sub)
+
+    graph_names(proto.graph)
+    for function in proto.functions:
+        taken.update(function.input)
+        taken.update(function.output)
+        nodes(function.node)
+    return taken
+
+
+def _elem_type(tensor) -> int:
+    """A node input's element type as a TensorProto code, 0 where it is unknown."""
+    if tensor.elem_type:
+        return tensor.elem_type
+    known = dtypes.BY_NAME.get(tensor.dtype or "")
+    return known.proto if known is not None else 0
+
+
+def expose(found: GraphFile, proto: onnx.ModelProto, only: set | None = None) -> Exposed:
     """``proto`` (the model with its external data loaded: changed in place) with
-    every Gather node ``found`` judged made readable from its outputs."""
+    every Gather node ``found`` judged made readable from its outputs (of ``only``
+    those whose (model, graph, node) it holds, when given). A node whose values
+    cannot be declared graph outputs (an element type shape inference left
+    unknown) is *not exposed*, saying why; the others are exposed all the same."""
     model = str(found.path)
     sites = {(s.graph, s.node): s for s in found.sites}
-    names = _Names()
+    names = _Names(names_in(proto))
     result = Exposed(proto, [o.name for o in proto.graph.output])
     ranks = {(s.graph, s.node): _ranks(s) for s in found.sites}
 
@@ -92,15 +140,21 @@ def expose(found: GraphFile, proto: onnx.ModelProto) -> Exposed:
             if node.op_type in OURS and node.domain in DEFAULT_DOMAINS:
                 where = (model, path, label)
                 site = sites.get((path, label))
-                if inside is not None:
+                if only is not None and where not in only:
+                    pass
+                elif inside is not None:
                     result.not_exposed[where] = inside
                 elif site is not None and len(node.input) >= 2 and node.output:
-                    elem = site.data.elem_type or dtypes.by_name(site.data.dtype or "").proto
-                    index_elem = site.indices.elem_type or (
-                        dtypes.by_name(site.indices.dtype).proto if site.indices.dtype else 0
-                    )
+                    elem, index_elem = _elem_type(site.data), _elem_type(site.indices)
                     values = (node.input[0], node.input[1], node.output[0])
                     types = (elem, index_elem, elem)
+                    if not elem or not index_elem:
+                        role = "data" if not elem else "indices"
+                        result.not_exposed[where] = (
+                            f"its {role} element type is unknown (shape inference could not "
+                            "tell it): its values cannot be declared graph outputs"
+                        )
+                        continue
                     for role, value, elem_type, rank in zip(
                         ROLES, values, types, ranks[(path, label)], strict=True
                     ):

@@ -15,7 +15,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from conformance.engine.judge import DISCREPANCIES, Outcome
+from conformance.engine.whole_model import REFUSED_INPUTS
 from conformance.fuzz.bugs import cause_of
+from conformance.messages import first_line
 from conformance.report.terminal.escape import safe
 from conformance.tables import explanations, outcomes
 
@@ -55,14 +57,40 @@ class TargetVerdict:
     whole: dict = field(default_factory=dict)  # the whole model on it: status, message
     in_situ: dict[str, int] = field(default_factory=dict)  # verdict -> nodes
     in_situ_differing: list[tuple[str, str]] = field(default_factory=list)  # (node, mechanism)
+    in_situ_why: list[str] = field(default_factory=list)  # why nodes were not judged in situ
+    # nodes with no as-built result that judges them on this target (only
+    # harness_unsupported, or none at all), and the first such result's words
+    unjudged: list[str] = field(default_factory=list)
+    unjudged_why: str = ""
 
     @property
     def status(self) -> str:
-        """safe | differs | cannot load | cannot run (and the like): the headline word."""
+        """The headline word: cannot load | cannot run (and the like) | differs |
+        not judged | partly judged | safe. No word without the results that
+        support it: *safe* only when every judged node has an as-built result on
+        this target, and it is the oracle's (issue 44)."""
         whole = self.whole.get("status", "")
         if whole in ("cannot load", "cannot run", "crashed", "timed out"):
             return whole
-        return "differs" if self.differing or self.in_situ_differing else "safe"
+        if self.differing or self.in_situ_differing:
+            return "differs"
+        if not self.unique or not self.unique_ok:
+            return "not judged"
+        return "partly judged" if self.unjudged else "safe"
+
+    @property
+    def judged_in_situ(self) -> bool:
+        """Whether any node was judged in situ, and every one exact (with --inputs)."""
+        return bool(self.in_situ.get("exact")) and not self.in_situ_differing
+
+    def not_in_situ(self) -> str:
+        """Why no node was judged in situ on this target."""
+        if self.whole.get("status") == REFUSED_INPUTS:
+            said = self.whole.get("message", "")
+            return f"it refused the inputs, as the spec requires (conforming): {said}"
+        if self.whole.get("status") not in (None, "ran"):
+            return self.whole.get("message") or self.whole.get("status", "")
+        return self.in_situ_why[0] if self.in_situ_why else "no node was exposed"
 
 
 @dataclass
@@ -129,6 +157,8 @@ def as_built_record(entry: dict, record: dict) -> bool:
     """The record judges the node as built: an as-built case in its as-built
     variant (a nodes.json of format 1, or cases saved without it, say none: every
     record counts)."""
+    if (record.get("expected") or {}).get("violation"):
+        return False  # inputs the spec forbids (fed ones too) are no valid run's: what if
     built = entry.get("as_built")
     if built is None:  # not said (a case file saved before it was): every record counts
         return True
@@ -169,17 +199,26 @@ def verdicts(document: dict, records: list[dict]) -> list[ModelVerdict]:
                     verdict.in_situ[said["verdict"]] = verdict.in_situ.get(said["verdict"], 0) + 1
                     if said["verdict"] == "differs":
                         verdict.in_situ_differing.append((_label(entry), said.get("mechanism", "")))
+                    elif said["verdict"] != "exact" and said.get("why"):
+                        verdict.in_situ_why.append(f"{_label(entry)}: {said['verdict']}, "
+                                                   f"{said['why']}")  # fmt: skip
             for ids, members in groups.items():
                 mine = [r for i in ids for r in by_case.get(i, ()) if r["runtime"] == runtime]
                 bad = [r for r in mine if r["kind"] in DISCREPANCIES]
                 built_bad = [r for r in bad if as_built_record(members[0], r)]
+                supported = [
+                    r for r in mine if r["kind"] in CONFORMING and as_built_record(members[0], r)
+                ]
                 captured = [i for i in ids if CAPTURED.search(i)]
                 if captured:
                     verdict.captured += len(members)
                     if not any(CAPTURED.search(r["case_id"]) for r in built_bad):
                         verdict.captured_ok += len(members)
                 labels = [_label(m) for m in members]
-                if not built_bad:
+                if not built_bad and not supported:  # nothing says it is exact
+                    verdict.unjudged += labels
+                    verdict.unjudged_why = verdict.unjudged_why or _unjudged_why(mine)
+                elif not built_bad:
                     verdict.unique_ok += 1
                     verdict.weighted_ok += len(members)
                     if bad:
@@ -225,6 +264,33 @@ def verdicts(document: dict, records: list[dict]) -> list[ModelVerdict]:
     return made
 
 
+CONFORMING = outcomes.kinds(lambda kind: kind.conforming)
+
+
+def _unjudged_why(mine: list[dict]) -> str:
+    """Why a node has no as-built result on a target: the first of its results that
+    judges nothing (harness_unsupported), in its words, or that none came."""
+    for record in mine:
+        if record["kind"] not in CONFORMING:
+            return f"{record['kind']}: {first_line(record.get('message') or '')}".rstrip(": ")
+    return "no result came for it"
+
+
+def inputs_break_spec(made: list[ModelVerdict]) -> bool:
+    """Whether the --inputs make a node's inputs forbidden by the spec in some model."""
+    return any(verdict.whole.get("inputs_break_spec") for verdict in made)
+
+
+def cannot_load(made: list[ModelVerdict]) -> bool:
+    """Whether a target cannot load, run or finish a model (a verdict on the whole model,
+    which stands when no node could be judged)."""
+    return any(
+        t.whole.get("status") in ("cannot load", "cannot run", "crashed", "timed out")
+        for verdict in made
+        for t in verdict.targets
+    )
+
+
 def failing(
     document: dict,
     records: list[dict],
@@ -235,10 +301,16 @@ def failing(
     differs in situ, or differs as built; with the gate (``unexpected``: the
     (runtime, case_id, variant) of each discrepancy outside the baseline), an
     as-built difference counts only when it is outside the baseline. What-if
-    results never count."""
+    results never count. Inputs that break the spec at a node exit 1 whatever the
+    targets did: no run on them is a valid run of the model (docs/models.md)."""
+    if inputs_break_spec(made):
+        return True
     for verdict in made:
         for target in verdict.targets:
-            if target.status not in ("safe", "differs") or target.in_situ_differing:
+            # a node of the model that has no as-built result on a target is no pass
+            # (issue 44); a model with no node to judge has only its load to fail
+            allowed = ("safe", "differs") if verdict.judged else ("safe", "differs", "not judged")
+            if target.status not in allowed or target.in_situ_differing:
                 return True
     entry_of = {i: e for e in document["nodes"] for i in e["cases"]}
     for record in records:
@@ -291,6 +363,7 @@ def headline_lines(made: list[ModelVerdict]) -> list[str]:
     lines: list[str] = []
     for verdict in made:
         lines.append(safe(f"model {verdict.model}:"))
+        lines += [safe("  " + line) for line in spec_lines(verdict)]
         if not verdict.judged:
             lines.append("  no node judged (nodes.json says why)")
         for target in verdict.targets:
@@ -310,6 +383,45 @@ def headline_lines(made: list[ModelVerdict]) -> list[str]:
     return lines
 
 
+BREAKS_SHOWN = 3  # nodes whose inputs break the spec, said each; the rest counted
+
+
+def spec_lines(verdict: ModelVerdict) -> list[str]:
+    """First, the inputs that break the spec at a node, as the inputs' property: which
+    input and element, which node and clause, what each target did, what to do."""
+    breaks = verdict.whole.get("inputs_break_spec") or []
+    lines = []
+    for said in breaks[:BREAKS_SHOWN]:
+        node = f"{said['graph']}/{said['node']}" if said["graph"] else said["node"]
+        where = f"node {node}'s indices"
+        if said.get("input") is not None:
+            where = f"input {said['input']}, as node {node}'s indices"
+        if "element" in said:
+            where += f", element {said['element']} = {said['value']}"
+        lines.append(
+            f"inputs break the spec: {where}: {said['op']} {said['clause']}: {said['detail']}"
+        )
+        did = "; ".join(f"{name}: {what}" for name, what in said["targets"].items())
+        lines.append(f"  what each target did: {did}")
+        lines.append(f"  to do: {_break_todo(said)}")
+    if len(breaks) > BREAKS_SHOWN:
+        lines.append(f"... and {len(breaks) - BREAKS_SHOWN} more node(s) (nodes.json)")
+    return lines
+
+
+def _break_todo(said: dict) -> str:
+    if said["clause"] != "index-out-of-range" or "size" not in said:
+        return (
+            "keep the inputs within what the spec allows at this node; no verdict in situ "
+            "holds for inputs that break it"
+        )
+    what = said.get("input") or "the values that reach these indices"
+    return (
+        f"validate {what} against the axis's size ({said['size']}: for an embedding, the "
+        "vocabulary) before inference, in the tokenizer or the code that feeds the model"
+    )
+
+
 def target_line(verdict: ModelVerdict, target: TargetVerdict) -> str:
     status = target.status
     n = verdict.judged
@@ -320,6 +432,8 @@ def target_line(verdict: ModelVerdict, target: TargetVerdict) -> str:
             "crashed": "crashed on this model",
             "timed out": "did not finish this model",
         }[status]
+        if verdict.whole.get("inputs_break_spec") and status in ("crashed", "timed out"):
+            what = what.replace("this model", "these inputs") + ", which break the spec (above)"
         message = target.whole.get("message") or "no message"
         return (
             f"{target.runtime}: {what}: {message}; its node verdicts are judged only on "
@@ -331,14 +445,48 @@ def target_line(verdict: ModelVerdict, target: TargetVerdict) -> str:
         situ = f"; in situ {exact} exact"
         others = [f"{k} {v}" for k, v in sorted(target.in_situ.items()) if k != "exact"]
         situ += f", {', '.join(others)}" if others else ""
-    if status == "safe":
-        tail = " and in situ" if verdict.fed else ""
-        return f"{target.runtime}: safe: every one of {n} node(s) exact as built{tail}{situ}"
+    if status == "not judged":
+        why = target.unjudged_why or "no node of this model could be judged (nodes.json says why)"
+        said = f"{target.runtime}: not judged: no node has an as-built result on it ({why})"
+        return said + _whole_said(target)
+    if status in ("safe", "partly judged"):
+        return _safe_line(verdict, target, situ)
     wrong = len(set(target.differing))
     said = f"{target.runtime}: differs: {wrong} of {n} node(s) as built"
     if target.in_situ_differing:
         said += f", {len(target.in_situ_differing)} in situ"
-    return said + situ
+    return said + situ + _whole_said(target)
+
+
+def _whole_said(target: TargetVerdict) -> str:
+    """What became of the whole model on a target that did not refuse it but did not
+    run it either (a model the tool cannot prepare, an input its binding cannot
+    carry): never silence."""
+    whole = target.whole.get("status")
+    if whole in (None, "", "ran", "loads"):
+        return ""
+    return f"; whole model {whole}: {target.whole.get('message') or 'no message'}"
+
+
+def _safe_line(verdict: ModelVerdict, target: TargetVerdict, situ: str) -> str:
+    """A target on which no node differs: what was judged, as built and in situ,
+    and what was not (each word with the results behind it)."""
+    n = verdict.judged
+    if target.unjudged:
+        built = (
+            f"partly judged: {n - len(target.unjudged)} of {n} node(s) exact as built, "
+            f"{len(target.unjudged)} with no as-built result ({target.unjudged_why})"
+        )
+    else:
+        built = f"every one of {n} node(s) exact as built"
+    word = "safe" if not target.unjudged else ""
+    if not verdict.fed:
+        return f"{target.runtime}: {word + ': ' if word else ''}{built}{_whole_said(target)}"
+    if target.judged_in_situ:
+        head = f"{word} as built and in situ: " if word else ""
+        return f"{target.runtime}: {head}{built}{situ}"
+    head = f"{word} as built; " if word else ""
+    return f"{target.runtime}: {head}not judged in situ: {target.not_in_situ()}; {built}{situ}"
 
 
 def todo_lines(verdict: ModelVerdict, target: TargetVerdict) -> list[str]:
@@ -368,13 +516,12 @@ def output_lines(verdict: ModelVerdict) -> list[str]:
     if whole.get("skipped"):
         return [f"whole model not run: {whole['skipped']}"]
     if not verdict.fed:
-        return ["whole model: loaded on each target (give --inputs to run it, and to judge "
-                "every node in situ)"] if whole else []  # fmt: skip
+        return _loaded_lines(whole)  # which targets loaded it (the verdict helper's)
     reference = whole.get("compared_with")
     if reference is None:
         return []
     if not whole.get("differences"):
-        return [f"outputs: every target that ran gives {reference}'s outputs bit for bit"]
+        return [_same_line(whole, reference)]  # which targets ran (the verdict helper's)
     lines = []
     for found in whole["differences"]:
         target = found["target"]
@@ -433,6 +580,31 @@ def _one_side_said(output: str, side: dict, what: str, target: str, reference: s
         f"({', '.join(sides)}); first {output}{side['first']}: {target} "
         f"{side['target_value']}, {reference} {side['compared_value']}"
     )
+
+
+# -- which targets the outputs line speaks of (issue 44, 49: every target that ran, named) --
+def _loaded_lines(whole: dict) -> list[str]:
+    if not whole:
+        return []
+    said = whole.get("targets") or {}
+    loaded = [name for name, t in said.items() if t.get("status") == "loads"]
+    give = "give --inputs to run it, and to judge every node in situ"
+    if loaded and len(loaded) == len(said):
+        return [f"whole model: loaded on each target ({give})"]
+    if loaded:
+        return [f"whole model: loaded on {', '.join(loaded)} only ({give})"]
+    return ["whole model: no target loaded it"]
+
+
+def _same_line(whole: dict, reference: str) -> str:
+    compared = whole.get("compared")
+    if compared is None:  # a nodes.json written before the field was
+        return f"outputs: every target that ran gives {reference}'s outputs bit for bit"
+    others = [name for name in compared if name != reference]
+    if not others:
+        return f"outputs: only {reference} ran the model: no other target's outputs to compare"
+    verb = "gives" if len(others) == 1 else "give"
+    return f"outputs: {', '.join(others)} {verb} {reference}'s outputs bit for bit"
 
 
 def _largest(outputs: list[dict]) -> float | None:
