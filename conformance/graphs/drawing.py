@@ -213,10 +213,9 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
         return (
             f"its data would be drawn with {drawn:,} elements, over the limit of {MAX_ELEMENTS:,}"
         )
-    site.sources = {
-        "data": sources.source_of(scope, site.data_name, dtype, dims),
-        "indices": sources.source_of(scope, site.indices_name, indices_dtype, dims),
-    }
+    site.sources = sources.node_sources(
+        scope, site.op, site.data_name, site.indices_name, dtype, indices_dtype
+    )
     site.variant = as_built_variant(data is not None, indices is not None, declared)
     key = (
         site.op,
