@@ -178,7 +178,7 @@ class Demand:
     @property
     def said(self) -> str:
         c = self.consumer
-        return f"it reaches {c['op']} {c['node']}'s {c['input']} (a dim of {c['size']})"
+        return f"it reaches {c['op']} {c['node']}'s {c['input']}, along a dim of {c['size']}"
 
 
 def _bounded(source: Source, demand: Demand | None, dtype: str | None) -> Source:
@@ -190,8 +190,9 @@ def _bounded(source: Source, demand: Demand | None, dtype: str | None) -> Source
     both = (max(lo, forward[0]), min(hi, forward[1]))
     if both[0] > both[1] or both == forward:  # no valid run reaches it, or nothing narrower
         return source
-    why = f"in every valid run within [{both[0]}, {both[1]}]: {demand.said}"
-    return _with(source, both, f"{source.why}; {why}", demand.consumer)
+    what = f"{source.op} output" if source.kind == "producer" else "a graph input"
+    why = f"{what}, in every valid run within [{both[0]}, {both[1]}]: {demand.said}"
+    return _with(source, both, why, demand.consumer)
 
 
 def _tightest(demands: list[Demand | None]) -> Demand | None:
