@@ -119,7 +119,8 @@ def _rule_model(tmp_path: Path, name: str) -> Path:
         [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
         # t's type declared: Sum of int64 is beyond Sum's type constraint, which
         # leaves shape inference without it (onnx.reference runs it all the same)
-        [h.make_tensor_value_info("t", T.INT64, None), h.make_tensor_value_info("y", T.INT64, None)],
+        [h.make_tensor_value_info("t", T.INT64, None),
+         h.make_tensor_value_info("y", T.INT64, None)],
         [*constants, c("first", [0])],
         opset=OPSETS.get(name, 15),
     )  # fmt: skip
@@ -199,8 +200,13 @@ def _chain(tmp_path: Path, middle, last_index: str = "mid") -> Path:
         # every element of ids is moved on: bounded
         ([h.make_node("Reshape", ["ids", "shape"], ["mid"])], True),
         ([h.make_node("Concat", ["ids", "ids"], ["mid"], axis=0)], True),
-        ([h.make_node("Unsqueeze", ["ids", "zero"], ["u"]),
-          h.make_node("Squeeze", ["u", "zero"], ["mid"])], True),  # fmt: skip
+        (
+            [
+                h.make_node("Unsqueeze", ["ids", "zero"], ["u"]),
+                h.make_node("Squeeze", ["u", "zero"], ["mid"]),
+            ],
+            True,
+        ),
         # only some of them: the others may be anything in a valid run
         ([h.make_node("Slice", ["ids", "zero", "two"], ["mid"])], False),
         # a value computed from them, not moved
@@ -260,7 +266,8 @@ def test_the_tightest_consumer_bounds_a_tensor_two_gathers_index(tmp_path):
             h.make_node("Gather", ["large", "ids"], ["b"], name="large", axis=0),
         ],
         [h.make_tensor_value_info("ids", T.INT64, [3])],
-        [h.make_tensor_value_info("a", T.FLOAT, None), h.make_tensor_value_info("b", T.FLOAT, None)],
+        [h.make_tensor_value_info("a", T.FLOAT, None),
+         h.make_tensor_value_info("b", T.FLOAT, None)],
         [nh.from_array(np.zeros((10, 2), np.float32), "small"),
          nh.from_array(np.zeros((1000, 2), np.float32), "large")],
     )  # fmt: skip
@@ -324,6 +331,5 @@ def test_openvino_gets_no_as_built_low32_on_ids_that_feed_an_embedding(tmp_path)
     assert last["sources"]["data"]["bounded_by"]["node"] == "embed"
     # the ids beyond the embedding are still run, as what-if
     assert any(
-        "int64-low32" in (r.get("explained_by") or []) and "-wide" in r["case_id"]
-        for r in what_if
+        "int64-low32" in (r.get("explained_by") or []) and "-wide" in r["case_id"] for r in what_if
     ), [(r["case_id"], r["kind"], r.get("explained_by")) for r in what_if]
