@@ -124,22 +124,21 @@ def node_sources(
     forward by its producer and backward by its consumers: the data also by
     what the node's output may hold (the elements it moves are in its output),
     the indices by the other consumers (the node's own axis is the drawing's)."""
-    nodes = [
-        n
-        for n in scope.nodes
-        if n.op_type == op and n.domain in DEFAULT_DOMAINS and list(n.input[:2]) == [data, indices]
-    ]
-    # alike nodes (same op and inputs) give the same output: a bound on any holds for all
-    data_demand = _tightest(
-        [_demand(scope, data, DEPTH, nodes)]
-        + [_demand(scope, out, DEPTH, ()) for n in nodes for out in n.output[:1] if out]
-    )
+    graph = _graph(scope)
+    key = (op, data, indices)
+    if key not in graph.node_demands:
+        # alike nodes (same op and inputs) give the same output: a bound on any holds for all
+        nodes = graph.alike.get(key, [])
+        data_demand = _tightest(
+            [_demand(scope, data, DEPTH, nodes)]
+            + [_demand(scope, out, DEPTH, ()) for n in nodes for out in n.output[:1] if out]
+        )
+        graph.node_demands[key] = (data_demand, _demand(scope, indices, DEPTH, nodes))
+    data_demand, indices_demand = graph.node_demands[key]
     return {
         "data": _bounded(source_of(scope, data, data_dtype), data_demand, data_dtype),
         "indices": _bounded(
-            source_of(scope, indices, indices_dtype),
-            _demand(scope, indices, DEPTH, nodes),
-            indices_dtype,
+            source_of(scope, indices, indices_dtype), indices_demand, indices_dtype
         ),
     }
 
@@ -208,21 +207,67 @@ def _tightest(demands: list[Demand | None]) -> Demand | None:
     return Demand((lo, hi), narrowest.consumer)
 
 
-_CONSUMERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+class _Demands:
+    """The bounds a tensor's consumers set, each in every valid run, ordered so
+    that what all but a few of them say at once is read without a pass over
+    all (a token input may feed thousands of Gathers)."""
+
+    def __init__(self, found: list[tuple[Any, Demand]]):
+        self.by_low = sorted(found, key=lambda e: -e[1].bounds[0])
+        self.by_high = sorted(found, key=lambda e: e[1].bounds[1])
+        self.by_width = sorted(found, key=lambda e: e[1].bounds[1] - e[1].bounds[0])
+
+    def without(self, skip) -> Demand | None:
+        """What every consumer but those in ``skip`` says at once, named by the
+        narrowest; None when none says anything, or nothing satisfies them all."""
+        left_out = {id(n) for n in skip}
+        kept = [
+            next((d for n, d in entries if id(n) not in left_out), None)
+            for entries in (self.by_low, self.by_high, self.by_width)
+        ]
+        low, high, narrowest = kept
+        if low is None or high is None or narrowest is None:
+            return None
+        if low.bounds[0] > high.bounds[1]:
+            return None
+        return Demand((low.bounds[0], high.bounds[1]), narrowest.consumer)
 
 
-def _consumers(scope) -> dict[str, list[tuple[Any, int]]]:
-    """Per value of ``scope``'s graph, the nodes of that graph that take it and
-    at which input. Only the graph's own nodes: a subgraph's (an If branch, a
-    Loop body) need not run in a valid run."""
-    found = _CONSUMERS.get(scope)
-    if found is None:
-        found = {}
-        for node in scope.nodes:
+class _Graph:
+    """What sources remember of one graph: who consumes each value (only the
+    graph's own nodes: a subgraph's, an If branch or a Loop body, need not run
+    in a valid run), each node's place, and the bounds found so far."""
+
+    def __init__(self, scope):
+        self.consumers: dict[str, list[tuple[Any, int]]] = {}
+        self.places: dict[int, int] = {}
+        # the Gather-like nodes by (op, data, indices): alike nodes compute the same
+        self.alike: dict[tuple[str, str, str], list] = {}
+        self.node_demands: dict[tuple[str, str, str], tuple] = {}
+        for place, node in enumerate(scope.nodes):
+            self.places[id(node)] = place
+            if node.op_type in OPERATORS and node.domain in DEFAULT_DOMAINS:
+                key = (node.op_type, *_inputs(node))
+                self.alike.setdefault(key, []).append(node)
             for position, name in enumerate(node.input):
                 if name:
-                    found.setdefault(name, []).append((node, position))
-        _CONSUMERS[scope] = found
+                    self.consumers.setdefault(name, []).append((node, position))
+        self.demands: dict[str, _Demands] = {}
+        self.bounds: dict[str, Interval | None] = {}
+
+
+def _inputs(node) -> tuple[str, str]:
+    names = [*node.input, "", ""]
+    return names[0], names[1]
+
+
+_GRAPHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _graph(scope) -> _Graph:
+    found = _GRAPHS.get(scope)
+    if found is None:
+        found = _GRAPHS[scope] = _Graph(scope)
     return found
 
 
@@ -231,12 +276,16 @@ def _demand(scope, name: str, depth: int, skip) -> Demand | None:
     ``skip`` left out)."""
     if depth <= 0 or not name:
         return None
-    demands = [
-        _consumer_demand(scope, node, position, depth)
-        for node, position in _consumers(scope).get(name, ())
-        if not any(node is s for s in skip) and node.domain in DEFAULT_DOMAINS
-    ]
-    return _tightest(demands)
+    graph = _graph(scope)
+    demands = graph.demands.get(name)
+    if demands is None:
+        found = [
+            (node, _consumer_demand(scope, node, position, depth))
+            for node, position in graph.consumers.get(name, ())
+            if node.domain in DEFAULT_DOMAINS
+        ]
+        demands = graph.demands[name] = _Demands([(n, d) for n, d in found if d is not None])
+    return demands.without(skip)
 
 
 def _consumer_demand(scope, node, position: int, depth: int) -> Demand | None:
@@ -293,7 +342,7 @@ def _index_demand(scope, node, row, position: int) -> Demand | None:
     if not sizes or any(s == 0 for s in sizes):
         return None  # an axis of 0: no index is valid, and an empty tensor bounds nothing
     size = max(s if isinstance(s, int) else INT32_MAX for s in sizes)
-    label = node.name or f"#{next(i for i, n in enumerate(scope.nodes) if n is node)}"
+    label = node.name or f"#{_graph(scope).places[id(node)]}"
     consumer = {"node": label, "op": node.op_type, "input": "indices", "size": size}
     return Demand((-size, size - 1), consumer)
 
@@ -360,11 +409,15 @@ def _bounds(scope, name: str, depth: int) -> Interval | None:
     owner, where = scope.owner(name)
     if owner is None or where != "node":
         return None
-    node = owner.producer(name)
-    rule = RULES.get(node.op_type)
-    if node.domain not in DEFAULT_DOMAINS or rule is None:
-        return None
-    return _held(rule(_At(owner, node, name, depth)), _dtype(owner, name))
+    known = _graph(owner).bounds
+    if name not in known:  # once a value: a graph's diamonds would go exponential
+        node = owner.producer(name)
+        rule = RULES.get(node.op_type)
+        found = None
+        if node.domain in DEFAULT_DOMAINS and rule is not None:
+            found = _held(rule(_At(owner, node, name, depth)), _dtype(owner, name))
+        known[name] = found
+    return known[name]
 
 
 @dataclass(frozen=True)
