@@ -70,9 +70,10 @@ class Operator:
     axis_default: int = 0  # what an absent ``axis`` attribute means
     # The data dimensions whose sizes bound the index values, each index lying
     # in [-s, s-1] for one of them: (data rank, indices rank, axis in [0, r-1]).
-    # The valid-run bounds of a model's tensors read it (graphs/sources.py); an
-    # operator whose index is a tuple (GatherND: its k-th component within the
-    # k-th dim after the batch dims) names one dimension per component.
+    # The valid-run bounds of a model's tensors read it (graphs/sources.py: the
+    # hull over the dims named bounds every index); an operator whose index is
+    # a tuple (GatherND: its k-th component within the k-th dim after the batch
+    # dims) names the dims its components may index.
     index_dims: Callable[[int, int, int], tuple[int, ...]] = _the_axis
 
     def axis(self, attribute: int | None) -> int:
