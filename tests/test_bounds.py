@@ -80,7 +80,8 @@ RULES = {
                       [c("k", I64.max)], None),
     "mul-overflows": ([shape_of(), h.make_node("Mul", ["s", "k"], ["t"])],
                       [c("k", 1 << 62)], None),
-    # Clip above its input's values: max(x, 5) is 5, beyond x's [0, 3]
+    # Clip above its input's values: max(x, 5) is 5, beyond x's [0, 3] (the old
+    # ends crossed, so nothing was proven)
     "clip-raises": ([shape_of(), h.make_node("Clip", ["s", "lo", "hi"], ["t"])],
                     [c("lo", 5), c("hi", 10)], (5, 5)),
     # an empty ReduceMax is the lowest int64
