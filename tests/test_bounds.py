@@ -10,6 +10,7 @@ import json
 import warnings
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import onnx
 import pytest
@@ -18,11 +19,13 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 from onnx.reference import ReferenceEvaluator
 
+from conformance import shipped
 from conformance.graphs import drawing, reading
 from conformance.report import node_verdicts
 from tests.conftest import conformance_here
 
 I64 = np.iinfo(np.int64)
+SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "schemas" / "nodes.schema.json"
 
 
 def _save(path: Path, nodes, inputs, outputs, initializers=(), opset: int = 15) -> Path:
@@ -350,8 +353,11 @@ def test_openvino_gets_no_as_built_low32_on_ids_that_feed_an_embedding(tmp_path)
     )
     assert "as built: openvino value_mismatch: int64-low32" not in result.stdout
     assert result.returncode == 0, result.stdout
-    entries = {e["node"]: e for e in json.loads((out / "nodes.json").read_text())["nodes"]}
-    last = entries["last"]
+    document = json.loads((out / "nodes.json").read_text())
+    jsonschema.validate(
+        document, json.loads(SCHEMA.read_text()), registry=shipped.schema_registry()
+    )
+    last = {e["node"]: e for e in document["nodes"]}["last"]
     records = [r for r in _records(out) if r["runtime"] == "openvino"]
     built = [r for r in records if node_verdicts.as_built_record(last, r)]
     what_if = [r for r in records if not node_verdicts.as_built_record(last, r)]
