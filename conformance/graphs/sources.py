@@ -542,7 +542,8 @@ def _cast(at: _At) -> Interval | None:
     if target not in ("float16", "bfloat16", "float32", "float64") or found is None:
         return None
     kind = dtypes.by_name(target).numpy
-    ends = [np.asarray(float(x), np.float64).astype(kind) for x in found]
+    with np.errstate(over="ignore"):  # an end beyond the type is infinite: no bound
+        ends = [np.asarray(float(x), np.float64).astype(kind) for x in found]
     lo_end = np.nextafter(ends[0], np.asarray(-np.inf, kind))
     hi_end = np.nextafter(ends[1], np.asarray(np.inf, kind))
     lo_f, hi_f = float(lo_end), float(hi_end)
