@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from onnx import helper, numpy_helper
 
 from conformance.graphs.constants import DEFAULT_DOMAINS
 from conformance.tables import dtypes
@@ -445,8 +446,6 @@ class _At:
         return i < len(self.inputs) and bool(self.inputs[i])
 
     def attribute(self, key: str, default: Any) -> Any:
-        from onnx import helper
-
         found = next((a for a in self.node.attribute if a.name == key), None)
         if found is None:
             return default
@@ -504,8 +503,6 @@ def _constant_of_shape(at: _At) -> Interval | None:
     found = next((a for a in at.node.attribute if a.name == "value"), None)
     if found is None:
         return 0.0, 0.0
-    from onnx import numpy_helper
-
     return _of_constant(numpy_helper.to_array(found.t))
 
 
