@@ -651,10 +651,11 @@ def test_saved_cases_can_be_committed_moved_and_run_with_their_nodes(tmp_path, m
     args = ["model", str(path), "--draws", "0", "--save-cases", str(saved), *common]
     assert main([*args, "--out", str(tmp_path / "model-run")]) == 0
     written = sorted(p.name for p in saved.parent.iterdir())
-    # the tables' files, each written once for the four cases of its node
+    # the tables' files, each written once for the cases of its node (the first: "built",
+    # ids also index x's 4 rows, so every valid run keeps them in [-4, 3]: sources.py)
     assert written == [
-        "nodes.keep-embedding-bounds1.data.npy",
-        "nodes.keep-word-bounds1.data.json",
+        "nodes.keep-embedding-built.data.npy",
+        "nodes.keep-word-built.data.json",
         "nodes.yaml",
     ]
     text = saved.read_text()
@@ -695,7 +696,7 @@ def test_saved_cases_can_be_committed_moved_and_run_with_their_nodes(tmp_path, m
     assert {n["node"] for n in rows} == {"rows", "rows_again"}
     # the string table read back whole, from its JSON file
     (word,) = {c.base_id: c for c in loader.load_file(moved / "nodes.yaml")}[
-        "keep-word-bounds1"
+        "keep-word-built"
     ].data.reshape(1, -1)
     assert word[0] == "é中😀" and word[1] == "w1" and word.size == 4100
 

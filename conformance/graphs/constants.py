@@ -48,6 +48,8 @@ class Scope:
         self._producers: dict[str, onnx.NodeProto] = {}
         self._defined: set[str] = set()
         self._values: dict[str, np.ndarray | None] = {}
+        # every node of the graph, in its order: who consumes a value (sources' valid-run bounds)
+        self.nodes: list[onnx.NodeProto] = list(graph.node)
         # name -> its type as shape inference gave it (reading sets it: a TensorType or None)
         self.types = lambda name: None
         inputs = (

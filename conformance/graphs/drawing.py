@@ -213,10 +213,9 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
         return (
             f"its data would be drawn with {drawn:,} elements, over the limit of {MAX_ELEMENTS:,}"
         )
-    site.sources = {
-        "data": sources.source_of(scope, site.data_name, dtype, dims),
-        "indices": sources.source_of(scope, site.indices_name, indices_dtype, dims),
-    }
+    site.sources = sources.node_sources(
+        scope, site.op, site.data_name, site.indices_name, dtype, indices_dtype
+    )
     site.variant = as_built_variant(data is not None, indices is not None, declared)
     key = (
         site.op,
@@ -265,7 +264,8 @@ def index_plan(
     axis of ``size``: (name, recipe) per case. Bounds cases take ``-s``,
     ``s-1``, ``-1``, ``0`` in turn (as many cases as a tensor that small
     needs), then ``draws`` uniform draws, then the two out-of-range cases.
-    ``receivable``: the indices the producer can yield, when narrower than
+    ``receivable``: the indices the node can receive (its source's bounds:
+    the producer's, within its consumers' in a valid run), when narrower than
     the axis' range: its ends and ``draws`` draws within it come first
     (``built``, ``built-draw<k>``)."""
     if count == 0:
@@ -324,7 +324,8 @@ def drawn_data(
 
 
 def receivable_indices(group: NodeGroup) -> tuple[int, int] | None:
-    """The indices a node can receive as built, when its producer proves them
+    """The indices a node can receive as built, when its source's bounds (its
+    producer's, within its other consumers' in every valid run) prove them
     narrower than the axis' valid range ``[-s, s-1]`` (None: the whole range)."""
     size = _axis_size(group)
     if group.indices_bounds is None or size is None:
@@ -354,10 +355,11 @@ def make_cases(groups: list[NodeGroup], draws: int = DEFAULT_DRAWS) -> list[Case
 
     A case is *as built* (``group.as_built``) when its values are ones the node
     can receive in the model as built: constants exactly, run-time data within
-    what its producer yields (the dtype's range when nothing is proven),
-    indices within both the producer's bounds and the axis' range. The others
-    are the *what if* cases: data beyond the producer's bounds (``-wide``),
-    indices the producer never yields, and the out-of-range indices the spec
+    its bounds (:mod:`.sources`: what its producer yields, within what its
+    consumers accept in every valid run; the dtype's range when nothing is
+    proven), indices within both their bounds and the axis' range. The others
+    are the *what if* cases: data beyond its bounds (``-wide``), indices
+    beyond theirs, and the out-of-range indices the spec
     forbids."""
     taken: set[str] = set()
     every: list[Case] = []
@@ -414,7 +416,7 @@ def make_cases(groups: list[NodeGroup], draws: int = DEFAULT_DRAWS) -> list[Case
                     )
                     built = span is not None and _within(indices, span)
                 if not data_built and not built:
-                    continue  # beyond the producer twice over: one what-if at a time
+                    continue  # beyond the bounds twice over: one what-if at a time
                 case = node_case(group, f"{base}-{name}{suffix}", data, indices, name, taken)
                 group.cases.append(case)
                 group.made[case.id] = {"data": data_recipe, "indices": recipe or "model"}

@@ -47,6 +47,12 @@ def _elements_dims(
     )
 
 
+def _the_axis(data_rank: int, indices_rank: int, axis: int) -> tuple[int, ...]:
+    """Gather (004) and GatherElements (000): "All index values are expected to
+    be within bounds [-s, s-1] along axis of size s"."""
+    return (axis,)
+
+
 @dataclass(frozen=True)
 class Operator:
     """One operator's facts."""
@@ -62,6 +68,13 @@ class Operator:
     paired: bool
     inputs: tuple[str, ...] = INPUTS
     axis_default: int = 0  # what an absent ``axis`` attribute means
+    # The data dimensions whose sizes bound the index values, each index lying
+    # in [-s, s-1] for one of them: (data rank, indices rank, axis in [0, r-1]).
+    # The valid-run bounds of a model's tensors read it (graphs/sources.py: the
+    # hull over the dims named bounds every index); an operator whose index is
+    # a tuple (GatherND: its k-th component within the k-th dim after the batch
+    # dims) names the dims its components may index.
+    index_dims: Callable[[int, int, int], tuple[int, ...]] = _the_axis
 
     def axis(self, attribute: int | None) -> int:
         """The axis the attribute says (its default when absent), not normalised."""
