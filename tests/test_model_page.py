@@ -131,7 +131,7 @@ def test_what_ifs_are_rows_apart_after_the_targets(oov_run):
 # A nodes.json as conformance model writes it, with fields a later format may add
 # (the view reads what it knows and leaves the rest).
 DOCUMENT = {
-    "format": 2,
+    "format": 3,
     "nodes": [
         {
             "model": "enc.onnx", "graph": "", "node": "embed", "op": "Gather", "cases": [],
