@@ -20,6 +20,7 @@ from conformance.engine.run import Run
 from conformance.fuzz import limits
 from conformance.fuzz.options import FUZZ_TIMEOUTS, CampaignOptions
 from conformance.fuzz.store import Store, StoreError, open_store
+from conformance.report.terminal import cases as cases_text
 from conformance.report.terminal import finish as finish_text
 from conformance.report.terminal import fuzz as fuzz_text
 from conformance.report.terminal.progress import Ticker
@@ -287,6 +288,8 @@ def command(args) -> int:
         for line in fuzz_text.skipped_entry_lines(store.skipped):
             err.print(line, markup=False)
     summary = run.summary
+    for line in cases_text.case_problem_lines(summary.case_problems):  # the store's reproducers
+        err.print(line, markup=False)
     findings = campaign.written  # as the campaign holds them, not read back
     assert findings is not None  # written whenever the campaign ran
     written = records.read_folder(out)  # once, for the gate and the report
@@ -332,6 +335,8 @@ def replay_command(args) -> int:
                    "skipped": list(store.skipped)}  # fmt: skip
         files.write_json(out / replay.REPLAY_JSON, content)
     print("\n".join(fuzz_text.replay_lines(content)))
+    for line in cases_text.case_problem_lines(run.summary.case_problems):
+        err.print(line, markup=False)
     written = records.read_folder(out)
     return finish.finish(
         run.summary, written, settings, err, kept="the results replayed so far", label_width=9

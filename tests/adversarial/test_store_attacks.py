@@ -589,3 +589,41 @@ def test_replay_of_a_folder_that_is_not_a_store_creates_nothing(tmp_path):
     with pytest.raises(StoreError, match=r"no store\.json in this folder"):
         open_store(tmp_path / "folder", create=False)
     assert list((tmp_path / "folder").iterdir()) == []
+
+
+# -- issue 44, item 7: a reproducer the oracle contradicts --------------------------------
+
+CONTRADICTED = {  # what a hand-edited or hostile reproducer says to expect, the oracle not
+    "expected": (
+        "expected: oracle",
+        "expected: [1.0]",
+        "expected output differs from the oracle's",
+    ),
+    "expect_error": (
+        "expected: oracle",
+        "expect_error: index-out-of-range",
+        "expects error index-out-of-range but the oracle gives an output of shape [1]",
+    ),
+}
+
+
+@pytest.mark.parametrize("field", sorted(CONTRADICTED))
+def test_a_reproducer_the_oracle_contradicts_ends_the_replay_with_exit_2(tmp_path, field):
+    """Replayed as "fixed", exit 0, before: a case file that disagrees with
+    the oracle is exit 2 for `run` and `cases validate`; a store's reproducer
+    is one, written to DIR/replay/<bug id>.yaml and named there."""
+    was, now, says = CONTRADICTED[field]
+    store = DirectoryStore(tmp_path / "store")
+    store.put(StoreEntry(**{**GOOD.__dict__, "case_yaml": CASE_YAML.replace(was, now)}))
+    out = tmp_path / "out"
+    code, text = _main(["fuzz", "replay", "--runtime", "reference", "--store",
+                        str(tmp_path / "store"), "--out", str(out)])  # fmt: skip
+    assert code == 2, text
+    written = out / "replay" / "b-good.yaml"
+    assert f"warning: {written}:2: stored.op13.float32.int64: {says}" in text
+    assert "1 case problem(s): a case file's expectation disagrees with the oracle" in text
+    problems = _strict_json(out / "summary.json")["case_problems"]
+    assert [(p["source"], p["case_id"]) for p in problems] == [
+        (f"{written}:2", "stored.op13.float32.int64")
+    ]
+    assert "internal error" not in text
