@@ -305,12 +305,14 @@ def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(ov_campaign, t
 
 def test_fuzz_against_a_conforming_runtime_finds_nothing_and_exits_0(tmp_path):
     out = tmp_path / "quiet"
+    # Bounded by examples: a 6 s budget is no number of examples on a loaded machine.
     done = conformance_here(
-        "fuzz", "--runtime", CONFORMING, "--time-budget", "6", "--seed", "2", "--out", str(out)
-    )
+        "fuzz", "--runtime", CONFORMING, "--max-examples", "40", "--time-budget", "3600",
+        "--seed", "2", "--out", str(out),
+    )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     findings = _findings(out)
-    assert findings["classes"] == [] and findings["examples"] > 20
+    assert findings["classes"] == [] and findings["examples"] == 40
     assert "0 discrepancy classes" in done.stdout
 
 
@@ -472,3 +474,34 @@ def test_a_class_rewritten_after_shrinking_replaces_each_file_whole(tmp_path):
     assert not list(folder.glob("*.partial"))
     with np.load(folder / "inputs.npz") as saved:
         assert saved["data"].shape == (2, 3)
+
+
+def test_max_examples_ends_a_campaign_after_the_seeds_first_examples(tmp_path):
+    """Issue 44, item 17: a campaign bounded by examples ends the same on a
+    loaded machine as on a quiet one (a test's 8 s budget ran no example
+    under load). 20 examples: the first round of 64 drawn is cut to them."""
+    out = tmp_path / "out"
+    done = conformance_here(
+        "fuzz", "--runtime", CONFORMING, "--max-examples", "20", "--time-budget", "3600",
+        "--seed", "2", "--store", "off", "--out", str(out), "--no-progress",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "for 20 examples or 3600 s, seed 2" in done.stderr
+    findings = json.loads((out / "findings.json").read_text())
+    assert findings["examples"] == 20
+    records = (out / "results.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["case_id"] for line in records) == sorted(
+        f"fuzz-{n}" for n in range(1, 21)
+    )
+    assert json.loads((out / "header.json").read_text())["campaign"]["max_examples"] == 20
+
+
+@pytest.mark.parametrize("given", ["0", "-3", "2.5", "many"])
+def test_max_examples_is_a_whole_number_from_1(tmp_path, given):
+    done = conformance_here(
+        "fuzz", "--max-examples", given, "--time-budget", "5", "--seed", "1",
+        "--out", str(tmp_path / "x"),
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert f"--max-examples: {given!r}: give a whole number >= 1" in done.stderr
+    assert not (tmp_path / "x").exists()

@@ -140,6 +140,14 @@ def _add_arguments(parser) -> None:
     parser.add_argument(
         "--seed", type=int, metavar="N", help="the campaign's seed (deterministic; required)"
     )
+    parser.add_argument(
+        "--max-examples",
+        type=options.positive_int,
+        default=None,
+        metavar="N",
+        help="end once the campaign has run N examples of its own, or at --time-budget if "
+        "sooner: the seed's first N examples, however loaded the machine",
+    )
     options.add_out(parser, "fuzz")
     parser.add_argument(
         "--max-elements",
@@ -259,6 +267,7 @@ def command(args) -> int:
         shard=args.shard,
         pack=engine.pack,
         store=store,
+        max_examples=args.max_examples,
     )
     campaign_options.strategy, campaign_options.extra_header = around
     live = settings.progress and err.is_terminal
@@ -271,7 +280,9 @@ def command(args) -> int:
         elif settings.progress and ticker.due():
             err.print(fuzz_text.status_line(status), markup=False)
 
-    header = fuzz_text.fuzz_header(settings.names, args.time_budget, args.seed, max_elements, out)
+    header = fuzz_text.fuzz_header(
+        settings.names, args.time_budget, args.seed, max_elements, out, args.max_examples
+    )
     err.print(header, markup=False)
     if store is not None:
         err.print(f"store: {store.location}", markup=False)
