@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import cli
-from conformance.engine import credentials, files
+from conformance import cli, strict_json
+from conformance.engine import credentials, files, records
 from conformance.fuzz.campaign import FUZZ_TIMEOUTS, Campaign, CampaignOptions
 from conformance.fuzz.store import DirectoryStore, RedisStore, StoreEntry, StoreError, open_store
 from conformance.report import terminal
@@ -127,8 +127,8 @@ HOSTILE_REASONS = {
     "b-variant": "variant: 'bogus' is not one of \"static\", ",
     "b-runtime": "bug.runtime: ['a'] is not text (docs/schemas/store-entry.schema.json)",
     "b-kind": "bug.kind: {'k': 1} is not text",
-    "b-nested": "nested deeper than 100 levels",
-    "b-nested-field": "nested deeper than 100 levels",
+    "b-nested": "nested deeper than 98 levels",
+    "b-nested-field": "nested deeper than 98 levels",
     "b-binary": "not UTF-8 text",
     "b-missing": "case_yaml: None is not there",
     "b-types": "shrunk_by: 7 is not text",
@@ -430,7 +430,7 @@ def test_foreign_keys_are_untouched(guarded, replayed, campaign):
     [
         ("b-1.json", None, "not a regular file"),  # a FIFO: reading it would wait forever
         ("b-2.json", "/dev/zero", "cannot read the entry: Too many levels of symbolic links"),
-        ("b-3.json", b"[" * 100_000, "nested deeper than 100 levels"),
+        ("b-3.json", b"[" * 100_000, "nested deeper than 98 levels"),
         ("b-4.json", json.dumps(_good(bug_id="b-4", found={"n": 1e999})).encode(), "Infinity"),
         ("b-5.json", json.dumps(_good(bug_id="b-5", bug=[])).encode(), "bug: [] is not an object"),
         ("b-6.json", b'{"format": 1, "bug_id": "b-6", "n": ' + b"9" * 5000 + b"}", "digits"),
@@ -632,3 +632,51 @@ def test_a_reproducer_the_oracle_contradicts_ends_the_replay_with_exit_2(tmp_pat
         (f"{written}:2", "stored.op13.float32.int64")
     ]
     assert "internal error" not in text
+
+
+# -- issue 44, item 10: what the store accepts is written and read back -----------------
+
+
+def _deepest_accepted(folder: Path) -> tuple[StoreEntry, int]:
+    """The deepest entry a folder store accepts, and how many levels of
+    lists its ``found`` holds: found by asking the store, not by knowing its
+    limit."""
+    store = DirectoryStore(folder)
+    for levels in range(strict_json.MAX_DEPTH, 0, -1):
+        deep = StoreEntry(**{**GOOD.__dict__, "found": {"deep": _deep(levels)}})
+        store.put(deep)
+        if store.entries() == [deep]:
+            return deep, levels
+    raise AssertionError("the store accepts no entry with a list in found")
+
+
+def test_the_deepest_entry_the_store_accepts_is_written_and_read_back(tmp_path):
+    """An entry 100 levels deep was accepted, copied two levels deeper into
+    findings.json (replay[].found), which the tool's readers then refused:
+    the campaign and `conformance gate` ended with exit 2 and no verdict."""
+    deepest, levels = _deepest_accepted(tmp_path / "store")
+    campaign_out, replay_out = tmp_path / "campaign", tmp_path / "replay"
+    code, text = _main(["fuzz", "--runtime", "reference", "--max-examples", "4",
+                        "--time-budget", str(NEVER_REACHED), "--seed", "1",
+                        "--store", str(tmp_path / "store"), "--out", str(campaign_out),
+                        "--no-progress"])  # fmt: skip
+    assert code in (0, 1), text
+    findings = records.read_folder(campaign_out).findings  # the tool's own reader
+    assert findings is not None
+    assert [item["found"] for item in findings["replay"]] == [deepest.found]
+    code, text = _main(["gate", str(campaign_out)])
+    assert code in (0, 1), text
+    code, text = _main(["fuzz", "replay", "--runtime", "reference", "--store",
+                        str(tmp_path / "store"), "--out", str(replay_out)])  # fmt: skip
+    assert code in (0, 1), text
+    replayed = strict_json.parse((replay_out / "replay.json").read_bytes())
+    assert [bug["found"] for bug in replayed["bugs"] if bug["id"] == "b-good"] == [deepest.found]
+    # One level deeper is refused when read, with a line naming the file and
+    # the depth the deepest reached (the entry, its found, levels + 1 lists).
+    store = DirectoryStore(tmp_path / "deeper")
+    store.put(StoreEntry(**{**GOOD.__dict__, "found": {"deep": _deep(levels + 1)}}))
+    assert store.entries() == []
+    path = tmp_path / "deeper" / "entries" / "b-good.json"
+    assert store.skipped == [
+        f"skipped {path}: not a whole store entry (nested deeper than {levels + 3} levels)"
+    ]
