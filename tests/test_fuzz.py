@@ -230,7 +230,7 @@ def _findings(out: Path) -> dict:
 
 
 def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(ov_campaign, tmp_path):
-    # 25 s, seed 1, the shipped baselines: the classes do not depend on the baseline
+    # 192 examples, seed 1, the shipped baselines: the classes do not depend on the baseline
     out, done = ov_campaign
     assert done.returncode == 0, done.stdout + done.stderr  # every class a known one
     empty = tmp_path / "no-baseline"
@@ -242,7 +242,7 @@ def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(ov_campaign, t
     assert findings["seed"] == 1 and findings["runtimes"] == ["openvino"]
     assert findings["examples"] > 50 and findings["examples_per_s"] > 0
     classes = findings["classes"]
-    assert classes, "OpenVINO has known discrepancies; a 25 s campaign must find some"
+    assert classes, "OpenVINO has known discrepancies; 192 examples must find some"
     # A class is a signature and a bug: never two classes of both the same.
     keys = {(json.dumps(c["signature"], sort_keys=True), c["bug"]) for c in classes}
     assert len(keys) == len(classes)
@@ -259,7 +259,7 @@ def test_fuzz_finds_classifies_and_shrinks_openvino_discrepancies(ov_campaign, t
             "features",
         }
         assert entry["signature"]["kind"] in DISCREPANCIES
-        assert entry["hits"] >= 1 and 0 <= entry["first_found_s"] <= 30
+        assert entry["hits"] >= 1 and 0 <= entry["first_found_s"] <= findings["elapsed_s"]
         case = entry["case"]
         assert set(case) == {"op", "opset", "axis", "variant", "data", "indices"}
         assert set(case["data"]) == {"dtype", "shape", "values"}
