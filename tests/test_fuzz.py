@@ -379,7 +379,9 @@ def test_max_elements_from_the_environment_must_be_a_number(tmp_path):
 def test_the_campaign_keeps_the_findings_it_wrote(tmp_path):
     """`conformance fuzz` shows the findings the campaign holds (Campaign.written)
     instead of reading findings.json back: what it holds is what the file says."""
-    ran = Campaign(CampaignOptions(["reference"], 3, 1, tmp_path / "fz"), command=["conformance"])
+    # One round, bounded by examples: a 3 s budget ran none on a loaded machine.
+    bounded = CampaignOptions(["reference"], 3600, 1, tmp_path / "fz", max_examples=64)
+    ran = Campaign(bounded, command=["conformance"])
     ran.execute()
     written = json.loads((tmp_path / "fz" / "findings.json").read_text(encoding="utf-8"))
     assert written["classes"] and ran.written == written
