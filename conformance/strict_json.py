@@ -46,7 +46,9 @@ from conformance.messages import shown
 
 # How deep lists and mappings nest in any input of ours, JSON or YAML: deeper
 # is not of ours (a tensor has at most 64 dimensions, a store entry's found is
-# 4 deep), and a recursive reader stays far from Python's recursion limit.
+# 4 deep), and a recursive reader stays far from Python's recursion limit. An
+# input the tool copies deeper into a file of its own is read less deep
+# (parse_noting's max_depth: a store entry, conformance.fuzz.store.entry).
 MAX_DEPTH = 100
 
 
@@ -90,24 +92,30 @@ def _not_a_number(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _depth(value) -> int:
-    """How deep lists and objects nest in a JSON value (iteratively: no recursion)."""
+def _depth(value, most: int = MAX_DEPTH) -> int:
+    """How deep lists and objects nest in a JSON value (iteratively: no
+    recursion), counted up to one past ``most``."""
     deepest, todo = 0, [(value, 1)]
     while todo:
         item, depth = todo.pop()
         if isinstance(item, (list, dict)):
             deepest = max(deepest, depth)
-            if depth > MAX_DEPTH:
+            if depth > most:
                 break
             todo.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict)
                                                           else item))  # fmt: skip
     return deepest
 
 
-def parse_noting(raw: bytes, *, finite: bool = False) -> tuple[object, bool]:
+def parse_noting(
+    raw: bytes, *, finite: bool = False, max_depth: int = MAX_DEPTH
+) -> tuple[object, bool]:
     """(the JSON value of ``raw``, whether it holds a float of whole value);
     ValueError saying why it is not JSON of ours (for a person): :class:`NotUtf8`,
-    :class:`NotJsonText`, :class:`NotText`, or too deep, or (``finite``) a NaN."""
+    :class:`NotJsonText`, :class:`NotText`, or too deep, or (``finite``) a NaN.
+    ``max_depth``: less than :data:`MAX_DEPTH` for an input whose values the
+    tool copies deeper into a file of its own (a store entry's), so that what
+    is read here is written and read back within :data:`MAX_DEPTH`."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -123,12 +131,12 @@ def parse_noting(raw: bytes, *, finite: bool = False) -> tuple[object, bool]:
     except json.JSONDecodeError as error:
         raise NotJsonText(error.msg, str(error)) from None
     except RecursionError:
-        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+        raise ValueError(f"nested deeper than {max_depth} levels") from None
     except ValueError as error:  # an integer of more digits than Python converts; a NaN
         raise ValueError(str(error).split(";")[0]) from None
     # as deep as the brackets it has at most (each counted, even those in strings)
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
-        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    if raw.count(b"[") + raw.count(b"{") > max_depth and _depth(value, max_depth) > max_depth:
+        raise ValueError(f"nested deeper than {max_depth} levels")
     if b"\\ud" in raw.lower():
         try:  # an escaped lone surrogate: JSON holds it, no terminal or page can
             json.dumps(value, ensure_ascii=False).encode("utf-8")

@@ -20,6 +20,7 @@ from conformance.engine.run import Run
 from conformance.fuzz import limits
 from conformance.fuzz.options import FUZZ_TIMEOUTS, CampaignOptions
 from conformance.fuzz.store import Store, StoreError, open_store
+from conformance.report.terminal import cases as cases_text
 from conformance.report.terminal import finish as finish_text
 from conformance.report.terminal import fuzz as fuzz_text
 from conformance.report.terminal.progress import Ticker
@@ -138,6 +139,14 @@ def _add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--seed", type=int, metavar="N", help="the campaign's seed (deterministic; required)"
+    )
+    parser.add_argument(
+        "--max-examples",
+        type=options.positive_int,
+        default=None,
+        metavar="N",
+        help="end once the campaign has run N examples of its own, or at --time-budget if "
+        "sooner: the seed's first N examples, however loaded the machine",
     )
     options.add_out(parser, "fuzz")
     parser.add_argument(
@@ -258,6 +267,7 @@ def command(args) -> int:
         shard=args.shard,
         pack=engine.pack,
         store=store,
+        max_examples=args.max_examples,
     )
     campaign_options.strategy, campaign_options.extra_header = around
     live = settings.progress and err.is_terminal
@@ -270,7 +280,9 @@ def command(args) -> int:
         elif settings.progress and ticker.due():
             err.print(fuzz_text.status_line(status), markup=False)
 
-    header = fuzz_text.fuzz_header(settings.names, args.time_budget, args.seed, max_elements, out)
+    header = fuzz_text.fuzz_header(
+        settings.names, args.time_budget, args.seed, max_elements, out, args.max_examples
+    )
     err.print(header, markup=False)
     if store is not None:
         err.print(f"store: {store.location}", markup=False)
@@ -287,6 +299,8 @@ def command(args) -> int:
         for line in fuzz_text.skipped_entry_lines(store.skipped):
             err.print(line, markup=False)
     summary = run.summary
+    for line in cases_text.case_problem_lines(summary.case_problems):  # the store's reproducers
+        err.print(line, markup=False)
     findings = campaign.written  # as the campaign holds them, not read back
     assert findings is not None  # written whenever the campaign ran
     written = records.read_folder(out)  # once, for the gate and the report
@@ -332,6 +346,8 @@ def replay_command(args) -> int:
                    "skipped": list(store.skipped)}  # fmt: skip
         files.write_json(out / replay.REPLAY_JSON, content)
     print("\n".join(fuzz_text.replay_lines(content)))
+    for line in cases_text.case_problem_lines(run.summary.case_problems):
+        err.print(line, markup=False)
     written = records.read_folder(out)
     return finish.finish(
         run.summary, written, settings, err, kept="the results replayed so far", label_width=9

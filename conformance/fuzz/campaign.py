@@ -16,7 +16,11 @@ campaign on a store that already holds bugs replays them first
 (:mod:`conformance.fuzz.replay`): a bug still there is not shrunk again.
 
 Near the end, rounds shrink to what the rate says still fits; the budget
-holds inside a round too (:mod:`conformance.fuzz.budget`). An example the time
+holds inside a round too (:mod:`conformance.fuzz.budget`). A campaign given
+``max_examples`` (``--max-examples``) also ends once it has run that many
+of its own examples, the last round cut to what is still wanted: what it
+runs is then the seed's first examples, however loaded the machine (a test's
+campaign is so bounded, with a budget it never reaches). An example the time
 budget stopped before any of its jobs started is not counted; one it stopped
 half way gets a "not run" record for each runtime it did not reach
 (:meth:`conformance.engine.schedule.Schedule.not_run`): records = examples x
@@ -46,7 +50,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -133,6 +137,7 @@ class Campaign:
             "time_budget_s": options.time_budget,
             "max_elements": options.max_elements,
             "round_size": options.round_size,
+            "max_examples": options.max_examples,
             "shard": list(options.shard),
         }
         header = {"campaign": campaign, **(options.extra_header or {})}
@@ -166,16 +171,18 @@ class Campaign:
         # cost. Hypothesis runs in one thread at a time: shrinking waits for the draw.
         with ThreadPoolExecutor(1, thread_name_prefix="conformance-draw") as drawer:
             batch = 0
-            pending = drawer.submit(*self._next_batch(batch))
-            while self.budget.left() > 0:
+            pending: Future[list[Example]] | None = drawer.submit(*self._next_batch(batch))
+            while pending is not None and self.budget.left() > 0:
                 began = time.monotonic()
                 examples = pending.result()  # draw
                 if not examples:  # the budget ran out while drawing
                     break
                 batch += 1
-                pending = drawer.submit(*self._next_batch(batch))
+                # no batch is drawn that --max-examples would leave unused
+                wanted = self._wanted(len(examples))
+                pending = drawer.submit(*self._next_batch(batch)) if wanted else None
                 self._one_round(run, examples)  # run and record
-                if self.shrinker.due():
+                if self.shrinker.due() and pending is not None:
                     pending.result()
                 findings.fuzz_s += time.monotonic() - began
                 artifacts.write_findings(findings)  # save
@@ -198,6 +205,12 @@ class Campaign:
                 f"ran{replayed}: nothing was fuzzed; give a longer --time-budget"
             )
         run.summary.unjudged = findings.unjudged()
+
+    def _wanted(self, drawn: int) -> bool:
+        """Whether the campaign wants examples beyond the ``drawn`` ones
+        about to run (``--max-examples``; otherwise the budget decides)."""
+        most = self.options.max_examples
+        return most is None or self.drawn + drawn < most
 
     def _replay_store(self, run: Run) -> None:
         """The store's bugs, replayed before fuzzing: each one still there is
@@ -287,6 +300,8 @@ class Campaign:
         size = self.options.round_size
         if rate:
             size = max(4, min(size, int(rate * self.budget.left())))
+        if self.options.max_examples is not None:  # the last round: what is still wanted
+            size = min(size, self.options.max_examples - self.drawn)
         this = Round(findings, self.skips, self.options.out_dir)
         cases: list[Case] = []
         for example in batch[:size]:

@@ -55,6 +55,9 @@ class CampaignOptions(Options):
     out_dir: Path
     max_elements: int = limits.DEFAULT_MAX_ELEMENTS
     round_size: int = 64  # examples per round (also the Hypothesis batch)
+    # the campaign's own examples at most (None: the time budget alone ends it):
+    # a campaign bounded so ends the same on a loaded machine as on a quiet one
+    max_examples: int | None = None
     shrink_seconds: float = 10.0  # per class
     shrink_calls: int = 1000  # runtime calls per class (the 10 s usually binds first)
     shrink_share: float = 0.5  # of the elapsed time, at most
@@ -95,7 +98,7 @@ class CampaignOptions(Options):
         # infinite, which JSON cannot hold and no budget can mean.
         for name, low, strict in _CHECKED:
             value = getattr(self, name)
-            if value is None and name == "timeout":
+            if value is None and name in _OPTIONAL:
                 continue
             if not _finite_number(value) or value < low or (strict and value == low):
                 bound = f"> {low:g}" if strict else f">= {low:g}"
@@ -134,9 +137,12 @@ _CHECKED = (
     ("shrink_seconds", 0.0, False),
     ("shrink_share", 0.0, False),
     ("round_size", 1, False),
+    ("max_examples", 1, False),
     ("shrink_calls", 0, False),
     ("confirm_alone", 0, False),
 )
+
+_OPTIONAL = ("timeout", "max_examples")  # of those, the ones that may be None (not given)
 
 
 def _finite_number(value) -> bool:

@@ -9,6 +9,12 @@ in ``Store.skipped``). A replay writes each reproducer into
 through the one engine path, in that variant, on every current target; the
 records go to ``results.jsonl`` as generated inputs (case id
 ``replay-<bug id>``), so the gate judges them as it judges a campaign's.
+A reproducer is a case file all the same: what it writes down to expect
+(``expect_error``, an ``expected`` output, ``expected_shape``; a campaign
+writes ``expected: oracle`` or the oracle's clause) is held to the oracle as
+``conformance run`` holds a case file's, each disagreement one of the run's
+``case_problems`` (naming ``replay/<bug id>.yaml``), which ends the command
+with exit 2 (issue 44, item 7: one was replayed as "fixed", exit 0).
 
 Each bug is judged on its own runtime (the target named in the entry):
 
@@ -24,11 +30,13 @@ the current ones: a replay after a runtime upgrade is the point.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conformance.cases import loader
+from conformance.cases.case import Case, Source
+from conformance.cases.check import literal, over_memory, verdict_of
 from conformance.engine import files
 from conformance.engine.judge import DISCREPANCIES, Outcome
 from conformance.fuzz.bugs import Cause, cause_of
@@ -77,10 +85,11 @@ class Replayed:
         return content
 
 
-def example_of(entry: StoreEntry, out_dir: Path) -> tuple[Example, str]:
+def example_of(entry: StoreEntry, out_dir: Path) -> tuple[Example, str, Case]:
     """The entry's reproducer as an example (its case file written into
-    ``out_dir/replay/`` and read back by the case loader), and that file's
-    path relative to ``out_dir``."""
+    ``out_dir/replay/`` and read back by the case loader), that file's path
+    relative to ``out_dir``, and the reproducer as that file's case (what it
+    writes down to expect, its source the file)."""
     path = out_dir / REPLAY_DIR / f"{entry.bug_id}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     files.write_text(path, entry.case_yaml)
@@ -88,7 +97,18 @@ def example_of(entry: StoreEntry, out_dir: Path) -> tuple[Example, str]:
     # made here (not read from a store) is read back from its file.
     case = entry.case if entry.case is not None else loader.load_file(path)[0]
     example = Example(case.op, case.opset, case.axis, case.data, case.indices, entry.variant)
-    return example.as_case(f"replay-{entry.bug_id}"), str(path.relative_to(out_dir))
+    written = replace(case, source=Source(path, case.source.line))
+    return example.as_case(f"replay-{entry.bug_id}"), str(path.relative_to(out_dir)), written
+
+
+def _hold_to_oracle(run, written: Case) -> None:
+    """The reproducer's written expectation against the oracle, as a run
+    holds a case file's: a disagreement goes to the run's ``case_problems``
+    (exit 2). A reproducer over the memory guard is not computed here: the
+    drive records it as the memory guard's, unchecked, as it records any case."""
+    memory = run.options.case_memory
+    if literal(written) and over_memory(written, memory) is None:
+        run.case_problems(written, verdict_of(written, memory))
 
 
 def replay(
@@ -97,16 +117,18 @@ def replay(
     """Run every entry's reproducer on every target of ``run`` (a started
     :class:`conformance.engine.run.Run`); each bug judged on its own runtime."""
     examples = [example_of(entry, out_dir) for entry in entries]
+    for _, _, written in examples:
+        _hold_to_oracle(run, written)
     seen: dict[tuple[str, str], tuple[Outcome, Verdict | None]] = {}
 
     def recorded(result: Recorded) -> None:
         if result.ran:
             seen[(result.case.id, result.runtime)] = (result.outcome, result.verdict)
 
-    items = [(example, [example.variant]) for example, _ in examples]
+    items = [(example, [example.variant]) for example, _, _ in examples]
     run.drive(items, recorded=recorded, deadline=deadline)
     results = []
-    for entry, (example, case_file) in zip(entries, examples, strict=True):
+    for entry, (example, case_file, _) in zip(entries, examples, strict=True):
         runtime: str = entry.bug["runtime"]  # a str: checked on reading, set by the campaign
         got = seen.get((example.id, runtime))
         if got is None:

@@ -183,7 +183,8 @@ def test_a_campaign_in_which_a_target_judged_nothing_does_not_pass(tmp_path, cap
     "option, value",
     [("time_budget", math.nan), ("time_budget", math.inf), ("time_budget", 0.0),
      ("timeout", math.nan), ("shrink_seconds", -math.inf), ("shrink_share", math.nan),
-     ("round_size", 0), ("time_budget", True)],
+     ("round_size", 0), ("time_budget", True), ("max_examples", 0),
+     ("max_examples", math.inf), ("max_examples", True)],
 )  # fmt: skip
 def test_a_campaign_refuses_a_budget_json_cannot_hold(tmp_path, option, value):
     """Every duration the campaign writes derives from its options: a NaN or

@@ -161,8 +161,11 @@ def test_a_full_disk_in_the_middle_of_a_run_keeps_whole_lines(tmp_path):
 
 def test_a_full_disk_during_a_fuzz_campaign_exits_2_naming_the_file(tmp_path):
     out = tmp_path / "fz"
-    done = _limited(30_000, "fuzz", "--runtime", "onnxruntime", "--time-budget", "6", "--seed",
-                    "1", "--no-progress", "--out", str(out))  # fmt: skip
+    # Bounded by examples far past what fills 30 000 bytes of results, not by a
+    # 6 s budget that a loaded machine spends before it writes that much.
+    done = _limited(30_000, "fuzz", "--runtime", "onnxruntime", "--max-examples", "100000",
+                    "--time-budget", "3600", "--seed", "1", "--no-progress",
+                    "--out", str(out))  # fmt: skip
     line = _last_line(done)
     assert line.startswith(f"error: {out}/") and line.endswith(": File too large"), line
     _whole_lines(out / records.RESULTS)

@@ -6,7 +6,8 @@ The format is ``docs/schemas/store-entry.schema.json`` (docs/formats.md).
 read as the run folders' files are, by the one strict reader of our schemas
 (:mod:`conformance.strict_json`): strict JSON (UTF-8, no ``NaN`` or
 ``Infinity`` anywhere, at most :data:`MAX_ENTRY_BYTES` and
-:data:`~conformance.strict_json.MAX_DEPTH` levels deep), then every field
+:data:`~conformance.strict_json.MAX_DEPTH` less :data:`COPIED_DEEPER`
+levels deep: what is accepted is written and read back), then every field
 held to the schema (the bug's runtime a target's name, its kind a
 discrepancy kind, its op and the variant ours...). What no schema can say is
 checked here: a newer format is named as such, ``shrunk_by`` is printable
@@ -35,6 +36,13 @@ FORMAT = 1  # of store.json and of each entry
 SCHEMA = "store-entry"  # docs/schemas/store-entry.schema.json
 BUG_ID = re.compile(r"[a-z0-9-]{1,64}")
 MAX_ENTRY_BYTES = 64 << 20  # an entry larger is not read (a file planted to exhaust memory)
+# How much deeper than in the entry the tool writes an entry's values: a
+# replay copies ``found`` (free-form JSON) into findings.json's ``replay[]``
+# and replay.json's ``bugs[]``, two levels below where the entry holds it. An
+# entry is read that much less deep than strict_json.MAX_DEPTH, so that what
+# the store accepts is written and read back by the tool's own readers (an
+# entry at the limit made every campaign's findings.json unreadable: exit 2).
+COPIED_DEEPER = 2
 
 
 def check_bug_id(bug_id: object, where: str = "") -> str:
@@ -126,7 +134,9 @@ def parsed(data: bytes, where: str, bug_id: str) -> StoreEntry:
     if len(data) > MAX_ENTRY_BYTES:
         raise BadEntry(f"{where}: {len(data)} bytes, more than an entry may hold")
     try:
-        content, whole_floats = strict_json.parse_noting(data, finite=True)
+        content, whole_floats = strict_json.parse_noting(
+            data, finite=True, max_depth=strict_json.MAX_DEPTH - COPIED_DEEPER
+        )
     except strict_json.NotUtf8 as error:
         raise BadEntry(f"{where}: {error.detail}") from None
     except strict_json.NotJsonText as error:

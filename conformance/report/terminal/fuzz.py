@@ -60,9 +60,17 @@ def status_line(status: Status) -> str:
     return safe(line)
 
 
-def fuzz_header(runtimes: list[str], budget: float, seed: int, elements: int, out: Path) -> str:
+def fuzz_header(
+    runtimes: list[str],
+    budget: float,
+    seed: int,
+    elements: int,
+    out: Path,
+    examples: int | None = None,
+) -> str:
+    bound = f"{examples} examples or {budget:g} s" if examples is not None else f"{budget:g} s"
     return safe(
-        f"fuzzing {', '.join(runtimes)} for {budget:g} s, seed {seed}, "
+        f"fuzzing {', '.join(runtimes)} for {bound}, seed {seed}, "
         f"at most {elements} elements per tensor -> {out}/"
     )
 
