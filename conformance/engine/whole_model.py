@@ -38,7 +38,7 @@ from conformance.engine.pool import Job, WorkerPool
 from conformance.engine.targets import Target
 from conformance.errors import ConformanceError
 from conformance.graphs import exposing
-from conformance.graphs.capture import graph_inputs, with_its_data
+from conformance.graphs.capture import feeds_of, graph_inputs, with_its_data
 from conformance.graphs.reading import IN_MEMORY_LIMIT, GraphFile, name_unnamed_dims, tensor_type
 from conformance.messages import first_line
 from conformance.oracle import compare
@@ -116,7 +116,7 @@ def run(
             continue
         record["outputs"] = exposed.originals
         feeds = (
-            {v.name: fed[v.name] for v in graph_inputs(found)}
+            feeds_of(found, fed)  # overridable inputs too, where --inputs gives them
             if fed is not None
             else _zeros(found, dims, default_dim)
         )
