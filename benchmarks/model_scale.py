@@ -118,9 +118,7 @@ def measure(folder: Path, label: str, runtimes: list[str], count: int) -> dict:
     else:
         proto = bert_embeddings()
         ids = np.random.default_rng(1).integers(0, VOCAB, (1, SEQUENCE), dtype=np.int64)
-        np.savez(
-            folder / "inputs.npz", input_ids=ids, token_type_ids=np.zeros_like(ids, np.int64)
-        )
+        np.savez(folder / "inputs.npz", input_ids=ids, token_type_ids=np.zeros_like(ids, np.int64))
         extra = ["--inputs", str(folder / "inputs.npz")]
     path = folder / f"{label}.onnx"
     onnx.save(proto, path)

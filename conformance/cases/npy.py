@@ -121,7 +121,7 @@ def strings(array: np.ndarray) -> np.ndarray:
         # NumPy stores UCS-4 code units unchecked: one past U+10FFFF cannot
         # even become a str (SystemError), so it is found before any is made
         units = np.ascontiguousarray(array).view(array.dtype.byteorder + "u4")
-        beyond = np.argwhere(units.reshape(array.shape + (-1,)) > 0x10FFFF)
+        beyond = np.argwhere(units.reshape((*array.shape, -1)) > 0x10FFFF)
         if len(beyond):
             where = [int(i) for i in beyond[0][:-1]] if array.ndim else "the scalar"
             raise NpyProblem(f"element {where} holds a code point beyond U+10FFFF")
@@ -130,7 +130,7 @@ def strings(array: np.ndarray) -> np.ndarray:
         try:
             text = value.decode("utf-8") if isinstance(value, bytes) else str(value)
             text.encode("utf-8")
-        except UnicodeError as error:
+        except (UnicodeDecodeError, UnicodeEncodeError) as error:
             where = list(position) if array.ndim else "the scalar"
             raise NpyProblem(f"element {where} is not UTF-8 text ({error.reason})") from None
         out[position] = text

@@ -136,8 +136,8 @@ def run(
     got: dict[int, Raw] = {}
     with WorkerPool([TARGET], workers=1, batch_size=1, timeout=limit, worker_memory=memory) as pool:
         for batch in pool.run(jobs):
-            for job, _, raw in batch:
-                got[id(job)] = raw
+            for job, _, result_of_job in batch:
+                got[id(job)] = result_of_job
     for job in jobs:
         found, marks = job.tag  # type: ignore[misc]  # the tag set above
         raw = got.get(id(job))

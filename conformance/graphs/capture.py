@@ -174,7 +174,9 @@ def _check_names(path: Path, found: GraphFile, given: set[str]) -> None:
         )
     extra = sorted(given - names - optional)
     if extra:
-        raise GraphFileError(path, f"array {extra[0]!r} is no graph input of {found.path} ({takes})")
+        raise GraphFileError(
+            path, f"array {extra[0]!r} is no graph input of {found.path} ({takes})"
+        )
 
 
 def _check(path: Path, found: GraphFile, arrays: dict[str, np.ndarray]) -> None:
@@ -256,12 +258,12 @@ def capturing_ops(kept: dict[str, list], gather=None, gather_elements=None) -> l
         if all(_digest(*other) != digest for other in seen):
             seen.append(pair)
 
-    class Gather(gather):  # type: ignore[misc,valid-type]  # onnx's class, found at run time
+    class Gather(gather):
         def _run(self, x, indices, axis=None):
             keep(self.onnx_node.name, x, indices)
             return super()._run(x, indices, axis=axis)
 
-    class GatherElements(gather_elements):  # type: ignore[misc,valid-type]  # as above
+    class GatherElements(gather_elements):
         def _run(self, data, indices, axis=None):
             keep(self.onnx_node.name, data, indices)
             return super()._run(data, indices, axis=axis)
