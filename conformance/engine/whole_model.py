@@ -34,7 +34,7 @@ import onnx
 
 from conformance import oracle
 from conformance.adapters.registry import PRECISE, PROFILES, declared
-from conformance.engine.pool import Job, WorkerPool
+from conformance.engine.pool import Job, Raw, WorkerPool
 from conformance.engine.targets import Target
 from conformance.errors import ConformanceError
 from conformance.graphs import exposing
@@ -368,7 +368,8 @@ def _ulps(a: np.ndarray, b: np.ndarray) -> int | None:
 
 def _precision_reruns(prepared, wholes, runtimes, results, timeout, worker_memory) -> None:
     """Each target whose outputs differ, in its full-precision and no-optimisation
-    profiles: does the difference disappear? Recorded as measured."""
+    profiles: does the difference disappear? Recorded as measured. A model's
+    reruns share one pool (one start, and its workers side by side), not one each."""
     for found, exposed, blob, feeds in prepared:
         model = str(found.path)
         record = wholes[model]
@@ -376,22 +377,22 @@ def _precision_reruns(prepared, wholes, runtimes, results, timeout, worker_memor
         if reference is None:
             continue
         base = results[model][reference].outputs or []
+        planned = {id(d): _precise_targets(d, runtimes) for d in record["differences"]}
+        rounds: list[list[Target]] = []  # a name once a round: results are by name
+        for again in (again for agains in planned.values() for again in agains):
+            free = [r for r in rounds if all(name_of(t) != name_of(again) for t in r)]
+            if free:
+                free[0].append(again)
+            else:
+                rounds.append([again])
+        got: dict[int, Raw | None] = {}
+        for chosen in rounds:
+            ran = _run_jobs([(found, exposed, blob, feeds)], chosen, timeout, worker_memory)
+            got.update({id(t): ran.get(model, {}).get(name_of(t)) for t in chosen})
         for difference_of in record["differences"]:
-            target = next(t for t in runtimes if name_of(t) == difference_of["target"])
             reruns = []
-            for profile in PRECISE.get(target.adapter, ()):
-                if target.profile == profile:
-                    continue
-                again = replace(
-                    target,
-                    name=f"{target.adapter}:{profile}",
-                    profile=profile,
-                    properties={**target.properties, **PROFILES[target.adapter][profile]},
-                )
-                got = _run_jobs(
-                    [(found, exposed, blob, feeds)], [again], timeout, worker_memory
-                ).get(model, {})
-                raw = got.get(name_of(again))
+            for again in planned[id(difference_of)]:
+                raw = got.get(id(again))
                 if raw is None or raw.status != "ok":
                     said = _said(raw, True)
                     reruns.append({"target": name_of(again), "status": said["status"],
@@ -400,3 +401,18 @@ def _precision_reruns(prepared, wholes, runtimes, results, timeout, worker_memor
                 diffs = _differences(exposed.originals, base, raw.outputs or [])
                 reruns.append({"target": name_of(again), "status": "ran", "outputs": diffs})
             difference_of["reruns"] = reruns
+
+
+def _precise_targets(difference_of: dict, runtimes) -> list[Target]:
+    """The differing target in each of its precise profiles it is not already in."""
+    target = next(t for t in runtimes if name_of(t) == difference_of["target"])
+    return [
+        replace(
+            target,
+            name=f"{target.adapter}:{profile}",
+            profile=profile,
+            properties={**target.properties, **PROFILES[target.adapter][profile]},
+        )
+        for profile in PRECISE.get(target.adapter, ())
+        if target.profile != profile
+    ]
