@@ -27,6 +27,8 @@ from onnx import numpy_helper as nh
 from conformance import shipped
 from conformance.cases import loader
 from conformance.cli import main
+from conformance.engine import capturing
+from conformance.engine.pool import DEFAULT_WORKER_MEMORY
 from conformance.graphs import capture, drawing, reading
 from tests.conftest import conformance
 
@@ -340,7 +342,7 @@ def test_captured_inputs_are_the_tensors_the_model_fed(folder, tmp_path):
         "flags": np.array([True, False, True, True]),
     }
     found = reading.load(folder / "patterns.onnx")
-    captured = capture.capture([found], feeds)
+    captured = capturing.run([found], feeds, capturing.limit_of(None), DEFAULT_WORKER_MEMORY)
     model_path = str(folder / "patterns.onnx")
     _, indices = captured.tensors[(model_path, "", "embedding")][0]
     assert np.array_equal(indices, feeds["ids"])
@@ -358,7 +360,7 @@ def test_captured_inputs_are_the_tensors_the_model_fed(folder, tmp_path):
 def test_a_node_the_run_cannot_reach_keeps_its_drawn_cases(folder):
     feeds = {"x": np.ones((5, 4), np.float32), "idx": np.array([0, 1, 4], np.int64)}
     found = reading.load(folder / "function.onnx")
-    captured = capture.capture([found], feeds)
+    captured = capturing.run([found], feeds, capturing.limit_of(None), DEFAULT_WORKER_MEMORY)
     why = captured.missed[(str(folder / "function.onnx"), "function:local:Lookup", "in_function")]
     assert "function" in why
 

@@ -109,3 +109,29 @@ def read_data(stream: IO[bytes], header: Header) -> np.ndarray:
         return flat.reshape(header.shape, order="F" if header.fortran_order else "C")
     except (ValueError, TypeError) as error:
         raise NpyProblem(f"its data cannot be an array of {header.said()} ({error})") from None
+
+
+def strings(array: np.ndarray) -> np.ndarray:
+    """A NumPy text array (``U``: Unicode; ``S``: bytes, read as UTF-8, the
+    encoding ONNX gives every string) as ONNX strings are fed: an object array
+    of ``str``, which runtimes take and no pickle is needed to hold. Refused,
+    naming the element: bytes that are not UTF-8, a code point no UTF-8 can
+    encode (a lone surrogate, beyond U+10FFFF)."""
+    if array.dtype.kind == "U" and array.size:
+        # NumPy stores UCS-4 code units unchecked: one past U+10FFFF cannot
+        # even become a str (SystemError), so it is found before any is made
+        units = np.ascontiguousarray(array).view(array.dtype.byteorder + "u4")
+        beyond = np.argwhere(units.reshape((*array.shape, -1)) > 0x10FFFF)
+        if len(beyond):
+            where = [int(i) for i in beyond[0][:-1]] if array.ndim else "the scalar"
+            raise NpyProblem(f"element {where} holds a code point beyond U+10FFFF")
+    out = np.empty(array.shape, dtype=object)
+    for position, value in np.ndenumerate(array):
+        try:
+            text = value.decode("utf-8") if isinstance(value, bytes) else str(value)
+            text.encode("utf-8")
+        except (UnicodeDecodeError, UnicodeEncodeError) as error:
+            where = list(position) if array.ndim else "the scalar"
+            raise NpyProblem(f"element {where} is not UTF-8 text ({error.reason})") from None
+        out[position] = text
+    return out

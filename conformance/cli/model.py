@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conformance.cli import exits, finish, options
 from conformance.cli import run as run_command
-from conformance.engine import files, whole_model
+from conformance.engine import capturing, files, whole_model
 from conformance.engine.pool import DEFAULT_BATCH, DEFAULT_WORKER_MEMORY, RUN_TIMEOUTS
 from conformance.errors import ConformanceError
 from conformance.graphs import capture, drawing, nodes, reading, saving
@@ -129,11 +129,14 @@ def command(args) -> int:
     captured = None
     if fed is not None:
         start = time.perf_counter()
-        captured = capture.capture(read, fed)
+        limit = capturing.limit_of(args.timeout)
+        captured = capturing.run(read, fed, limit, args.worker_memory)
         cases += capture.captured_cases(groups, captured, dims, args.case_memory, read)
         timings["capture_s"] = time.perf_counter() - start
     found = [site for each in read for site in each.sites]
     for line in node_verdicts.found_lines(read):
+        print(line)
+    for line in node_verdicts.capture_lines(captured.failed if captured else {}):
         print(line)
     if not found:
         return exits.OK

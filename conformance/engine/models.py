@@ -8,6 +8,7 @@ three ``*_initializer(s)`` variants).
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -137,18 +138,45 @@ def model_key(op, opset, data, indices, axis, variant) -> tuple | None:
 
     Models of the fed variants do not depend on the values: the static model
     depends on the shapes, the dynamic one only on the ranks. Models with an
-    initializer carry their values, so no two inputs share one: None. (Not a
+    initializer carry their values, so no two inputs share one (None), unless
+    what they bake is large (:data:`SHARED_BAKED_BYTES`): then its digest is
+    part of the key. (Not a
     fuzz signature, :class:`conformance.engine.groups.Signature`, which says
     what makes two discrepancies the same class.)
     """
-    if _INITIALIZERS[variant]:
-        return None
     shape = oracle.output_shape(op, data.shape, indices.shape, axis)
+    if _INITIALIZERS[variant]:
+        return _baked_key(op, opset, data, indices, axis, variant, shape)
     if variant == "dynamic":
         shapes = (data.ndim, indices.ndim, None if shape is None else len(shape))
     else:
         shapes = (data.shape, indices.shape, shape is None)
     return (op, opset, dtypes.name_of(data), dtypes.name_of(indices), axis, variant, shapes)
+
+
+# Baked values at least this large give their model a key: a model node's
+# cases share its constant (an embedding table of 90 MB, conformance model),
+# so its one-node model is built, sent to a worker's session and loaded once,
+# not once a case (docs/development.md, Benchmarks). Below it no two inputs
+# are worth the digest.
+SHARED_BAKED_BYTES = 1 << 20
+
+
+def _baked_key(op, opset, data, indices, axis, variant, shape) -> tuple | None:
+    """A model key of an initializer variant, by the digest of what it bakes,
+    when that is large; None (no two inputs share the model) otherwise."""
+    arrays = dict(zip(INPUTS, (data, indices), strict=True))
+    baked = [arrays[name] for name in _INITIALIZERS[variant]]
+    if sum(array.nbytes for array in baked) < SHARED_BAKED_BYTES:
+        return None
+    if any(array.dtype.hasobject for array in baked):
+        return None  # strings: their bytes are not the array's
+    digest = hashlib.blake2b(digest_size=16)
+    for array in baked:
+        digest.update(np.ascontiguousarray(array).tobytes())
+    shapes = (data.shape, indices.shape, shape is None)
+    names = (dtypes.name_of(data), dtypes.name_of(indices))
+    return (op, opset, *names, axis, variant, shapes, digest.hexdigest())
 
 
 def build_for_case(case, variant: str) -> onnx.ModelProto:

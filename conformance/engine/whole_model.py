@@ -38,7 +38,7 @@ from conformance.engine.pool import Job, Raw, WorkerPool
 from conformance.engine.targets import Target
 from conformance.errors import ConformanceError
 from conformance.graphs import as_fed, exposing
-from conformance.graphs.capture import Captured, graph_inputs, with_its_data
+from conformance.graphs.capture import Captured, feeds_of, graph_inputs, with_its_data
 from conformance.graphs.reading import IN_MEMORY_LIMIT, GraphFile, name_unnamed_dims, tensor_type
 from conformance.messages import cause, first_line
 from conformance.oracle import compare
@@ -155,8 +155,9 @@ def _prepare(found: GraphFile, fed, dims, default_dim, record: dict) -> Prepared
             record["skipped"] = "over 2 GB with its data: one protobuf message cannot hold it"
             return None
         original = base.SerializeToString()
-        exposed = exposing.expose(found, base)  # in place: one copy of a large model
-        blob = base.SerializeToString()
+        exposed = _exposed_if_fed(found, base, fed is not None)  # in place: one copy
+        # without --inputs nothing is exposed: the model as it is is the one run
+        blob = base.SerializeToString() if fed is not None else original
     except ConformanceError:
         raise  # a broken tensor: exit 2, as when the model was read
     except Exception as error:  # a model the tool read but cannot rewrite: said, not fatal
@@ -164,11 +165,21 @@ def _prepare(found: GraphFile, fed, dims, default_dim, record: dict) -> Prepared
         return None
     record["outputs"] = exposed.originals
     feeds = (
-        {v.name: fed[v.name] for v in graph_inputs(found)}
+        feeds_of(found, fed)  # overridable inputs too, where --inputs gives them
         if fed is not None
         else _zeros(found, dims, default_dim)
     )
     return Prepared(found, exposed, blob, feeds, original)
+
+
+def _exposed_if_fed(found: GraphFile, proto: onnx.ModelProto, fed: bool) -> exposing.Exposed:
+    """The model with its nodes exposed when --inputs feeds it. Without, it runs
+    on zeros only to see it load, which says nothing of its nodes' values: the
+    model as it is, since three graph outputs a node make a model of thousands
+    of Gathers load many times slower (docs/development.md, Benchmarks)."""
+    if fed:
+        return exposing.expose(found, proto)
+    return exposing.Exposed(proto, [o.name for o in proto.graph.output])
 
 
 def _judge_model(
@@ -277,9 +288,10 @@ def _exposed_where_refused(prepared, results, runtimes, fed, timeout, memory) ->
         got = results.get(model, {})
         mine = ran[model] = {}
         refused = []
+        exposed = made.blob is not made.original  # without --inputs: the model as it is
         for target in runtimes:
             raw = got.get(name_of(target))
-            if raw is not None and raw.status in REFUSALS:
+            if exposed and raw is not None and raw.status in REFUSALS:
                 refused.append(target)
             else:
                 mine[name_of(target)] = Ran(raw, [(made.exposed, raw)] if raw else [])
@@ -704,16 +716,14 @@ def _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory) -
             views = ran[model][difference_of["target"]].views
             blob = made.blob if views and views[0][0] is made.exposed else made.original
             reruns = []
-            for profile in PRECISE.get(target.adapter, ()):
-                if target.profile == profile:
-                    continue
-                again = replace(
-                    target,
-                    name=f"{target.adapter}:{profile}",
-                    profile=profile,
-                    properties={**target.properties, **PROFILES[target.adapter][profile]},
-                )
-                got = _pool_run([(model, blob, made.feeds)], [again], timeout, worker_memory)
+            agains = _precise_targets(target)
+            # the precise profiles of one target share one pool (one start, side by side)
+            got = (
+                _pool_run([(model, blob, made.feeds)], agains, timeout, worker_memory)
+                if agains
+                else {}
+            )
+            for again in agains:
                 raw = got.get(model, {}).get(name_of(again))
                 if raw is None or raw.status != "ok":
                     said = _said(raw, True)
@@ -723,3 +733,17 @@ def _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory) -
                 diffs = _differences(made.exposed.originals, base, raw.outputs or [])
                 reruns.append({"target": name_of(again), "status": "ran", "outputs": diffs})
             difference_of["reruns"] = reruns
+
+
+def _precise_targets(target: Target) -> list[Target]:
+    """The differing target in each of its precise profiles it is not already in."""
+    return [
+        replace(
+            target,
+            name=f"{target.adapter}:{profile}",
+            profile=profile,
+            properties={**target.properties, **PROFILES[target.adapter][profile]},
+        )
+        for profile in PRECISE.get(target.adapter, ())
+        if target.profile != profile
+    ]

@@ -136,7 +136,9 @@ def _member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, header)
     try:
         with archive.open(info) as stream:
             npy.read_header(stream)
-            return npy.read_data(stream, header)
+            array = npy.read_data(stream, header)
+            # text as ONNX strings are fed (object arrays of str), never a pickle
+            return npy.strings(array) if array.dtype.kind in "US" else array
     except npy.NpyProblem as problem:
         raise GraphFileError(path, f"member {info.filename!r}: {problem}") from None
     except _MEMBER_ERRORS as error:
@@ -144,32 +146,44 @@ def _member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, header)
 
 
 def graph_inputs(found: GraphFile) -> list[onnx.ValueInfoProto]:
+    """The graph inputs that must be fed (those without a default initializer)."""
     initializers = {t.name for t in found.proto.graph.initializer}
     return [v for v in found.proto.graph.input if v.name not in initializers]
 
 
+def overridable(found: GraphFile) -> set[str]:
+    """The graph inputs with a default initializer: fed when given, else their default."""
+    initializers = {t.name for t in found.proto.graph.initializer}
+    return {v.name for v in found.proto.graph.input if v.name in initializers}
+
+
 def _check_names(path: Path, found: GraphFile, given: set[str]) -> None:
-    """Exactly one array per graph input of ``found``."""
+    """One array per graph input of ``found``, and one for an overridable input
+    where the file overrides its default."""
     names = {v.name for v in graph_inputs(found)}
+    optional = overridable(found)
     missing = sorted(n for n in names if n not in given)
+    takes = f"its inputs: {', '.join(sorted(names))}" + (
+        f"; with a default it overrides: {', '.join(sorted(optional))}" if optional else ""
+    )
     if missing:
         raise GraphFileError(
             path,
             f"no array for graph input {missing[0]!r} of {found.path} "
-            f"(its inputs: {', '.join(sorted(names))}; the file's: {', '.join(sorted(given))})",
+            f"({takes}; the file's: {', '.join(sorted(given))})",
         )
-    extra = sorted(given - names)
+    extra = sorted(given - names - optional)
     if extra:
         raise GraphFileError(
-            path,
-            f"array {extra[0]!r} is no graph input of {found.path} "
-            f"(its inputs: {', '.join(sorted(names))})",
+            path, f"array {extra[0]!r} is no graph input of {found.path} ({takes})"
         )
 
 
 def _check(path: Path, found: GraphFile, arrays: dict[str, np.ndarray]) -> None:
     """Each array of the dtype, rank and fixed sizes its graph input declares."""
-    for value in graph_inputs(found):
+    for value in found.proto.graph.input:
+        if value.name not in arrays:
+            continue  # an overridable input left at its default (the names are checked)
         array = arrays[value.name]
         declared = tensor_type(value)
         have = dtypes.name_of(array)
@@ -225,9 +239,15 @@ def _marked(proto: onnx.ModelProto, files_model: str) -> dict[str, tuple[str, st
     return marks
 
 
-def _capturing_ops(kept: dict[str, list]):
-    from onnx.reference.ops.op_gather import Gather as _Gather
-    from onnx.reference.ops.op_gather_elements import GatherElements as _GatherElements
+def capturing_ops(kept: dict[str, list], gather=None, gather_elements=None) -> list:
+    """onnx.reference's Gather and GatherElements (or the given subclasses of
+    them: the reference adapter's counted GatherElements) that also keep, in
+    ``kept`` under the node's name, the first :data:`KEPT` distinct inputs they
+    are given."""
+    if gather is None:
+        from onnx.reference.ops.op_gather import Gather as gather
+    if gather_elements is None:
+        from onnx.reference.ops.op_gather_elements import GatherElements as gather_elements
 
     def keep(name: str, data, indices) -> None:
         seen = kept.setdefault(name, [])
@@ -238,12 +258,12 @@ def _capturing_ops(kept: dict[str, list]):
         if all(_digest(*other) != digest for other in seen):
             seen.append(pair)
 
-    class Gather(_Gather):
+    class Gather(gather):
         def _run(self, x, indices, axis=None):
             keep(self.onnx_node.name, x, indices)
             return super()._run(x, indices, axis=axis)
 
-    class GatherElements(_GatherElements):
+    class GatherElements(gather_elements):
         def _run(self, data, indices, axis=None):
             keep(self.onnx_node.name, data, indices)
             return super()._run(data, indices, axis=axis)
@@ -274,39 +294,57 @@ def with_its_data(found: GraphFile) -> onnx.ModelProto:
     return proto
 
 
-def capture(files: list[GraphFile], arrays: dict[str, np.ndarray]) -> Captured:
-    """Run each model once on ``arrays`` (onnx.reference), keeping every Gather node's inputs."""
-    from onnx.reference import ReferenceEvaluator
+def prepared(found: GraphFile) -> tuple[onnx.ModelProto, dict[str, tuple[str, str, str]]]:
+    """The model to capture with (its data in it, its Gather nodes named by
+    their marks) and mark -> node."""
+    proto = with_its_data(found)
+    return proto, _marked(proto, str(found.path))
 
-    result = Captured()
-    for found in files:
-        model = str(found.path)
-        proto = with_its_data(found)
-        marks = _marked(proto, model)
-        kept: dict[str, list] = {}
-        feeds = {v.name: arrays[v.name] for v in graph_inputs(found)}
-        try:
-            ReferenceEvaluator(proto, new_ops=_capturing_ops(kept)).run(None, feeds)
-        except Exception as error:
-            text = first_line(error) or type(error).__name__
-            result.failed[model] = f"{type(error).__name__}: {text}"[:300]
-        for mark, where in marks.items():
-            if kept.get(mark):
-                result.tensors[where] = kept[mark]
-        for site in found.sites:
-            if site.domain not in DEFAULT_DOMAINS or site.opset is None:
-                continue
-            key = (site.model, site.graph, site.node)
-            if key in result.tensors:
-                continue
-            if site.graph.startswith("function:"):
-                why = "inside a model-local function: onnx.reference runs its body apart"
-            elif model in result.failed:
-                why = f"the run failed before it: {result.failed[model]}"
-            else:
-                why = "the run never reached it (a branch not taken, a loop run zero times)"
-            result.missed[key] = why
-    return result
+
+def feeds_of(found: GraphFile, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """What ``found`` is fed of ``arrays``: every graph input, and each
+    overridable input (one with a default initializer) that was given."""
+    names = {v.name for v in graph_inputs(found)} | overridable(found)
+    return {name: array for name, array in arrays.items() if name in names}
+
+
+def settle(
+    result: Captured,
+    found: GraphFile,
+    marks: dict[str, tuple[str, str, str]],
+    kept: dict[str, list],
+    failure: str | None,
+) -> None:
+    """What one model's run captured into ``result``: each node's kept inputs,
+    the run's failure (``failure``: why, said whole), and each node not
+    captured with why."""
+    model = str(found.path)
+    if failure is not None:
+        result.failed[model] = failure
+    for mark, where in marks.items():
+        if kept.get(mark):
+            result.tensors[where] = kept[mark]
+    for site in found.sites:
+        if site.domain not in DEFAULT_DOMAINS or site.opset is None:
+            continue
+        key = (site.model, site.graph, site.node)
+        if key in result.tensors:
+            continue
+        if site.graph.startswith("function:"):
+            why = "inside a model-local function: onnx.reference runs its body apart"
+        elif model in result.failed and kept:
+            why = f"the run failed before it: {result.failed[model]}"
+        elif model in result.failed:  # stopped from outside: what ran before is lost too
+            why = f"nothing was captured: {result.failed[model]}"
+        else:
+            why = "the run never reached it (a branch not taken, a loop run zero times)"
+        result.missed[key] = why
+
+
+def run_failure(error: BaseException) -> str:
+    """How a failed capture run is said: the exception's type and first line."""
+    text = first_line(error) or type(error).__name__
+    return f"{type(error).__name__}: {text}"[:300]
 
 
 # Why a node was not judged that the run's real tensors settle (its shapes or types).

@@ -352,6 +352,15 @@ def found_lines(files) -> list[str]:
     return lines
 
 
+def capture_lines(failed: dict[str, str]) -> list[str]:
+    """Each model whose --inputs capture run did not end (what ran out, or
+    what failed): its nodes keep their drawn cases."""
+    return [
+        safe(f"{model}: --inputs not captured whole: {why}; its nodes keep their drawn cases")
+        for model, why in failed.items()
+    ]
+
+
 def nothing_judged_line(path) -> str:
     return safe(f"no node can be judged (each says why in {path})")
 

@@ -1,0 +1,100 @@
+"""`conformance model` on large models: what makes it slow is not done where
+it says nothing (issue 44 item 16, issue 49 item 7). The figures are
+benchmarks/model_scale.py's (docs/development.md, Benchmarks); these tests
+hold the behaviour that gives them, not a time."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from conformance.cli import main
+from conformance.engine import models
+from conformance.engine.run import _Models
+from conformance.graphs import exposing
+
+REFUSES_EXPOSED = "tests.exposure_refusing_adapter:ExposureRefusingAdapter"
+
+
+def rows_model(path):
+    graph = h.make_graph(
+        [h.make_node("Gather", ["table", "ids"], ["y"], name="rows")],
+        "g",
+        [h.make_tensor_value_info("ids", T.INT64, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 4])],
+        initializer=[nh.from_array(np.arange(40, dtype=np.float32).reshape(10, 4), "table")],
+    )
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8), path)
+    return path
+
+
+def test_without_inputs_the_whole_model_loads_as_it_is(tmp_path, capsys):
+    """Fed zeros only to see it load, the model is not exposed: exposing three
+    values a node made thousands of Gathers load minutes where the model
+    loads in seconds, for values nothing reads."""
+    model = rows_model(tmp_path / "rows.onnx")
+    out = tmp_path / "run"
+    code = main(
+        ["model", str(model), "--runtime", REFUSES_EXPOSED, "--variants", "static",
+         "--draws", "0", "--no-progress", "--out", str(out)]
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr()
+    record = json.loads((out / "nodes.json").read_text())["whole_model"][str(model)]
+    # loaded as it is at once, not refused exposed and then run again plain
+    assert record["targets"]["refuses-exposed"] == {"status": "loads", "message": ""}
+
+
+def test_with_inputs_the_nodes_are_exposed_all_the_same(tmp_path, capsys):
+    model = rows_model(tmp_path / "rows.onnx")
+    np.savez(tmp_path / "in.npz", ids=np.array([3, -1]))
+    out = tmp_path / "run"
+    main(
+        ["model", str(model), "--inputs", str(tmp_path / "in.npz"), "--runtime",
+         REFUSES_EXPOSED, "--variants", "static", "--draws", "0", "--no-progress",
+         "--out", str(out)]
+    )  # fmt: skip
+    capsys.readouterr()
+    document = json.loads((out / "nodes.json").read_text())
+    target = document["whole_model"][str(model)]["targets"]["refuses-exposed"]
+    assert target["status"] == "ran"
+    assert "not with its Gather values exposed" in target["message"]
+    assert exposing.PREFIX == "__conformance_exposed_"  # as the test adapter spells it
+
+
+def test_cases_sharing_a_large_constant_share_its_one_node_model():
+    """A model node's cases share its constant data: in an initializer
+    variant their one-node model is the same, so it is built once (and a
+    worker loads it once: its session key); small constants are not worth
+    the digest, and other values give another model."""
+    table = np.random.default_rng(0).standard_normal((1024, 256)).astype(np.float32)  # 1 MiB
+    first, second = np.array([0, 5]), np.array([-1, 7])
+    key = models.model_key("Gather", 13, table, first, 0, "data_initializer")
+    assert key is not None
+    assert models.model_key("Gather", 13, table, second, 0, "data_initializer") == key
+    other = table.copy()
+    other[3, 3] += 1
+    assert models.model_key("Gather", 13, other, first, 0, "data_initializer") != key
+    assert models.model_key("Gather", 13, table, first, 1, "data_initializer") != key
+    assert models.model_key("Gather", 13, table[:8], first, 0, "data_initializer") is None
+    # both baked: the indices are in the key too
+    both = models.model_key("Gather", 13, table, first, 0, "both_initializers")
+    assert both != models.model_key("Gather", 13, table, second, 0, "both_initializers")
+
+    class Case:
+        op, opset, axis, data = "Gather", 13, 0, table
+
+        def __init__(self, indices):
+            self.indices = indices
+
+    built = _Models()
+    one, two = (
+        built.get(Case(first), "data_initializer"),
+        built.get(Case(second), "data_initializer"),
+    )
+    assert one is two  # built and serialized once
+    assert models.build_for_case(Case(second), "data_initializer").SerializeToString() == one[1]
