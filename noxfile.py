@@ -302,7 +302,12 @@ ADAPTER_MODULES = {
     "openvino": "conformance.adapters.ov",
     "reference": "conformance.adapters.reference",
 }
-RELEASES = ("oldest", "pinned", "newest")
+# The pin a runtime held before constraints.txt last moved it: `nox -s versions`
+# builds it as release `previous` (its companions at their pins) and diffs it
+# against the new pin, so a move says what it changed (issue 48). The baseline
+# lists both in its `observed:` (tests/test_versions.py holds the three equal).
+PREVIOUS = {"onnxruntime": "1.31.1"}
+RELEASES = ("oldest", "previous", "pinned", "newest")
 TARGETS_FILE = Path("reports/versions/targets.yaml")
 
 
@@ -318,6 +323,16 @@ def _lower_bounds() -> dict[str, str]:
     extras = project.get("optional-dependencies", {}).values()
     for requirement in [*project["dependencies"], *(r for extra in extras for r in extra)]:
         match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*>=\s*([0-9][^,;\s]*)", requirement)
+        if match:
+            found[_canonical(match[1])] = match[2]
+    return found
+
+
+def _pins() -> dict[str, str]:
+    """``name==X`` of constraints.txt, by canonical name: the pinned release."""
+    found = {}
+    for line in Path(CONSTRAINTS).read_text().splitlines():
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s#;]+)", line)
         if match:
             found[_canonical(match[1])] = match[2]
     return found
@@ -349,18 +364,20 @@ def _environment(
 
 @nox.session(python=PYTHON, default=False)
 def versions(session: nox.Session) -> None:
-    """An environment per runtime for its oldest supported, pinned and newest release.
+    """An environment per runtime for its oldest supported, previous, pinned and newest release.
 
     oldest: pyproject's lower bounds (of the runtime, numpy, ml_dtypes and
-    onnx); pinned: constraints.txt; newest: the latest release on the index.
+    onnx); previous: the runtime's pin before its last move (PREVIOUS; only
+    the runtimes that have one), the rest at their pins; pinned:
+    constraints.txt; newest: the latest release on the index.
     Each environment holds the runtime's own packages, numpy, ml_dtypes, onnx
     and this project (`--no-deps -e .`), enough for a worker, and must import
     its adapter. The environments go to .nox/versions/envs/<runtime>-<release>/,
     and reports/versions/targets.yaml names them (`targets:` name -> adapter,
     python). Then the corpus runs on all of them in one run
     (`conformance run --targets`, into reports/versions/run/, gated against
-    the shipped baselines), and each oldest and newest release is diffed
-    against its pinned one (reports/versions/diff-<runtime>-<release>.html).
+    the shipped baselines), and each oldest, previous and newest release is
+    diffed against its pinned one (reports/versions/diff-<runtime>-<release>.html).
     `nox -s versions -- openvino` does one runtime's.
     """
     unknown = sorted(set(session.posargs) - set(VERSIONED))
@@ -368,6 +385,7 @@ def versions(session: nox.Session) -> None:
         session.error(f"unknown runtime {unknown[0]!r}; give some of {', '.join(VERSIONED)}")
     runtimes = [name for name in VERSIONED if name in session.posargs] or list(VERSIONED)
     bounds = _lower_bounds()
+    pins = _pins()
     envs = Path(session.virtualenv.location) / "envs"
     built = []
     for runtime in runtimes:
@@ -377,7 +395,12 @@ def versions(session: nox.Session) -> None:
             "pinned": ["-c", CONSTRAINTS, *packages],
             "newest": ["--upgrade", *packages],
         }
-        for release in RELEASES:
+        if runtime in PREVIOUS:  # not `-c CONSTRAINTS`: it pins the runtime elsewhere
+            requirements["previous"] = [
+                *(f"{name}=={PREVIOUS[runtime]}" for name in VERSIONED[runtime]),
+                *(f"{name}=={pins[_canonical(name)]}" for name in COMPANIONS),
+            ]
+        for release in (r for r in RELEASES if r in requirements):
             name = f"{runtime}-{release}"
             env = envs / name
             started = time.monotonic()
@@ -417,7 +440,9 @@ def versions(session: nox.Session) -> None:
         "--no-progress", "--gate", success_codes=[0, 1],
     )  # fmt: skip
     for runtime in runtimes:
-        for release in ("oldest", "newest"):
+        for release in ("oldest", "previous", "newest"):
+            if release == "previous" and runtime not in PREVIOUS:
+                continue
             session.run(
                 "conformance", "diff", str(run), str(run), "--cross-runtime",
                 f"{runtime}-pinned", f"{runtime}-{release}",

@@ -15,8 +15,10 @@ import pytest
 from onnx import TensorProto, helper
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from conformance.adapters.ort import _bfloat16_from, _to_ort_value
+from conformance.gate import baseline
 
 from .conftest import REPO
 
@@ -85,6 +87,38 @@ def test_the_runtimes_have_a_lower_bound_for_nox_versions(package):
     """`nox -s versions` builds the oldest environment from these lower bounds."""
     (requirement,) = [r for r in REQUIREMENTS if r.name == package]
     assert any(spec.operator == ">=" for spec in requirement.specifier), requirement
+
+
+def _noxfile_constant(name: str):
+    """A literal assigned at the top of noxfile.py (nox itself is not installed here)."""
+    for node in ast.parse((REPO / "noxfile.py").read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"noxfile.py assigns no {name}")
+
+
+def test_the_version_sweep_covers_the_previous_pin_and_the_new_one():
+    """Issue 48: the pin of ONNX Runtime moved from 1.31.1 to 1.32.0; `nox -s versions`
+    builds the previous pin as its own release beside the new one, and the baseline
+    says it was observed on both (the records of the two were identical: docs/findings.md)."""
+    previous = _noxfile_constant("PREVIOUS")
+    versioned = _noxfile_constant("VERSIONED")
+    assert "previous" in _noxfile_constant("RELEASES")
+    assert previous.get("onnxruntime") == "1.31.1", previous
+    for runtime, version in previous.items():
+        (package,) = versioned[runtime]
+        assert Version(version) < Version(PINS[package]), (
+            f"noxfile.py's PREVIOUS[{runtime!r}] is {version}, not older than the pin "
+            f"{PINS[package]}"
+        )
+        seen = baseline.observed(REPO / "cases" / "known" / f"{runtime}.yaml")
+        defaults = {o.version for o in seen if o.profile == "default"}
+        assert {version, PINS[package]} <= defaults, (
+            f"cases/known/{runtime}.yaml was observed on {sorted(defaults)} (profile "
+            f"default), not on both {version} and {PINS[package]}"
+        )
 
 
 # -- nox sessions -------------------------------------------------------------------------

@@ -28,8 +28,9 @@ _INITIALIZERS = {
     "both_initializers": ("data", "indices"),
 }
 
-# onnx 1.23 writes IR version 14 by default, which ONNX Runtime 1.31 refuses
-# ("Unsupported model IR version: 14, max supported IR version: 13"). IR 10
+# onnx 1.23 writes IR version 14 by default, which ONNX Runtime 1.31 and older
+# refuse ("Unsupported model IR version: 14, max supported IR version: 13"); 1.32
+# reads it, but the oldest version pyproject allows (1.20) does not. IR 10
 # (onnx 1.16) is read by every runtime version this project supports and has
 # everything these models need.
 IR_VERSION = 10
