@@ -71,7 +71,11 @@ export async function makeHandler(ort, backend) {
     logSeverityLevel: 4,  // fatal only: an error comes back in the answer
     // A node the WebGPU backend has no kernel for would run on the CPU (its
     // WebAssembly kernels) and be judged under WebGPU's name: refused instead.
-    ...(backend === 'webgpu' ? { extra: { session: { disable_cpu_ep_fallback: '1' } } } : {}),
+    // Constant folding would compute a Gather of two initializers on the CPU at
+    // load, judged under WebGPU's name too: no graph optimization on webgpu.
+    ...(backend === 'webgpu'
+      ? { extra: { session: { disable_cpu_ep_fallback: '1' } }, graphOptimizationLevel: 'disabled' }
+      : {}),
   };
   const sessions = new Map();
   let next = 0;
@@ -80,7 +84,8 @@ export async function makeHandler(ort, backend) {
     if (request.op === 'info') {
       return { ok: true, info: { version: ort.env.versions.web, versions: ort.env.versions,
         backend, numThreads: ort.env.wasm.numThreads,
-        disable_cpu_ep_fallback: backend === 'webgpu', gpu } };
+        disable_cpu_ep_fallback: backend === 'webgpu',
+        graphOptimizationLevel: options.graphOptimizationLevel || 'all', gpu } };
     }
     if (request.op === 'release') {
       for (const id of request.sessions) {

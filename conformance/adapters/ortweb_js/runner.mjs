@@ -17,7 +17,9 @@
 // {"ok": false, "stage": "load"|"run"|"harness", "error": message}.
 import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -31,7 +33,7 @@ const { makeHandler } = await import(pathToFileURL(path.join(here, 'handler.mjs'
 // without a GPU, or the machine's own where there is one: docs/browser.md.
 const CHROMIUM_FLAGS = [
   '--headless=new',
-  '--no-sandbox',
+  '--no-sandbox',  // the worker's sandbox is its process (and CI runs as root)
   '--enable-unsafe-webgpu',
   '--enable-features=Vulkan',
   '--use-angle=swiftshader',
@@ -68,14 +70,35 @@ async function serve(dist) {
   return server;
 }
 
+// Chromium started here, not by puppeteer.launch (which starts it in a session
+// of its own): in this process's group, which the worker's sentinel kills
+// whole when the worker dies or hangs, so that no browser outlives its worker.
+async function startChromium() {
+  const child = spawn(chromium, [...CHROMIUM_FLAGS, '--remote-debugging-address=127.0.0.1',
+    '--remote-debugging-port=0', `--user-data-dir=${await mkdtemp(path.join(tmpdir(), 'ortweb-'))}`,
+    'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.on('exit', (code, signal) => {
+    process.stderr.write(`chromium ended (${signal || `exit status ${code}`})\n`);
+    process.exit(70);
+  });
+  const endpoint = await new Promise((resolve, reject) => {
+    let seen = '';
+    child.stderr.on('data', (chunk) => {
+      seen += chunk;
+      const found = /DevTools listening on (ws:\/\/\S+)/.exec(seen);
+      if (found) resolve(found[1]);
+    });
+    child.on('error', reject);
+  });
+  child.stderr.resume();
+  return endpoint;
+}
+
 async function inBrowser() {
   const puppeteer = require('puppeteer-core');
   const dist = path.dirname(require.resolve('onnxruntime-web/webgpu'));
   const server = await serve(dist);
-  const browser = await puppeteer.launch({
-    executablePath: chromium, headless: true, args: CHROMIUM_FLAGS, pipe: true,
-    handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
-  });
+  const browser = await puppeteer.connect({ browserWSEndpoint: await startChromium() });
   // The browser gone (killed, crashed): this process goes too, so that its
   // worker sees it die and the case it ran is recorded as a crash.
   browser.on('disconnected', () => process.exit(70));
