@@ -26,6 +26,11 @@ Traps handled here:
   opsets 1-10 has no WebGPU kernel in 1.30.0. Constant folding would compute
   a Gather of two initializers on the CPU at load: a webgpu session is made
   with no graph optimization, so that every output is the WebGPU kernel's.
+- A failed run on WebGPU can leave its device unusable for every later run
+  of the page (a run error, then errors or hangs on valid inputs, in an
+  order that depends on the packing): after a run error the runner loads its
+  page again (a new device and onnxruntime-web) and says so, and the
+  sessions cached here, which were the old page's, are dropped.
 - onnxruntime-web has no bfloat16 or complex tensor: such an input or output
   cannot cross, harness-unsupported.
 - Node, npm's install or Chromium missing: the worker does not start, with a
@@ -47,7 +52,14 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance.adapters.contract import Adapter, HarnessUnsupported, LoadError, RunError, Runtime
+from conformance.adapters.contract import (
+    Adapter,
+    HarnessUnsupported,
+    LoadError,
+    RunError,
+    Runtime,
+    probe_model,
+)
 from conformance.tables import dtypes
 
 RUNTIME_NAME = "onnxruntime-web"
@@ -146,13 +158,15 @@ def _array(wire: dict) -> np.ndarray:
 
 
 class _Session:
-    """A session of the runner's; its release is sent with the next request."""
+    """A session of the runner's; its release is sent with the next request
+    (not after the runner's page was loaded again: the number is another's)."""
 
     def __init__(self, adapter: OrtWebAdapter, number: int) -> None:
-        self.adapter, self.number = adapter, number
+        self.adapter, self.number, self.page = adapter, number, adapter.page
 
     def __del__(self) -> None:
-        self.adapter.released.append(self.number)
+        if self.page == self.adapter.page:
+            self.adapter.released.append(self.number)
 
 
 class OrtWebAdapter(Adapter):
@@ -165,6 +179,7 @@ class OrtWebAdapter(Adapter):
         if self.properties or self.backend not in (WASM, WEBGPU):
             raise ValueError(f"onnxruntime-web takes backend {WASM} or {WEBGPU}, got {properties}")
         self.released: list[int] = []
+        self.page = 0  # the runner's page loads after the first
         self._runner: subprocess.Popen | None = None
 
     def _start(self) -> subprocess.Popen:
@@ -215,6 +230,13 @@ class OrtWebAdapter(Adapter):
             raise RuntimeError(
                 f"Chromium found no WebGPU adapter ({(gpu or {}).get('missing')}): docs/browser.md"
             )
+        if self.backend == WEBGPU:
+            probe = {"data": np.zeros(4, np.float32), "indices": np.zeros(2, np.int64)}
+            self._ask({
+                "op": "warm",
+                "model": base64.b64encode(probe_model()).decode("ascii"),
+                "feeds": {name: _wire(name, array) for name, array in probe.items()},
+            })  # fmt: skip
         return {
             "name": self.name,
             "version": facts["version"],
@@ -247,6 +269,10 @@ class OrtWebAdapter(Adapter):
         handle, names = session
         wired = {name: _wire(name, feeds[name]) for name in names}
         answer = self._ask({"op": "run", "session": handle.number, "feeds": wired})
+        if answer.get("reset"):  # the runner loaded its page again: its sessions are gone
+            self.page += 1
+            self._sessions.clear()
+            self.released.clear()
         if not answer["ok"]:
             raise RunError(answer["error"])
         return [_array(wire) for wire in answer["outputs"]]
@@ -268,6 +294,8 @@ RUNTIME = Runtime(
     opt_in=True,
     # A load costs a session in the runner (tens of ms); packed as ONNX Runtime is.
     pack_size=32,
+    # WebGPU: a run error loads the runner's page again (seconds on a busy machine).
+    timeout=30,
     profiles={WASM: {"backend": WASM}, WEBGPU: {"backend": WEBGPU}},
 )
 

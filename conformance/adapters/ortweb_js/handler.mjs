@@ -87,6 +87,17 @@ export async function makeHandler(ort, backend) {
         disable_cpu_ep_fallback: backend === 'webgpu',
         graphOptimizationLevel: options.graphOptimizationLevel || 'all', gpu } };
     }
+    if (request.op === 'warm') {
+      // WebGPU's device and onnxruntime-web's backend start at the first
+      // session, and its shaders compile at the first run: seconds that would
+      // count against the first case, so a probe model runs first.
+      const session = await ort.InferenceSession.create(toBytes(request.model), options);
+      const feeds = {};
+      for (const [name, wire] of Object.entries(request.feeds)) feeds[name] = tensorIn(ort, wire);
+      await session.run(feeds);
+      await session.release();
+      return { ok: true };
+    }
     if (request.op === 'release') {
       for (const id of request.sessions) {
         const session = sessions.get(id);

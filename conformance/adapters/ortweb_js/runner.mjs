@@ -105,14 +105,32 @@ async function inBrowser() {
   const page = await browser.newPage();
   page.on('pageerror', (error) => process.stderr.write(`page error: ${error}\n`));
   page.on('crash', () => process.exit(71));
-  await page.goto(`http://127.0.0.1:${server.address().port}/page.html`);
+  const address = `http://127.0.0.1:${server.address().port}/page.html`;
+  await open(page, address);
+  let warm = null;
+  return {
+    handle: async (request) => {
+      if (request.op === 'warm') warm = request;
+      const answer = await page.evaluate((r) => window.conformanceHandle(r), request);
+      // A failed run can leave WebGPU's device unusable for every later run
+      // (a failed wait for an empty output's copy: docs/browser.md): the page
+      // is loaded again, a new device and onnxruntime-web, its sessions gone.
+      if (!answer.ok && answer.stage === 'run') {
+        await open(page, address);
+        if (warm) await page.evaluate((r) => window.conformanceHandle(r), warm);
+        answer.reset = true;
+      }
+      return answer;
+    },
+    facts: { chromium: await browser.version(), flags: CHROMIUM_FLAGS },
+  };
+}
+
+async function open(page, address) {
+  await page.goto(address);
   await page.waitForFunction('window.conformanceReady === true || window.conformanceFailed');
   const failed = await page.evaluate('window.conformanceFailed || null');
   if (failed) throw new Error(failed);
-  return {
-    handle: (request) => page.evaluate((r) => window.conformanceHandle(r), request),
-    facts: { chromium: await browser.version(), flags: CHROMIUM_FLAGS },
-  };
 }
 
 async function inNode() {
