@@ -5,8 +5,8 @@ Node, its WebGPU backend run by headless Chromium (docs/browser.md).
 Profiles of one runtime: ``onnxruntime-web:wasm`` (the default) and
 ``onnxruntime-web:webgpu``. The JavaScript side is onnxruntime-web itself,
 from npm at the version ``ortweb_js/package-lock.json`` pins, installed by
-``npm ci`` into a cache folder (:func:`install`: ``python -m
-conformance.adapters.ortweb``), never imitated here. Each worker starts one
+``npm ci`` into a cache folder (``python -m
+conformance.adapters.ortweb_js.install``), never imitated here. Each worker starts one
 ``node ortweb_js/runner.mjs`` for its life and feeds it every case, one JSON
 line per request (tensors as base64 of their little-endian bytes); for
 ``webgpu`` that process starts one Chromium and serves it a page on
@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -60,6 +59,7 @@ from conformance.adapters.contract import (
     Runtime,
     probe_model,
 )
+from conformance.adapters.ortweb_js import install as js
 from conformance.tables import dtypes
 
 RUNTIME_NAME = "onnxruntime-web"
@@ -70,24 +70,10 @@ CARRIED = frozenset(
     {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
      "uint32", "uint64", "bool", "string"}
 )  # fmt: skip
-MODULES_ENV = "CONFORMANCE_ORTWEB_MODULES"  # where npm ci put node_modules, if not the cache
 CHROMIUM_ENV = "CONFORMANCE_CHROMIUM"  # the browser, if not Debian's chromium on PATH
 CHROMIUMS = ("chromium", "chromium-browser", "google-chrome")
 # The refusal of a node the WebGPU backend has no kernel for (fallback disabled).
 NOT_PLACED = "fallback to CPU EP has been explicitly disabled"
-
-
-def lock_digest() -> str:
-    """A digest of the lockfile: a new pin installs into a new folder."""
-    return hashlib.sha256((JS / "package-lock.json").read_bytes()).hexdigest()[:12]
-
-
-def modules_folder() -> Path:
-    """The node_modules folder :func:`install` fills and the runner reads."""
-    if os.environ.get(MODULES_ENV):
-        return Path(os.environ[MODULES_ENV])
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "conformance" / f"onnxruntime-web-{lock_digest()}" / "node_modules"
 
 
 def chromium() -> str | None:
@@ -96,7 +82,7 @@ def chromium() -> str | None:
     return next(filter(None, map(shutil.which, CHROMIUMS)), None)
 
 
-INSTALL = "python -m conformance.adapters.ortweb"
+INSTALL = js.COMMAND
 
 
 def missing(backend: str) -> str | None:
@@ -107,9 +93,9 @@ def missing(backend: str) -> str | None:
             f"{RUNTIME_NAME}:{backend} needs Node.js 18 or newer (node) on PATH: install it "
             f"(Debian: apt-get install nodejs npm), then run `{INSTALL}`"
         )
-    if not (modules_folder() / "onnxruntime-web" / "package.json").is_file():
+    if not (js.modules_folder() / "onnxruntime-web" / "package.json").is_file():
         return (
-            f"{RUNTIME_NAME} is not installed in {modules_folder().parent}: run `{INSTALL}` "
+            f"{RUNTIME_NAME} is not installed in {js.modules_folder().parent}: run `{INSTALL}` "
             f"(npm ci of {JS / 'package-lock.json'}; needs npm and the npm registry)"
         )
     if backend == WEBGPU and chromium() is None:
@@ -120,23 +106,12 @@ def missing(backend: str) -> str | None:
     return None
 
 
-def install() -> None:
-    """``npm ci`` of the lockfile into :func:`modules_folder`'s parent."""
-    if shutil.which("npm") is None:
-        raise SystemExit(f"{INSTALL} needs npm: install it (Debian: apt-get install nodejs npm)")
-    folder = modules_folder().parent
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in ("package.json", "package-lock.json"):
-        shutil.copyfile(JS / name, folder / name)
-    # --ignore-scripts: no package of the lock needs its install script to run here.
-    command = ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(folder)]
-    raise SystemExit(subprocess.call(command))
-
-
 def _wire(name: str, array: np.ndarray) -> dict:
     kind = dtypes.name_of(array)
     if kind not in CARRIED:
-        raise HarnessUnsupported(f"input {name!r} is {kind}: onnxruntime-web has no such tensor type")
+        raise HarnessUnsupported(
+            f"input {name!r} is {kind}: onnxruntime-web has no such tensor type"
+        )
     dims = [int(d) for d in array.shape]
     if kind == "string":
         return {"type": kind, "dims": dims, "strings": [str(s) for s in array.ravel()]}
@@ -147,7 +122,9 @@ def _wire(name: str, array: np.ndarray) -> dict:
 def _array(wire: dict) -> np.ndarray:
     kind, dims = wire["type"], tuple(wire["dims"])
     if kind not in CARRIED:
-        raise HarnessUnsupported(f"onnxruntime-web returned a {kind} tensor, which NumPy cannot read")
+        raise HarnessUnsupported(
+            f"onnxruntime-web returned a {kind} tensor, which NumPy cannot read"
+        )
     if kind == "string":
         strings = np.empty(dims, dtype=object)
         strings.ravel()[:] = wire["strings"]
@@ -186,7 +163,7 @@ class OrtWebAdapter(Adapter):
         lacking = missing(self.backend)
         if lacking:
             raise RuntimeError(lacking)
-        command = ["node", str(JS / "runner.mjs"), str(modules_folder()), self.backend]
+        command = ["node", str(JS / "runner.mjs"), str(js.modules_folder()), self.backend]
         # Its stderr is the worker's: a crash record keeps its tail.
         return subprocess.Popen(
             [*command, chromium() or ""], stdin=subprocess.PIPE, stdout=subprocess.PIPE
@@ -243,9 +220,7 @@ class OrtWebAdapter(Adapter):
             "device": "CPU" if self.backend == WASM else _device(gpu),
             "backend": self.backend,
             "webgpu_adapter": gpu,
-            "interface": "onnxruntime-web "
-            + ("in Node " + facts.get("node", "?") if self.backend == WASM
-               else "in headless " + facts.get("chromium", "?")),  # fmt: skip
+            "interface": _interface(self.backend, facts),
             "effective": {
                 "numThreads": facts["numThreads"],
                 "disable_cpu_ep_fallback": facts["disable_cpu_ep_fallback"],
@@ -278,6 +253,11 @@ class OrtWebAdapter(Adapter):
         return [_array(wire) for wire in answer["outputs"]]
 
 
+def _interface(backend: str, facts: dict) -> str:
+    where = f"Node {facts.get('node')}" if backend == WASM else f"headless {facts.get('chromium')}"
+    return f"{RUNTIME_NAME} in {where}"
+
+
 def _device(gpu: dict) -> str:
     """WebGPU's adapter as one phrase: ``WebGPU google swiftshader (software)``."""
     said = " ".join(filter(None, (gpu.get("vendor"), gpu.get("architecture"), gpu.get("device"))))
@@ -298,6 +278,3 @@ RUNTIME = Runtime(
     timeout=30,
     profiles={WASM: {"backend": WASM}, WEBGPU: {"backend": WEBGPU}},
 )
-
-if __name__ == "__main__":
-    install()
