@@ -26,11 +26,12 @@ Traps handled here:
   opsets 1-10 has no WebGPU kernel in 1.30.0. Constant folding would compute
   a Gather of two initializers on the CPU at load: a webgpu session is made
   with no graph optimization, so that every output is the WebGPU kernel's.
-- A failed run on WebGPU can leave its device unusable for every later run
-  of the page (a run error, then errors or hangs on valid inputs, in an
-  order that depends on the packing): after a run error the runner loads its
-  page again (a new device and onnxruntime-web) and says so, and the
-  sessions cached here, which were the old page's, are dropped.
+- A run that aborts onnxruntime-web's WebAssembly (``Aborted()``) or fails
+  a wait on WebGPU's queue leaves the page unusable: every later run of it
+  fails or hangs, in an order that depends on the packing. The runner then
+  loads its page again (a new device and onnxruntime-web) and says so, and
+  the sessions cached here, which were the old page's, are dropped; a page
+  that cannot be loaded again ends the runner (a crash record).
 - onnxruntime-web has no bfloat16 or complex tensor: such an input or output
   cannot cross, harness-unsupported.
 - Node, npm's install or Chromium missing: the worker does not start, with a

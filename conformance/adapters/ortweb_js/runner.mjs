@@ -94,6 +94,9 @@ async function startChromium() {
   return endpoint;
 }
 
+// A run error after which the page's runtime is unusable (see inBrowser).
+const BROKEN = /Aborted\(|Failed to wait for the operation/;
+
 async function inBrowser() {
   const puppeteer = require('puppeteer-core');
   const dist = path.dirname(require.resolve('onnxruntime-web/webgpu'));
@@ -103,6 +106,7 @@ async function inBrowser() {
   // worker sees it die and the case it ran is recorded as a crash.
   browser.on('disconnected', () => process.exit(70));
   const page = await browser.newPage();
+  page.setDefaultTimeout(0);  // the worker's job timeout bounds every wait
   page.on('pageerror', (error) => process.stderr.write(`page error: ${error}\n`));
   page.on('crash', () => process.exit(71));
   const address = `http://127.0.0.1:${server.address().port}/page.html`;
@@ -112,16 +116,24 @@ async function inBrowser() {
     handle: async (request) => {
       if (request.op === 'warm') warm = request;
       const answer = await page.evaluate((r) => window.conformanceHandle(r), request);
-      // A failed run can leave WebGPU's device unusable for every later run
-      // (a failed wait for an empty output's copy: docs/browser.md): the page
-      // is loaded again, a new device and onnxruntime-web, its sessions gone.
-      if (!answer.ok && answer.stage === 'run') {
-        await open(page, address);
-        if (warm) await page.evaluate((r) => window.conformanceHandle(r), warm);
+      // WebAssembly's abort() (onnxruntime-web's C++ aborting) leaves its
+      // instance dead, and a failed wait on WebGPU's queue its device: every
+      // later run of the page fails or hangs. The page is loaded again (a new
+      // device and onnxruntime-web, its sessions gone); if that fails too,
+      // this process ends, and its worker records the case as a crash.
+      if (!answer.ok && answer.stage === 'run' && BROKEN.test(answer.error)) {
+        try {
+          await open(page, address);
+          if (warm) await page.evaluate((r) => window.conformanceHandle(r), warm);
+        } catch (error) {
+          process.stderr.write(`the page could not be loaded again: ${error}\n`);
+          process.exit(72);
+        }
         answer.reset = true;
       }
       return answer;
     },
+    alive: () => browser.connected,
     facts: { chromium: await browser.version(), flags: CHROMIUM_FLAGS },
   };
 }
@@ -136,7 +148,7 @@ async function open(page, address) {
 async function inNode() {
   const ort = require('onnxruntime-web');
   const handle = await makeHandler(ort, 'wasm', null);
-  return { handle, facts: { node: process.version } };
+  return { handle, alive: null, facts: { node: process.version } };
 }
 
 let side;
@@ -153,6 +165,8 @@ for await (const line of lines) {
     answer = await side.handle(JSON.parse(line));
     if (answer.ok && answer.info) answer.info = { ...answer.info, ...side.facts };
   } catch (error) {
+    // The browser gone while it answered: a crash, not a harness error.
+    if (side.alive && !side.alive()) process.exit(70);
     answer = { ok: false, stage: 'harness', error: String(error?.stack || error) };
   }
   process.stdout.write(JSON.stringify(answer) + '\n');
