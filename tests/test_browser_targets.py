@@ -99,7 +99,8 @@ def test_an_out_of_range_index_refused_by_wasm_read_as_zeros_by_webgpu(adapter):
 
 
 CASES = f"""
-defaults: {{op: Gather, opset: 13, dtype: float32, indices_dtype: int64}}
+defaults: {{op: Gather, opset: 13, dtype: float32, indices_dtype: int64, description: a case,
+  spec: "004_d4766443270c2fb5.txt: Gather"}}
 cases:
   - {{id: before, data: [1.0, 2.0, 3.0], indices: [2, 0], expected: oracle}}
   - {{id: killed, data: [{KILL}, 2.0, 3.0], indices: [1], expected: oracle}}
@@ -124,6 +125,10 @@ def test_a_killed_runner_is_a_crash_record_and_the_run_goes_on(tmp_path, backend
     kinds = {record["base_id"]: record["kind"] for record in records}
     assert kinds == {"before": "pass", "killed": "crash", "after": "pass"}, done.stdout
     assert done.returncode == 1  # a discrepancy, not an error
+    (crash,) = [record for record in records if record["kind"] == "crash"]
+    assert f"the {ortweb.RUNTIME_NAME} runner ended" in crash["message"]
+    if backend == ortweb.WASM:  # the worker dies as its runner did
+        assert "SIGKILL" in crash["message"]
 
 
 def test_a_missing_tool_is_one_line_naming_what_to_install(tmp_path):
@@ -143,7 +148,11 @@ def test_a_missing_tool_is_one_line_naming_what_to_install(tmp_path):
         if name != "node" and ortweb.shutil.which("node") is None:
             continue  # the first missing tool is named first
         done = conformance_here(
-            *common, str(tmp_path / name), "--runtime", target, env={**env, ortweb.CHROMIUM_ENV: None}
+            *common,
+            str(tmp_path / name),
+            "--runtime",
+            target,
+            env={**env, ortweb.CHROMIUM_ENV: None},
         )
         assert done.returncode == 2, done.stdout + done.stderr
         assert "Traceback" not in done.stdout + done.stderr

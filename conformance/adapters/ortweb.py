@@ -195,10 +195,10 @@ class OrtWebAdapter(Adapter):
         """The runner is gone: this worker goes the same way (a crash record)."""
         code = runner.wait()
         print(f"the {RUNTIME_NAME} runner ended ({code})", file=sys.stderr, flush=True)
-        if code < 0:
+        if code < 0:  # its signal (SIGKILL's handler cannot be set, nor need be)
             with contextlib.suppress(ValueError, OSError):
                 signal.signal(-code, signal.SIG_DFL)
-                os.kill(os.getpid(), -code)
+            os.kill(os.getpid(), -code)
         os._exit(code if code > 0 else 1)
 
     def info(self) -> dict:
