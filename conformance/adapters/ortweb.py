@@ -209,7 +209,10 @@ class OrtWebAdapter(Adapter):
                 f"Chromium found no WebGPU adapter ({(gpu or {}).get('missing')}): docs/browser.md"
             )
         if self.backend == WEBGPU:
-            probe = {"data": np.zeros(4, np.float32), "indices": np.zeros(2, np.int64)}
+            probe: dict[str, np.ndarray] = {
+                "data": np.zeros(4, np.float32),
+                "indices": np.zeros(2, np.int64),
+            }
             self._ask({
                 "op": "warm",
                 "model": base64.b64encode(probe_model()).decode("ascii"),
