@@ -172,3 +172,22 @@ def _only_node(folder: Path) -> Path:
     if node and not (only / "node").exists():
         os.symlink(node, only / "node")
     return only
+
+
+def test_an_adapter_scoped_entry_holds_only_on_that_webgpu_adapter():
+    """The float16 entry is SwiftShader's (no shader-f16): it holds on the
+    software adapter the baseline was observed on, not on a real GPU's, nor
+    on a target without WebGPU."""
+    from conformance import shipped
+    from conformance.gate import baseline
+
+    entries = baseline.load_file(shipped.baselines() / f"{ortweb.RUNTIME_NAME}.yaml")
+    (entry,) = [e for e in entries if e.signature.get("dtype") == ("float16",)]
+    software = baseline.webgpu_of(
+        {"vendor": "google", "architecture": "swiftshader", "software": True}
+    )
+    real = baseline.webgpu_of({"vendor": "nvidia", "architecture": "blackwell", "software": False})
+    assert entry.applies_to(baseline.Where("1.30.0", ortweb.WEBGPU, webgpu=software))
+    assert not entry.applies_to(baseline.Where("1.30.0", ortweb.WEBGPU, webgpu=real))
+    assert not entry.applies_to(baseline.Where("1.30.0", ortweb.WEBGPU))
+    assert "WebGPU adapter google swiftshader" in entry.conditions()
