@@ -400,6 +400,7 @@ class _Session:
                 about.get("profile"),
                 frozenset(records.cpu_flags()),
                 baseline.gpu_of(about.get("gpu")),
+                baseline.webgpu_of(about.get("webgpu_adapter")),
             )
         return self._where[runtime]
 

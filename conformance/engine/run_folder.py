@@ -339,7 +339,7 @@ def read_folders(paths) -> list[RunFolder]:
 
 
 def runtime_targets(headers: list[dict]) -> dict[str, dict]:
-    """target name -> {adapter, version, profile, cpu_flags, gpu} as the runs'
+    """target name -> {adapter, version, profile, cpu_flags, gpu, webgpu} as the runs'
     headers recorded them (profile and cpu_flags None, the adapter read from
     the name, where a header predates targets; gpu None for a CPU target)."""
     found = {}
@@ -353,6 +353,7 @@ def runtime_targets(headers: list[dict]) -> dict[str, dict]:
                 "profile": about.get("profile"),
                 "cpu_flags": None if flags is None else frozenset(flags),
                 "gpu": about.get("gpu"),
+                "webgpu": about.get("webgpu_adapter"),  # onnxruntime-web:webgpu's adapter
             }
     return found
 

@@ -62,7 +62,10 @@ profile); ``cpu`` ``{has: [flags], lacks: [flags]}`` against the CPU flags
 the run recorded (``conformance.engine.run_writer.CPU_FLAGS``); ``gpu``
 ``{name: [globs], compute_capability: ["9.0"]}`` against the GPU a GPU target
 recorded (``header.json`` ``runtimes.*.gpu``: docs/gpu.md), each given one
-matching, and never on a target without a GPU. An entry that
+matching, and never on a target without a GPU; ``webgpu`` ``{adapter:
+[globs], software: bool}`` against the WebGPU adapter a WebGPU target
+recorded (``runtimes.*.webgpu_adapter``, its "vendor architecture" and
+whether it is a software one: docs/browser.md), never on a target without one. An entry that
 does not apply to a target is "not used" for it, never "fixed upstream?".
 
 A baseline says what it was observed on (``observed``, a list of
@@ -79,7 +82,7 @@ with a letter or digit in its case-file id, ``dtype`` (not every dtype),
 alone), an ``indices_dtype`` that Tind forbids, or, for ``value_mismatch`` and
 ``accepted_invalid``, an explanation of that outcome (``explained_by``). ``op``,
 ``opset`` and ``variant`` split the results into a few large slices and do not
-count, nor do ``versions``, ``profile``, ``cpu`` and ``gpu``
+count, nor do ``versions``, ``profile``, ``cpu``, ``gpu`` and ``webgpu``
 (where an entry holds, not which results it covers). An entry that would
 accept every crash (or every Gather crash) of a runtime would let any new one
 pass the gate: it is refused at load.
@@ -141,6 +144,7 @@ class Where:
     profile: str | None = "default"
     cpu_flags: frozenset[str] | None = None  # None: not recorded
     gpu: tuple[str, str] | None = None  # (name, compute capability) of a GPU target's device
+    webgpu: tuple[str, bool] | None = None  # a WebGPU target's adapter: webgpu_of
 
     def describe(self) -> str:
         flags = "?" if self.cpu_flags is None else " ".join(sorted(self.cpu_flags)) or "none"
@@ -154,6 +158,15 @@ def gpu_of(recorded: dict | None) -> tuple[str, str] | None:
     if not isinstance(recorded, dict) or not recorded.get("name"):
         return None
     return (str(recorded["name"]), str(recorded.get("compute_capability") or "?"))
+
+
+def webgpu_of(recorded: dict | None) -> tuple[str, bool] | None:
+    """("vendor architecture", software) of a header's ``webgpu_adapter``
+    (onnxruntime-web's webgpu profile: docs/browser.md); None: no WebGPU."""
+    if not isinstance(recorded, dict) or "vendor" not in recorded:
+        return None
+    said = f"{recorded.get('vendor') or ''} {recorded.get('architecture') or ''}".strip()
+    return (said, bool(recorded.get("software")))
 
 
 def gpu_text(gpu: tuple[str, str] | None) -> str:
@@ -206,6 +219,8 @@ class BaselineEntry:
     cpu_lacks: frozenset[str] = frozenset()
     gpu_name: tuple[str, ...] = ()  # globs on the GPU's name; empty: any
     gpu_capability: tuple[str, ...] = ()  # compute capabilities ("9.0"); empty: any
+    webgpu_adapter: tuple[str, ...] = ()  # globs on a WebGPU adapter's "vendor architecture"
+    webgpu_software: bool | None = None  # whether that adapter is a software one; None: any
 
     @property
     def where(self) -> str:
@@ -281,10 +296,25 @@ class BaselineEntry:
                 return False
             if self.gpu_capability and capability not in self.gpu_capability:
                 return False
+        if not self._holds_on_webgpu(target.webgpu):
+            return False
         flags = target.cpu_flags
         if flags is None or not (self.cpu_has or self.cpu_lacks):  # nothing to hold it to
             return True
         return not (not self.cpu_has <= flags or self.cpu_lacks & flags)
+
+    def _holds_on_webgpu(self, webgpu: tuple[str, bool] | None) -> bool:
+        """A WebGPU adapter's entry holds only on a target with that adapter."""
+        if not self.webgpu_adapter and self.webgpu_software is None:
+            return True
+        if webgpu is None:
+            return False
+        adapter, software = webgpu
+        if self.webgpu_adapter and not any(
+            fnmatch.fnmatchcase(adapter, g) for g in self.webgpu_adapter
+        ):
+            return False
+        return self.webgpu_software is None or software == self.webgpu_software
 
     def conditions(self) -> str:
         """Where the entry holds, for a person: ``versions >=2026.4, profile
@@ -298,6 +328,10 @@ class BaselineEntry:
             said.append(f"CPU lacks {' '.join(sorted(self.cpu_lacks))}")
         if self.gpu_name:
             said.append(f"GPU {'|'.join(self.gpu_name)}")
+        if self.webgpu_adapter:
+            said.append(f"WebGPU adapter {'|'.join(self.webgpu_adapter)}")
+        if self.webgpu_software is not None:
+            said.append(f"WebGPU software adapter {'yes' if self.webgpu_software else 'no'}")
         if self.gpu_capability:
             said.append(f"GPU compute capability {'|'.join(self.gpu_capability)}")
         return ", ".join(said) or "everywhere"
@@ -454,7 +488,7 @@ class _BaselineReader(YamlFileReader):
                 "explanation for value_mismatch (explained_by; cases/README.md)",
             )
             return None
-        cpu, gpu = raw.get("cpu", {}), raw.get("gpu", {})
+        cpu, gpu, webgpu = raw.get("cpu", {}), raw.get("gpu", {}), raw.get("webgpu", {})
         return BaselineEntry(
             runtime=self.path.stem,
             path=self.path,
@@ -473,6 +507,8 @@ class _BaselineReader(YamlFileReader):
             cpu_lacks=frozenset(_listed(cpu, "lacks")),
             gpu_name=tuple(_listed(gpu, "name")),
             gpu_capability=tuple(_listed(gpu, "compute_capability")),
+            webgpu_adapter=tuple(_listed(webgpu, "adapter")),
+            webgpu_software=webgpu.get("software"),
         )
 
 

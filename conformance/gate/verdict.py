@@ -177,7 +177,11 @@ def decide(
         )
     where = {
         name: baseline.Where(
-            about["version"], about["profile"], about["cpu_flags"], baseline.gpu_of(about["gpu"])
+            about["version"],
+            about["profile"],
+            about["cpu_flags"],
+            baseline.gpu_of(about["gpu"]),
+            baseline.webgpu_of(about.get("webgpu")),
         )
         for name, about in recorded.items()
     }
