@@ -211,7 +211,7 @@ def _ranks(site) -> tuple[int | None, int | None, int | None]:
     indices = None if site.indices.shape is None else len(site.indices.shape)
     if data is None or indices is None:
         output = None
-    elif OPERATORS[site.op].paired:
+    elif OPERATORS[site.op].indexing == "element":
         output = indices  # the output has indices' shape
     else:
         output = data + indices - 1  # indices' dimensions take the axis's place
