@@ -43,6 +43,7 @@ from conformance.graphs.reading import IN_MEMORY_LIMIT, GraphFile, name_unnamed_
 from conformance.messages import cause, first_line
 from conformance.oracle import compare
 from conformance.tables import dtypes
+from conformance.tables.operators import OPERATORS
 
 # Seconds a whole model may take to load and run on one target: a real model
 # compiles for seconds where a one-node model takes milliseconds.
@@ -138,7 +139,7 @@ def run(
         if fed is None:
             continue
         for site in found.sites:
-            if site.opset is None:
+            if site.opset is None or OPERATORS[site.op].indexing == "tuple":  # GatherND: listed
                 continue
             key = (site.model, site.graph, site.node)
             moved = _fed_values(site, fed)  # the input as fed, once for every target

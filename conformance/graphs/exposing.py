@@ -213,6 +213,8 @@ def _ranks(site) -> tuple[int | None, int | None, int | None]:
         output = None
     elif OPERATORS[site.op].indexing == "element":
         output = indices  # the output has indices' shape
+    elif OPERATORS[site.op].indexing == "tuple":
+        output = None  # GatherND's rank depends on indices.shape[-1]: left undeclared
     else:
         output = data + indices - 1  # indices' dimensions take the axis's place
     return data, indices, output
