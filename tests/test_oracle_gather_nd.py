@@ -369,3 +369,82 @@ def test_every_clause_the_module_raises_is_a_decision():
         "gnd-last-dim-out-of-range",
     }
     assert raised <= set(decisions.BY_ID)  # every quote: tests/test_decisions.py
+
+
+# -- GatherND as a row: the oracle's entry points, features, case files --------------
+def test_the_oracle_s_entry_points_take_gather_nd_by_its_row():
+    from conformance import oracle
+
+    data = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    indices = _a([[[1]], [[2]]])
+    assert oracle.output_shape("GatherND", data.shape, indices.shape, 1) == (2, 1, 4)
+    assert oracle.output_shape("GatherND", data.shape, _a([[1], [2], [0]]).shape, 1) is None
+    _same(data[[0, 1], [1, 2]][:, None], oracle.evaluate("GatherND", 13, data, indices, 1))
+    assert oracle.verdict("GatherND", 11, data, indices, 0).violation.clause == (
+        "gnd-batch-dims-opset-11"
+    )
+
+
+def test_in_range_marks_each_tuple_with_an_out_of_range_component():
+    """The mask of oracle.in_range is per tuple: a tuple whose second component
+    is out of its dimension (3 of 3) marks its whole slice, the others read."""
+    from conformance import oracle
+
+    data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    found = oracle.in_range("GatherND", 13, data, _a([[1, 0], [0, 3], [1, 2]]), None)
+    assert found is not None
+    assert found.outside.tolist() == [[False] * 4, [True] * 4, [False] * 4]
+    _same(data[[1, 1], [0, 2]], found.output[[0, 2]])
+
+
+@pytest.mark.parametrize(
+    ("data_shape", "indices", "batch_dims", "expected"),
+    [  # each component against the dimension it indexes, not the first dimension's size
+        ((2, 3, 4), [[1, 2]], None, ()),
+        ((2, 3, 4), [[0, 3]], None, ("out_of_range",)),
+        ((2, 3, 4), [[2, 0]], None, ("out_of_range",)),
+        ((2, 3, 4), [[2], [1]], 1, ()),
+        ((2, 3, 4), [[3], [1]], 1, ("out_of_range",)),
+        ((2, 0, 4), [[0], [0]], 1, ("out_of_range", "empty_data", "zero_size_axis")),
+    ],
+)
+def test_features_bound_each_component_by_its_dimension(data_shape, indices, batch_dims, expected):
+    from types import SimpleNamespace
+
+    from conformance.tables.features import features
+
+    example = SimpleNamespace(
+        op="GatherND", axis=batch_dims, data=np.zeros(data_shape, np.float32), indices=_a(indices)
+    )
+    found = features(example)
+    assert tuple(f for f in found if f in ("out_of_range", "empty_data", "zero_size_axis")) == (
+        expected
+    )
+
+
+def test_a_case_file_spells_batch_dims_and_refuses_axis(tmp_path):
+    from conformance.cases import CaseErrors, load
+
+    text = (
+        "cases:\n"
+        "  - id: nd\n"
+        "    op: GatherND\n"
+        "    opset: 13\n"
+        "    dtype: float32\n"
+        "    attributes: {%s: 1}\n"
+        "    data: [[1.0, 2.0], [3.0, 4.0]]\n"
+        "    indices: [[1], [0]]\n"
+        "    expected: oracle\n"
+        "    description: batch_dims 1\n"
+        "    spec: 005_onnx-GatherND.txt\n"
+    )
+    (tmp_path / "good.yaml").write_text(text % "batch_dims")
+    (case,) = load([tmp_path / "good.yaml"])
+    assert case.axis == 1 and case.attributes == {"batch_dims": 1}
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "bad.yaml").write_text(text % "axis")
+    with pytest.raises(CaseErrors) as raised:
+        load([tmp_path / "bad" / "bad.yaml"])
+    (error,) = [str(e) for e in raised.value.errors]
+    assert "bad.yaml:2" in error or "bad.yaml:6" in error
+    assert "GatherND has no attribute axis (its attribute: batch_dims)" in error
