@@ -61,6 +61,7 @@ def test_a_gather_nd_node_is_found_and_listed_not_judged_with_the_reason(tmp_pat
     by_name = {entry["node"]: entry for entry in nodes["nodes"]}
     assert set(by_name) == {"nd", "g"}
     assert by_name["nd"]["op"] == "GatherND"
+    assert by_name["nd"]["axis"] == 1  # nodes.json's axis holds the batch_dims
     assert by_name["nd"]["not_judged"] == REASON
     assert by_name["nd"]["cases"] == [] and by_name["nd"]["as_built"] is None
     assert by_name["g"]["not_judged"] is None and by_name["g"]["as_built"]

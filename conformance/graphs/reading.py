@@ -425,7 +425,8 @@ def _site(
     if node.op_type not in OURS:
         return None
     label = _label(node, index)
-    axis = next((a.i for a in node.attribute if a.name == "axis"), None)
+    attribute = OPERATORS[node.op_type].attribute  # axis, or GatherND's batch_dims
+    axis = next((a.i for a in node.attribute if a.name == attribute), None)
     if node.domain not in DEFAULT_DOMAINS:
         return Site(
             model,
