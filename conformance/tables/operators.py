@@ -114,6 +114,8 @@ class Operator:
         """The attribute's value (its default when absent), not normalised."""
         return self.attribute_default if attribute is None else attribute
 
+    axis = value  # the name callers written for Gather's axis use
+
     def attribute_range(self, shapes: Shapes) -> range:
         """The attribute's valid values for these shapes: an axis in [-r, r-1],
         batch_dims in [0, min(q, r) - 1]."""
