@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 from conformance.oracle import SpecViolation, compare, gather_nd
 from conformance.tables import decisions, dtypes
-from tests.test_decisions import _document_text, _normalized
 
 # 005's type lists, copied from the text (not from onnx.defs, which the oracle reads).
 _T_11_12 = [
@@ -287,7 +286,7 @@ def test_each_forbidden_input_names_its_clause(opset, data, indices, batch_dims,
     with pytest.raises(SpecViolation) as raised:
         gather_nd.evaluate(opset, data, indices, batch_dims)
     assert raised.value.clause == clause
-    assert clause in gather_nd.BY_ID or clause in decisions.BY_ID
+    assert clause in decisions.BY_ID
     assert f"[{clause}]" in str(raised.value)
 
 
@@ -319,7 +318,7 @@ def test_negative_indices_read_from_the_back_and_are_disputed():
     output, disputed = gather_nd.evaluate(13, F32, _a([[-1, -2], [0, -1]]), None)
     _same(_a([[4, 5], [2, 3]], np.float32), output)
     assert disputed == ("gnd-negative-indices",)
-    assert gather_nd.BY_ID["gnd-negative-indices"].disputed
+    assert decisions.BY_ID["gnd-negative-indices"].disputed
 
 
 def test_strings_and_nan_payloads_are_copied_unchanged():
@@ -335,47 +334,30 @@ def test_strings_and_nan_payloads_are_copied_unchanged():
 
 
 def test_a_violation_pickles_and_is_a_spec_violation():
-    violation = gather_nd.GatherNDViolation("gnd-batch-dims-unequal", "detail")
+    violation = SpecViolation("gnd-batch-dims-unequal", "detail")
     again = pickle.loads(pickle.dumps(violation))
-    assert isinstance(again, SpecViolation)
     assert (again.clause, again.detail) == ("gnd-batch-dims-unequal", "detail")
-    with pytest.raises(KeyError):
-        gather_nd.GatherNDViolation("gnd-made-up", "detail")
 
 
-def test_the_decisions_are_complete_and_new():
-    assert len(gather_nd.BY_ID) == len(gather_nd.DECISIONS)
-    for decision in gather_nd.DECISIONS:
-        assert decision.id.startswith("gnd-") and decision.id not in decisions.BY_ID
-        assert decision.kind in {"rule", "silent", "disagreement", "erratum"}
+def test_the_decisions_are_complete_and_in_the_table():
+    """GatherND's own decisions (ids gnd-...) name GatherND alone; the shared
+    entries it raises (index-out-of-range ...) name it and quote its documents."""
+    own = [d for d in decisions.DECISIONS if d.id.startswith("gnd-")]
+    assert len(own) == 9
+    for decision in own:
         assert decision.ops == ("GatherND",)
-        assert decision.title and decision.oracle and decision.why and decision.clauses
-    assert set(gather_nd.JOINS) <= set(decisions.BY_ID)
-
-
-def _quoted(document: str, quote: str) -> bool:
-    text = _normalized(_document_text(document))
-    position = 0
-    for fragment in quote.split(" ... "):
-        position = text.find(_normalized(fragment).strip(), position)
-        if position < 0:
-            return False
-    return True
-
-
-@pytest.mark.parametrize(
-    "clause",
-    [c for d in gather_nd.DECISIONS for c in d.clauses]
-    + [c for joined in gather_nd.JOINS.values() for c in joined],
-    ids=lambda c: c.quote[:40],
-)
-def test_every_quote_is_in_its_document(clause):
-    assert _quoted(clause.document, clause.quote), clause.quote
+    for shared in ("index-out-of-range", "data-dtype", "data-rank-zero", "zero-size-axis",
+                   "empty-tensors", "bitwise-exact"):  # fmt: skip
+        decision = decisions.BY_ID[shared]
+        assert "GatherND" in decision.ops
+        assert any(c.document == decisions.S005 for c in decision.clauses)
+    for axis_only in ("axis-out-of-range", "indices-dtype", "axis-absent"):
+        assert "GatherND" not in decisions.BY_ID[axis_only].ops
 
 
 def test_every_clause_the_module_raises_is_a_decision():
     source = Path(gather_nd.__file__).read_text(encoding="utf-8")
-    raised = set(re.findall(r'(?:SpecViolation|GatherNDViolation)\(\s*"([a-z0-9-]+)"', source))
+    raised = set(re.findall(r'SpecViolation\(\s*"([a-z0-9-]+)"', source))
     assert raised == {
         "index-out-of-range",
         "data-dtype",
@@ -386,4 +368,83 @@ def test_every_clause_the_module_raises_is_a_decision():
         "gnd-batch-dims-unequal",
         "gnd-last-dim-out-of-range",
     }
-    assert raised <= set(gather_nd.BY_ID) | set(decisions.BY_ID)
+    assert raised <= set(decisions.BY_ID)  # every quote: tests/test_decisions.py
+
+
+# -- GatherND as a row: the oracle's entry points, features, case files --------------
+def test_the_oracle_s_entry_points_take_gather_nd_by_its_row():
+    from conformance import oracle
+
+    data = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    indices = _a([[[1]], [[2]]])
+    assert oracle.output_shape("GatherND", data.shape, indices.shape, 1) == (2, 1, 4)
+    assert oracle.output_shape("GatherND", data.shape, _a([[1], [2], [0]]).shape, 1) is None
+    _same(data[[0, 1], [1, 2]][:, None], oracle.evaluate("GatherND", 13, data, indices, 1))
+    assert oracle.verdict("GatherND", 11, data, indices, 0).violation.clause == (
+        "gnd-batch-dims-opset-11"
+    )
+
+
+def test_in_range_marks_each_tuple_with_an_out_of_range_component():
+    """The mask of oracle.in_range is per tuple: a tuple whose second component
+    is out of its dimension (3 of 3) marks its whole slice, the others read."""
+    from conformance import oracle
+
+    data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    found = oracle.in_range("GatherND", 13, data, _a([[1, 0], [0, 3], [1, 2]]), None)
+    assert found is not None
+    assert found.outside.tolist() == [[False] * 4, [True] * 4, [False] * 4]
+    _same(data[[1, 1], [0, 2]], found.output[[0, 2]])
+
+
+@pytest.mark.parametrize(
+    ("data_shape", "indices", "batch_dims", "expected"),
+    [  # each component against the dimension it indexes, not the first dimension's size
+        ((2, 3, 4), [[1, 2]], None, ()),
+        ((2, 3, 4), [[0, 3]], None, ("out_of_range",)),
+        ((2, 3, 4), [[2, 0]], None, ("out_of_range",)),
+        ((2, 3, 4), [[2], [1]], 1, ()),
+        ((2, 3, 4), [[3], [1]], 1, ("out_of_range",)),
+        ((2, 0, 4), [[0], [0]], 1, ("out_of_range", "empty_data", "zero_size_axis")),
+    ],
+)
+def test_features_bound_each_component_by_its_dimension(data_shape, indices, batch_dims, expected):
+    from types import SimpleNamespace
+
+    from conformance.tables.features import features
+
+    example = SimpleNamespace(
+        op="GatherND", axis=batch_dims, data=np.zeros(data_shape, np.float32), indices=_a(indices)
+    )
+    found = features(example)
+    assert tuple(f for f in found if f in ("out_of_range", "empty_data", "zero_size_axis")) == (
+        expected
+    )
+
+
+def test_a_case_file_spells_batch_dims_and_refuses_axis(tmp_path):
+    from conformance.cases import CaseErrors, load
+
+    text = (
+        "cases:\n"
+        "  - id: nd\n"
+        "    op: GatherND\n"
+        "    opset: 13\n"
+        "    dtype: float32\n"
+        "    attributes: {%s: 1}\n"
+        "    data: [[1.0, 2.0], [3.0, 4.0]]\n"
+        "    indices: [[1], [0]]\n"
+        "    expected: oracle\n"
+        "    description: batch_dims 1\n"
+        "    spec: 005_onnx-GatherND.txt\n"
+    )
+    (tmp_path / "good.yaml").write_text(text % "batch_dims")
+    (case,) = load([tmp_path / "good.yaml"])
+    assert case.axis == 1 and case.attributes == {"batch_dims": 1}
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "bad.yaml").write_text(text % "axis")
+    with pytest.raises(CaseErrors) as raised:
+        load([tmp_path / "bad" / "bad.yaml"])
+    (error,) = [str(e) for e in raised.value.errors]
+    assert "bad.yaml:2" in error or "bad.yaml:6" in error
+    assert "GatherND has no attribute axis (its attribute: batch_dims)" in error

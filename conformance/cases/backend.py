@@ -229,12 +229,13 @@ class _TestFolder:
             raise _NotATest(f"{op} does not exist at opset {imported[0]}") from None
         if opset not in spec.OPSETS[op]:
             raise _NotATest(f"{op}-{opset} (model opset {imported[0]}) is not covered here")
-        axis = None
+        axis = None  # the operator's attribute: axis, or GatherND's batch_dims
+        name = OPERATORS[op].attribute
         for attribute in node.attribute:
-            if attribute.name != "axis":
-                raise _NotATest(f"its {op} node has an attribute {attribute.name!r} (only axis)")
+            if attribute.name != name:
+                raise _NotATest(f"its {op} node has an attribute {attribute.name!r} (only {name})")
             if attribute.type != onnx.AttributeProto.INT:
-                raise _NotATest(f"its {op} node's axis is not an int attribute")
+                raise _NotATest(f"its {op} node's {name} is not an int attribute")
             axis = int(attribute.i)
         if len(node.input) != 2 or not all(node.input) or len(node.output) != 1:
             raise _Defect(

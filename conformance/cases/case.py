@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from conformance.tables import dtypes
+from conformance.tables.operators import OPERATORS
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,9 @@ class Case:
 
     @property
     def attributes(self) -> dict[str, int]:
-        return {} if self.axis is None else {"axis": self.axis}
+        """The node's attributes: ``axis`` holds the operator's attribute
+        (GatherND's ``batch_dims``), under the attribute's own name here."""
+        return {} if self.axis is None else {OPERATORS[self.op].attribute: self.axis}
 
 
 def concrete_id(base_id: str, opset: int, dtype: str, indices_dtype: str) -> str:

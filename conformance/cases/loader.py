@@ -29,6 +29,7 @@ from conformance.cases.check import DEFAULT_CASE_MEMORY
 from conformance.errors import ConformanceError
 from conformance.strict_json import MAX_DEPTH
 from conformance.tables import decisions, spec, variants
+from conformance.tables.operators import OPERATORS
 
 REQUIRED = ("id", "op", "opset", "dtype", "data", "indices", "description", "spec")
 DEFAULT_INDICES_DTYPE = "int64"
@@ -262,7 +263,11 @@ class _CaseFileReader(YamlFileReader):
                     f"{shown} must be lowercase letters, digits, '_' and '-', "
                     "starting with a letter or digit"
                 )
-            elif err.validator in ("minimum", "maximum") and path and path[-1] == "axis":
+            elif (
+                err.validator in ("minimum", "maximum")
+                and path
+                and path[-1] in ("axis", "batch_dims")
+            ):
                 message += " (ONNX attribute ints are int64)"
             self.error(path, message)
         return not found
@@ -332,7 +337,15 @@ class _CaseFileReader(YamlFileReader):
                     f"{op} has no opset {opset} here "
                     f"(known: {', '.join(map(str, spec.OPSETS[op]))})",
                 )
-        axis = case.get("attributes", {}).get("axis")
+        attributes = case.get("attributes", {})
+        attribute = OPERATORS[op].attribute  # axis, or GatherND's batch_dims
+        wrong = sorted(set(attributes) - {attribute})
+        if wrong:
+            return fail(
+                ("attributes", wrong[0]),
+                f"{op} has no attribute {wrong[0]} (its attribute: {attribute})",
+            )
+        axis = attributes.get(attribute)  # a case's ``axis`` holds the operator's attribute
         # the model nodes it stands for (--save-cases), models as written: relative to the file
         try:
             nodes = self._nodes(case.get("nodes", ()))

@@ -9,6 +9,7 @@ import yaml
 
 from conformance.oracle import Verdict
 from conformance.tables import dtypes
+from conformance.tables.operators import OPERATORS
 
 
 def literal(array: np.ndarray):
@@ -44,7 +45,7 @@ def dump(document: dict) -> str:
 def entry(case_id: str, description: str, spec: str, op: str, opset: int, dtype: str,
           indices_dtype: str, axis: int | None) -> dict:  # fmt: skip
     """A case entry's fields before its tensors, in the order case files
-    write them (``attributes`` only when the axis is given)."""
+    write them (``attributes`` only when the axis, or the operator's attribute, is given)."""
     written: dict = {
         "id": case_id,
         "description": description,
@@ -55,7 +56,7 @@ def entry(case_id: str, description: str, spec: str, op: str, opset: int, dtype:
         "indices_dtype": indices_dtype,
     }
     if axis is not None:
-        written["attributes"] = {"axis": int(axis)}
+        written["attributes"] = {OPERATORS[op].attribute: int(axis)}
     return written
 
 

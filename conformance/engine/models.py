@@ -17,7 +17,7 @@ from onnx import helper, numpy_helper
 
 from conformance import oracle
 from conformance.tables import dtypes
-from conformance.tables.operators import INPUTS
+from conformance.tables.operators import INPUTS, OPERATORS
 from conformance.tables.variants import VARIANTS as VARIANTS  # the names: a table
 
 _INITIALIZERS = {
@@ -55,7 +55,8 @@ def _parts(prefix: str, op: str, data, indices, axis: int | None, variant: str):
     symbolic = variant == "dynamic"
     arrays = dict(zip(INPUTS, (data, indices), strict=True))
     types = {name: dtypes.of_array(arrays[name]) for name in INPUTS}
-    attributes: dict[str, Any] = {} if axis is None else {"axis": int(axis)}
+    row = OPERATORS[op]  # ``axis`` holds the operator's attribute (GatherND: batch_dims)
+    attributes: dict[str, Any] = {} if axis is None else {row.attribute: int(axis)}
     names = [prefix + name for name in INPUTS]
     node = helper.make_node(op, names, [prefix + OUTPUT], **attributes)
     shape = oracle.output_shape(op, data.shape, indices.shape, axis)

@@ -57,7 +57,8 @@ def _steps(case: Case, position: tuple[int, ...]) -> list[tuple[Cut, ...]]:
     shapes differ off the axis). Data's dimensions come first, then indices'."""
     operator = OPERATORS[case.op]
     rank = case.data.ndim
-    dims = operator.dims(rank, case.indices.ndim, operator.axis(case.axis) % rank)
+    shapes = operator.shapes(case.data.shape, case.indices.shape)
+    dims = operator.dims(shapes, operator.value(case.axis) % rank)
     output_dim = {source: out for out, sources in enumerate(dims) for source in sources}
     steps: dict[int, list[Cut]] = {}
     for tensor, array in zip(operator.inputs, (case.data, case.indices), strict=True):

@@ -173,19 +173,19 @@ def meaningful_cells(max_elements: int) -> dict[str, tuple[tuple, ...]]:
     return {
         "features": tuple(
             (op, name)
-            for op in OPSETS
+            for op in strategies.OPSETS  # the operators drawn
             for name in FEATURES
             if op in _FEATURE_OPS.get(name, (op,))
             and _FEATURE_ELEMENTS.get(name, 0) <= max_elements
         ),
         "dtypes": tuple(
             (op, variant, dtype)
-            for op in OPSETS
+            for op in strategies.OPSETS
             for variant in models.VARIANTS
             for dtype in op_dtypes(op)
         ),
-        "axis_lengths": tuple((op, name) for op in OPSETS for name in lengths),
-        "index_classes": tuple((op, name) for op in OPSETS for name in INDEX_CLASSES),
+        "axis_lengths": tuple((op, name) for op in strategies.OPSETS for name in lengths),
+        "index_classes": tuple((op, name) for op in strategies.OPSETS for name in INDEX_CLASSES),
     }
 
 

@@ -65,10 +65,16 @@ class NodeSignature:
 
 def fuzzable(signature: NodeSignature) -> bool:
     """Whether the strategy can draw around it: data of rank >= 1 whose axis
-    is inside its rank, index dtypes the strategies draw (int32, int64)."""
+    is inside its rank, index dtypes the strategies draw (int32, int64), an
+    operator they draw (not GatherND yet)."""
     rank = len(signature.data_shape)
     axis = 0 if signature.axis is None else signature.axis
-    return rank >= 1 and -rank <= axis < rank and signature.indices_dtype in ("int32", "int64")
+    return (
+        signature.op in strategies.OPSETS
+        and rank >= 1
+        and -rank <= axis < rank
+        and signature.indices_dtype in ("int32", "int64")
+    )
 
 
 def _near(draw, shape: tuple[int, ...], low: int, cap: int, keep: int | None = None) -> tuple:
@@ -88,7 +94,7 @@ def near(draw, signature: NodeSignature, max_elements: int) -> Example:
     axis = (0 if signature.axis is None else signature.axis) % rank
     data_shape = _near(draw, signature.data_shape, 1, max_elements)
     size = data_shape[axis]
-    if OPERATORS[signature.op].paired:
+    if OPERATORS[signature.op].indexing == "element":
         index_shape = draw(strategies.ge_indices_shapes(data_shape, axis, "equal", max_elements))
     else:
         index_shape = _near(draw, signature.indices_shape, 0, max_elements)

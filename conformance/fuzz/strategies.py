@@ -63,7 +63,14 @@ from conformance.engine import models
 from conformance.fuzz.limits import DEFAULT_MAX_ELEMENTS, MAX_ELEMENTS_ENV, max_elements
 from conformance.tables import dtypes
 from conformance.tables.operators import OPERATORS
-from conformance.tables.spec import OPSETS, OpSpec, op_spec
+from conformance.tables.spec import OPSETS as ALL_OPSETS
+from conformance.tables.spec import OpSpec, op_spec
+
+# The operators (and their opsets) the strategies draw: every row but GatherND's,
+# whose index tuples no strategy here draws yet (issue 46; its cases are in cases/).
+OPSETS: dict[str, tuple[int, ...]] = {
+    name: opsets for name, opsets in ALL_OPSETS.items() if OPERATORS[name].indexing != "tuple"
+}
 
 __all__ = [
     "AXIS_LENGTH_RANGES",
@@ -974,7 +981,7 @@ def valid_examples(
     data_shape, axis = _data_shape(draw, 1, axis_length, cap, nonempty)
     rank = len(data_shape)
     size = data_shape[axis]
-    if not OPERATORS[op].paired:
+    if OPERATORS[op].indexing != "element":
         index_shape = draw(
             shapes(min_rank=0, max_rank=MAX_GATHER_INDICES_RANK, max_elements=cap, empty=nonempty)
         )
@@ -1005,7 +1012,7 @@ def _emptied(op: str, index_shape: tuple[int, ...], axis: int) -> tuple[int, ...
     """Indices for a zero-size axis: empty (any index would be out of range)."""
     if 0 in index_shape:
         return index_shape
-    if not OPERATORS[op].paired:  # any dimension will do
+    if OPERATORS[op].indexing != "element":  # any dimension will do
         return (0, *index_shape[1:]) if index_shape else (0,)
     shape = list(index_shape)
     shape[axis % len(shape)] = 0
@@ -1084,7 +1091,7 @@ def invalid_examples(
     variant = _pick(draw, variant, variants())
 
     if clause == "data-rank-zero":
-        index_shape = (draw(st.integers(0, 2)),) if OPERATORS[op].paired else ()
+        index_shape = (draw(st.integers(0, 2)),) if OPERATORS[op].indexing == "element" else ()
         indices = _some_indices(draw, index_dtype, index_shape, 1)
         data = draw(tensors(dtype, ()))
         return Example(op, opset, _axis_attribute(draw, 0), data, indices, variant)
@@ -1093,12 +1100,12 @@ def invalid_examples(
     min_rank = 2 if clause == "ge-indices-larger-off-axis" else 1
     data_shape, axis = _data_shape(draw, min_rank, axis_length, cap)
     rank = len(data_shape)
-    if OPERATORS[op].paired and clause == "index-out-of-range":
+    if OPERATORS[op].indexing == "element" and clause == "index-out-of-range":
         # The bad index needs an element, and indices may not exceed data off
         # the axis: no zero-size dimension off the axis.
         data_shape = tuple(d if k == axis % rank else max(1, d) for k, d in enumerate(data_shape))
     size = data_shape[axis]
-    if not OPERATORS[op].paired:
+    if OPERATORS[op].indexing != "element":
         index_shape = draw(shapes(min_rank=0, max_rank=MAX_GATHER_INDICES_RANK, max_elements=cap))
     elif clause == "rank-mismatch":
         index_rank = draw(st.integers(0, MAX_RANK - 1))

@@ -265,8 +265,10 @@ def _ranks(site) -> tuple[int | None, int | None, int | None]:
     indices = None if site.indices.shape is None else len(site.indices.shape)
     if data is None or indices is None:
         output = None
-    elif OPERATORS[site.op].paired:
+    elif OPERATORS[site.op].indexing == "element":
         output = indices  # the output has indices' shape
+    elif OPERATORS[site.op].indexing == "tuple":
+        output = None  # GatherND's rank depends on indices.shape[-1]: left undeclared
     else:
         output = data + indices - 1  # indices' dimensions take the axis's place
     return data, indices, output

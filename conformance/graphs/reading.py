@@ -32,9 +32,13 @@ from conformance.errors import ConformanceError
 from conformance.graphs import tensors
 from conformance.graphs.constants import DEFAULT_DOMAINS, Scope
 from conformance.tables import dtypes
+from conformance.tables.operators import OPERATORS
 from conformance.tables.spec import OPS, OPSETS
 
 OURS = OPS  # the nodes a model is read for
+# Why a node whose indices hold index tuples (GatherND) is listed, not judged:
+# drawing, sources and exposing know an axis's bounds and ranks only (issue 46).
+NOT_JUDGED_TUPLES = "{op} nodes are not judged as built or in situ by this version"
 # Protobuf cannot serialise a message over 2 GB: such a model is inferred through a file.
 IN_MEMORY_LIMIT = (1 << 31) - (1 << 20)
 # Protobuf's limit on nested messages when it parses (upb's and the pure-Python
@@ -421,7 +425,8 @@ def _site(
     if node.op_type not in OURS:
         return None
     label = _label(node, index)
-    axis = next((a.i for a in node.attribute if a.name == "axis"), None)
+    attribute = OPERATORS[node.op_type].attribute  # axis, or GatherND's batch_dims
+    axis = next((a.i for a in node.attribute if a.name == attribute), None)
     if node.domain not in DEFAULT_DOMAINS:
         return Site(
             model,
@@ -469,6 +474,8 @@ def _walk(
                 site.data_name, site.indices_name = _inputs(node)
                 site.data, site.indices = lookup(site.data_name), lookup(site.indices_name)
                 site.scope = scope
+                if OPERATORS[site.op].indexing == "tuple":  # its types read, for the whole model
+                    site.not_judged = NOT_JUDGED_TUPLES.format(op=site.op)
             yield site
         twin = inferred_nodes[index]
         for attribute, twin_attribute in zip(node.attribute, twin.attribute, strict=False):

@@ -1,4 +1,4 @@
-"""The oracle: a strict NumPy reference implementation of Gather and GatherElements.
+"""The oracle: a strict NumPy reference implementation of Gather, GatherElements and GatherND.
 
 One module per operator, pure functions, every decision tied to an id of
 :mod:`conformance.tables.decisions`. Public entry points:
@@ -20,7 +20,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from conformance.oracle import gather, gather_elements
+from conformance.oracle import gather, gather_elements, gather_nd
 from conformance.oracle.checks import require_arrays
 from conformance.oracle.errors import SpecViolation
 from conformance.tables.operators import OPERATORS as ROWS
@@ -41,7 +41,7 @@ __all__ = [
 
 # Each operator's module, by the name its row (tables.operators) gives it.
 OPERATORS: dict[str, Callable] = {
-    module.OPERATOR.name: module.evaluate for module in (gather, gather_elements)
+    module.OPERATOR.name: module.evaluate for module in (gather, gather_elements, gather_nd)
 }
 
 
@@ -131,22 +131,21 @@ def in_range(
     found = verdict(op, opset, data, indices, axis)
     if found.valid or found.violation.clause != "index-out-of-range":
         return None
-    rank = data.ndim
-    at = ROWS[op].axis(axis) % rank  # the violation says the axis is in range
-    size = data.shape[at]
-    wide = indices.astype(np.int64)
-    bad = (wide < -size) | (wide >= size)
+    row = ROWS[op]
+    at = row.value(axis) % data.ndim  # the violation says the attribute is in range
+    bad, empty = _out_of_range(row.indexing, data.shape, indices, at)
     shape = output_shape(op, data.shape, indices.shape, axis)
     assert shape is not None  # only index-out-of-range is broken
     # An index's mark goes to the output dimensions its indices dimensions become.
     placed = [1] * len(shape)
-    for out, ((tensor, dim), *_) in enumerate(ROWS[op].dims(rank, indices.ndim, at)):
+    for out, ((tensor, dim), *_) in enumerate(row.dims(row.shapes(data.shape, indices.shape), at)):
         if tensor == "indices":
             placed[out] = indices.shape[dim]
     outside = np.broadcast_to(bad.reshape(placed), shape)
-    if size == 0:  # nothing in range to read
+    if empty:  # nothing in range to read
         return InRange(np.zeros(shape, dtype=data.dtype), np.ones(shape, dtype=bool))
-    safe = np.where(bad, 0, indices).astype(indices.dtype)
+    wide = bad[..., None] if row.indexing == "tuple" else bad
+    safe = np.where(wide, 0, indices).astype(indices.dtype)
     try:
         output = evaluate(op, opset, data, safe, axis)
     except SpecViolation:  # another clause, hidden behind the first
@@ -154,9 +153,22 @@ def in_range(
     return InRange(output, np.array(outside, dtype=bool))
 
 
+def _out_of_range(indexing: str, data_shape, indices: np.ndarray, at: int):
+    """Which indices are out of range (per tuple for GatherND: indices' shape
+    but its last dimension), and whether an indexed dimension has no element."""
+    wide = indices.astype(np.int64)
+    if indexing != "tuple":
+        size = data_shape[at]
+        return (wide < -size) | (wide >= size), size == 0
+    sizes = np.array(data_shape[at : at + indices.shape[-1]], dtype=np.int64)
+    bad = ((wide < -sizes) | (wide >= sizes)).any(axis=-1)
+    return bad, bool((sizes == 0).any())
+
+
 def output_shape(op: str, data_shape, indices_shape, axis: int | None) -> tuple[int, ...] | None:
     """The operator's shape rule alone, from shapes, without computing (or
     allocating) anything: None when the shapes have no valid output. What the
     memory guard and the model builder size things by; :func:`verdict` is the
     authority on whether the input is valid."""
-    return ROWS[op].output_shape(data_shape, indices_shape, axis)
+    row = ROWS[op]
+    return row.output_shape(row.shapes(data_shape, indices_shape), axis)

@@ -28,7 +28,7 @@ def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None
     disputed = ("gather1-negative-indices",) if has_negative and opset == 1 else ()
     # The shape rule, allocated up front: np.take alone returns a bare scalar
     # (a Python str for string data) when both data and indices are rank 0/1.
-    shape = OPERATOR.output_shape(data.shape, indices.shape, axis)
+    shape = OPERATOR.output_shape(OPERATOR.shapes(data.shape, indices.shape), axis)
     assert shape is not None  # the checks above passed
     out = np.empty(shape, dtype=data.dtype)
     if out.size == 0:

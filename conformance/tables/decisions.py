@@ -12,6 +12,8 @@ Documents are named by their file in ``shared/specs`` (see its README):
 - 002: ONNX GatherElements generated reference page (backend test examples)
 - 003: OpenVINO GatherElements-6 (later rendering)
 - 004: ONNX Gather (opsets 1, 11, 13)
+- 005: ONNX GatherND (opsets 11, 12, 13)
+- 006: OpenVINO GatherND-5, GatherND-8
 
 ``disputed`` marks entries where a runtime that follows one of the documents
 could reasonably differ from the oracle on a valid ONNX model; a discrepancy on
@@ -26,15 +28,17 @@ failure. ``kind`` is one of:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from conformance.tables.operators import GATHER, GATHER_ELEMENTS, OPERATORS
+from conformance.tables.operators import GATHER, GATHER_ELEMENTS, GATHER_ND, OPERATORS
 
 S000 = "000_2a6c56bbed5bfbf5.txt"
 S001 = "001_65505e48bce3c01b.txt"
 S002 = "002_c0ec54416ec5e6eb.txt"
 S003 = "003_e9807c24fc4f5749.txt"
 S004 = "004_d4766443270c2fb5.txt"
+S005 = "005_onnx-GatherND.txt"
+S006 = "006_openvino-GatherND.txt"
 ONNX_DEFS_GATHER_1 = "onnx.defs.get_schema('Gather', 1) (the ONNX schema text of Gather-1)"
 
 # What a person calls each document: the files are named by hash.
@@ -44,6 +48,8 @@ TITLES = {
     S002: "ONNX GatherElements (reference page)",
     S003: "OpenVINO GatherElements-6 (later rendering)",
     S004: "ONNX Gather",
+    S005: "ONNX GatherND",
+    S006: "OpenVINO GatherND-5, GatherND-8",
     ONNX_DEFS_GATHER_1: "ONNX Gather-1 schema (onnx.defs)",
 }
 
@@ -83,8 +89,11 @@ class Decision:
 _ALL = tuple(OPERATORS)  # a decision of every operator
 _GE = (GATHER_ELEMENTS.name,)
 _G = (GATHER.name,)
+_ND = (GATHER_ND.name,)
+# The operators with an axis attribute and a Tind (GatherND has batch_dims and int64 indices).
+_AXIS = (GATHER.name, GATHER_ELEMENTS.name)
 
-DECISIONS: tuple[Decision, ...] = (
+_SHARED: tuple[Decision, ...] = (
     Decision(
         id="index-out-of-range",
         title="Index values outside [-s, s-1] are an error",
@@ -135,7 +144,7 @@ DECISIONS: tuple[Decision, ...] = (
         id="axis-out-of-range",
         title="axis must be in [-r, r-1]",
         kind="rule",
-        ops=_ALL,
+        ops=_AXIS,
         clauses=(
             Clause(
                 S000,
@@ -188,7 +197,7 @@ DECISIONS: tuple[Decision, ...] = (
         id="indices-dtype",
         title="indices must be int32 or int64 (Tind)",
         kind="rule",
-        ops=_ALL,
+        ops=_AXIS,
         clauses=(
             Clause(S000, "Tind: tensor(int32), tensor(int64)"),
             Clause(S004, "Tind: tensor(int32), tensor(int64)"),
@@ -321,7 +330,7 @@ DECISIONS: tuple[Decision, ...] = (
         id="axis-absent",
         title="axis may be absent (default 0); OpenVINO renderings disagree on 'required'",
         kind="disagreement",
-        ops=_ALL,
+        ops=_AXIS,
         clauses=(
             Clause(S000, "axis (INT, optional)"),
             Clause(S001, "Default value: 0 ... Required: no"),
@@ -364,6 +373,240 @@ DECISIONS: tuple[Decision, ...] = (
     ),
 )
 
+_GATHER_ND: tuple[Decision, ...] = (
+    Decision(
+        id="gnd-indices-dtype",
+        title="GatherND: indices must be int64 (no Tind: int32 is not allowed)",
+        kind="disagreement",
+        ops=_ND,
+        clauses=(
+            Clause(S005, "<dt><tt>indices</tt> (non-differentiable) : tensor(int64)</dt>"),
+            Clause(S006, "T_IND: any supported integer types."),
+        ),
+        oracle="Raises SpecViolation for any indices dtype but int64, int32 included (read "
+        "from onnx.defs: GatherND's indices input is tensor(int64) at 11, 12 and 13).",
+        why="ONNX's type is explicit and has no type parameter, unlike Gather's Tind; OpenVINO "
+        "takes any integer type, so its importer may accept int32. Observed on 2026-12-02: "
+        "ONNX Runtime 1.31 refuses int32 indices as an invalid model; OpenVINO 2026.4 and "
+        "onnx.reference (onnx 1.23) compute them.",
+    ),
+    Decision(
+        id="gnd-indices-rank-zero",
+        title="GatherND: indices must have rank q >= 1",
+        kind="rule",
+        ops=_ND,
+        clauses=(
+            Clause(S005, "1) r >= 1 and q >= 1 are to be honored."),
+            Clause(S006, "A tensor of a rank not less than 1."),
+        ),
+        oracle="Raises SpecViolation for rank-0 (scalar) indices: there is no last dimension "
+        "to hold an index tuple.",
+        why="Both documents state it. ONNX Runtime 1.31 refuses it in shape inference.",
+    ),
+    Decision(
+        id="gnd-batch-dims-opset-11",
+        title="GatherND-11 has no batch_dims attribute",
+        kind="rule",
+        ops=_ND,
+        clauses=(
+            Clause(
+                S005,
+                "GatherND-11 ... Given `data` tensor of rank `r` >= 1, and `indices` tensor of "
+                "rank `q` >= 1, this operator gathers ... The `indices_shape[-1]` should have a "
+                "value between 1 (inclusive) and rank `r` (inclusive)",
+            ),
+            Clause(
+                S005,
+                "GatherND-12 ... This version of the operator has been available since version "
+                "12 of the default ONNX operator set. #### Attributes ... batch_dims",
+            ),
+        ),
+        oracle="At opset 11 batch_dims must be absent (None); any value, 0 included, raises "
+        "SpecViolation. Absent means 0 at every opset.",
+        why="GatherND-11 lists no attribute: a node that carries batch_dims is not a "
+        "GatherND-11 node. ONNX Runtime 1.31 refuses it ('Unrecognized attribute'); OpenVINO "
+        "2026.4 and onnx.reference (onnx 1.23) accept batch_dims = 0 there.",
+    ),
+    Decision(
+        id="gnd-batch-dims-out-of-range",
+        title="GatherND: batch_dims must be in [0, min(q, r))",
+        kind="silent",
+        ops=_ND,
+        clauses=(
+            Clause(S005, "3) b < min(q, r) is to be honored."),
+            Clause(
+                S006,
+                "Range of values: integer number that belongs to [0; min(data.rank, indices.rank))",
+            ),
+        ),
+        oracle="Raises SpecViolation for batch_dims < 0 or >= min(q, r). A negative batch_dims "
+        "is not counted from the back.",
+        why="ONNX bounds b from above only and is silent on negative values (unlike axis, it "
+        "says nothing of counting from the back); OpenVINO's range starts at 0. On batch_dims "
+        "= -1 ONNX Runtime 1.31 fails with an integer overflow, onnx.reference with a "
+        "reshape error, OpenVINO 2026.4 refuses the model: none a clear refusal.",
+    ),
+    Decision(
+        id="gnd-batch-dims-unequal",
+        title="GatherND: batch dims of data and indices must be equal (OpenVINO: broadcastable)",
+        kind="disagreement",
+        ops=_ND,
+        clauses=(
+            Clause(
+                S005,
+                "2) The first `b` dimensions of the shape of `indices` tensor and `data` tensor "
+                "must be equal.",
+            ),
+            Clause(
+                S006,
+                "It requires the first b dimensions in data and indices tensors to be "
+                "broadcastable (i.e., either equal or one of them equals 1",
+            ),
+        ),
+        oracle="Raises SpecViolation when data.shape[:b] != indices.shape[:b], a dimension of "
+        "size 1 against another size included.",
+        why="ONNX is explicit and the project tests ONNX models. A runtime that broadcasts a "
+        "batch dim of 1 follows OpenVINO (which does not say which size the output takes): "
+        "ONNX Runtime 1.31 accepts data's batch dim 1 against indices' 2 and refuses the "
+        "reverse ('not divisible'); OpenVINO 2026.4 broadcasts both ways; onnx.reference "
+        "fails with a reshape error.",
+    ),
+    Decision(
+        id="gnd-last-dim-out-of-range",
+        title="GatherND: indices.shape[-1] must be in [1, r - b]",
+        kind="rule",
+        ops=_ND,
+        clauses=(
+            Clause(
+                S005,
+                "4) The `indices_shape[-1]` should have a value between 1 (inclusive) and rank "
+                "`r-b` (inclusive) ... 1) If `indices_shape[-1] > r-b` => error condition",
+            ),
+            Clause(S006, "indices.shape[-1] <= data.rank"),
+        ),
+        oracle="Raises SpecViolation for indices.shape[-1] = 0 or > r - b (r at opset 11, "
+        "where b = 0), whether or not indices has elements.",
+        why="ONNX states both bounds; an empty tuple (m = 0) would select the whole batch, "
+        "which ONNX Runtime 1.31 does (it accepts m = 0), but 1 is the stated lower bound. "
+        "OpenVINO 2026.4 accepts m = 0 and returns values that are not data's; "
+        "onnx.reference fails with a reshape error.",
+    ),
+    Decision(
+        id="gnd-negative-indices",
+        title="GatherND: negative indices (ONNX [-s, s-1], GatherND-5 [0, s-1])",
+        kind="disagreement",
+        ops=_ND,
+        clauses=(
+            Clause(
+                S005,
+                "All values in `indices` are expected to be within bounds [-s, s-1] along axis "
+                "of size `s` (i.e.) `-data_shape[i] <= indices[...,i] <= data_shape[i] - 1`.",
+            ),
+            Clause(
+                S006,
+                "It requires that all indices from this tensor are be in the range of [0, s-1]",
+            ),
+            Clause(
+                S006,
+                "Behavior before 2025.3 OpenVINO release: Negative indices were not supported.",
+            ),
+        ),
+        oracle="Follows ONNX: index k_i < 0 reads k_i + s_i, s_i the size of data dimension "
+        "b + i. Inputs with a negative index are marked disputed.",
+        why="The project tests ONNX models; but GatherND-5 and OpenVINO before 2025.3 refuse "
+        "negative indices, so a runtime built on them may differ (ONNX Runtime 1.31, "
+        "OpenVINO 2026.4 and onnx.reference normalise them).",
+        disputed=True,
+    ),
+    Decision(
+        id="gnd-batch-dims-kept",
+        title="GatherND: the output keeps the b batch dims (GatherND-5 flattens them)",
+        kind="disagreement",
+        ops=_ND,
+        clauses=(
+            Clause(
+                S005,
+                "this operator gathers slices of `data` into an output tensor of rank "
+                "`q + r - indices_shape[-1] - 1 - b`.",
+            ),
+            Clause(
+                S006,
+                "the output shape is calculated as (multiplication of indices.shape[:b]) + "
+                "indices.shape[b:-1] + data.shape[(indices.shape[-1] + b):]",
+            ),
+            Clause(
+                S006,
+                "The shape of the output is calculated as indices.shape[:batch_dims] + "
+                "indices.shape[batch_dims:-1]",
+            ),
+            Clause(S005, "corresponding to `data[0:b-1, indices_slice , :]` is filled"),
+        ),
+        oracle="The output shape is indices.shape[:-1] + data.shape[b + m:] (batch dims kept, "
+        "as GatherND-8 and onnx's gather_nd_impl); ONNX's data[0:b-1, indices_slice, :] is "
+        "read as: the b batch coordinates, then the tuple, then every remaining dimension.",
+        why="The rank in ONNX's description (q + r - m - 1 - b) only holds with the batch dims "
+        "kept; GatherND-5's flattening is OpenVINO's own op, which its note calls incorrect "
+        "for b > 1. '0:b-1' is not Python slice notation (it would drop the last batch dim).",
+    ),
+    Decision(
+        id="gnd-output-rank-without-b",
+        title="GatherND: the Outputs line gives rank q + r - indices_shape[-1] - 1, without b",
+        kind="erratum",
+        ops=_ND,
+        clauses=(
+            Clause(S005, "Tensor of rank q + r - indices_shape[-1] - 1."),
+            Clause(S005, "batch_dims = 1 ... output_shape  = [2, 2]"),
+        ),
+        oracle="Follows the description's rank q + r - m - 1 - b; the Outputs line is wrong "
+        "for b > 0 (Example 5: q = 2, r = 3, m = 1, b = 1 gives output_shape [2, 2], rank 2, "
+        "not 3).",
+        why="The description, Example 5 and the backend example int32_batchdim_1 all agree "
+        "on the rank with b subtracted.",
+    ),
+)
+
+# The clauses GatherND's documents add to the entries of every operator
+# (GatherND's oracle raises and cites them by these ids).
+# Observed on 2026-12-02 for index-out-of-range and zero-size-axis: ONNX Runtime
+# 1.31 and onnx.reference refuse an index 2 into a dimension of 2 and an index
+# 0 into a dimension of 0; OpenVINO 2026.4 returns values that are not data's.
+_JOINS: dict[str, tuple[Clause, ...]] = {
+    "index-out-of-range": (
+        Clause(S005, "It is an error if any of the index values are out of bounds."),
+        Clause(S006, "It requires all indices from this tensor to be in the range [-s, s-1]"),
+    ),
+    "data-dtype": (
+        Clause(
+            S005,
+            "available since version 11 of the default ONNX operator set. ... "
+            "tensor(int32), tensor(int64), tensor(float16)",
+        ),
+        Clause(
+            S005,
+            "available since version 12 of the default ONNX operator set. ... "
+            "tensor(int32), tensor(int64), tensor(float16)",
+        ),
+        Clause(
+            S005,
+            "available since version 13 of the default ONNX operator set. ... "
+            "tensor(int32), tensor(int64), tensor(bfloat16)",
+        ),
+    ),
+    "data-rank-zero": (Clause(S005, "Tensor of rank r >= 1."),),
+    "zero-size-axis": (Clause(S005, "`-data_shape[i] <= indices[...,i] <= data_shape[i] - 1`"),),
+    "empty-tensors": (
+        Clause(S005, "into an output tensor of rank `q + r - indices_shape[-1] - 1 - b`"),
+        Clause(S006, "The shape of the output is calculated as"),
+    ),
+    "bitwise-exact": (
+        Clause(S005, "Each *scalar value* corresponding to `data[0:b-1,indices_slice]`"),
+    ),
+}
+# Every decision: the shared entries with GatherND's clauses joined, then GatherND's own.
+DECISIONS: tuple[Decision, ...] = (
+    *(replace(d, clauses=d.clauses + _JOINS.get(d.id, ())) for d in _SHARED),
+    *_GATHER_ND,
+)
 BY_ID: dict[str, Decision] = {d.id: d for d in DECISIONS}
 IDS: tuple[str, ...] = tuple(BY_ID)
 DISPUTED_IDS: frozenset[str] = frozenset(d.id for d in DECISIONS if d.disputed)
@@ -376,6 +619,7 @@ CORE: dict[str, Clause] = {
     GATHER_ELEMENTS.name: Clause(
         S000, "consists of one value (gathered from the data) for each element in indices"
     ),
+    GATHER_ND.name: Clause(S005, "this operator gathers slices of `data` into an output tensor"),
 }
 
 

@@ -22,7 +22,8 @@ FEATURES: dict[str, str] = {
     "beyond_int32": "some index value does not fit in int32",
     "empty_indices": "indices have no elements",
     "empty_data": "data has no elements",
-    "zero_size_axis": "the gathered axis of data has size 0",
+    "zero_size_axis": "the gathered axis of data has size 0 (GatherND: a dimension its "
+    "index tuples index)",
     "scalar_indices": "indices are a scalar (rank 0)",
     "smaller_off_axis": "GatherElements indices smaller than data off the axis",
     "axis_size_differs": "GatherElements indices differ from data in size on the axis",
@@ -53,14 +54,27 @@ OWN: dict[str, tuple[Operator, Callable[..., bool]]] = {
 }
 
 
+def _indexed_sizes(operator: Operator, data_shape, indices_shape, value: int):
+    """The sizes of the data dimensions an index is bounded by (the axis; for
+    GatherND, the b..b+m-1 its tuple's components index), or None where the
+    attribute or the shapes name none."""
+    rank = len(data_shape)
+    if operator.indexing != "tuple":
+        return (data_shape[value % rank],) if rank > 0 and -rank <= value < rank else None
+    if not indices_shape or not 0 <= value < rank or not 1 <= indices_shape[-1] <= rank - value:
+        return None
+    return tuple(data_shape[value : value + indices_shape[-1]])
+
+
 def features(example) -> tuple[str, ...]:
     """The features of an input, in :data:`FEATURES` order."""
     data, indices = example.data, example.indices
     found: set[str] = set()
     operator = OPERATORS[example.op]
     rank = data.ndim
-    axis = operator.axis(example.axis)
+    axis = operator.value(example.axis)
     axis_ok = rank > 0 and -rank <= axis < rank
+    sizes = _indexed_sizes(operator, data.shape, indices.shape, axis)
     if indices.size and indices.dtype.kind in "iu":
         low, high = int(indices.min()), int(indices.max())
         found.update(
@@ -71,19 +85,17 @@ def features(example) -> tuple[str, ...]:
             )
             if present
         )
-        if axis_ok:
-            size = data.shape[axis]
-            if low < -size or high > size - 1:
-                found.add("out_of_range")
+        if sizes is not None and _out_of_range(indices, sizes, low, high):
+            found.add("out_of_range")
     if indices.size == 0:
         found.add("empty_indices")
     if data.size == 0:
         found.add("empty_data")
-    if axis_ok and data.shape[axis] == 0:
+    if sizes is not None and 0 in sizes:
         found.add("zero_size_axis")
     if indices.ndim == 0:
         found.add("scalar_indices")
-    if axis_ok and (indices.ndim == rank or not operator.paired):
+    if axis_ok and (indices.ndim == rank or operator.indexing == "slice"):
         axis %= rank
         found.update(
             name
@@ -91,3 +103,16 @@ def features(example) -> tuple[str, ...]:
             if owner is operator and present(data.shape, indices.shape, axis)
         )
     return tuple(name for name in FEATURES if name in found)
+
+
+def _out_of_range(indices, sizes: tuple[int, ...], low: int, high: int) -> bool:
+    """Some index outside [-s, s-1] of its dimension (GatherND: each component
+    of a tuple against the dimension it indexes, where m fits data)."""
+    if len(sizes) == 1:
+        size = sizes[0]
+        return low < -size or high > size - 1
+    columns = indices.reshape(-1, len(sizes)).astype("int64")
+    return any(
+        int(columns[:, i].min()) < -size or int(columns[:, i].max()) > size - 1
+        for i, size in enumerate(sizes)
+    )

@@ -2,48 +2,92 @@
 operator that code would otherwise branch on by its name.
 
 A row holds the operator's name and opsets (:mod:`.spec` reads their type
-constraints from ``onnx.defs``), its inputs, the default of its ``axis``
-attribute (``tests/test_spec_model.py`` holds both to ``onnx.defs``),
-whether its indices pair with data dimension by dimension, and its
-output-shape rule, as the input dimensions each output dimension follows.
+constraints from ``onnx.defs``), its inputs, its attribute (``axis`` or
+``batch_dims``: its name, default and range; ``tests/test_spec_model.py``
+holds the inputs and default to ``onnx.defs``), the kind of indexing (what
+one index selects: ``slice``, ``element`` or ``tuple``), the shape rules its
+inputs must fit, and its output-shape rule, as the input dimensions each
+output dimension follows, from the inputs' shapes by name.
 Everything else derives from the rows: ``spec.OPSETS``, the decisions of
 every operator, the model reader's list of nodes, the oracle's output shape,
 the reproducer's cuts, the strategies' index shapes, the inputs the model
 builder and the backend reader name, the scoreboard's rows. (The input features
-only one operator's inputs have are :mod:`.features`' to say: ``OWN``.)
-"""
+only one operator's inputs have are :mod:`.features`' to say: ``OWN``.)"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 # An input's dimension: ("data", 0), ("indices", 2).
 InputDim = tuple[str, int]
-INPUTS = ("data", "indices")  # every operator's inputs, in the node's order
+INPUTS = ("data", "indices")  # the inputs of every operator so far, in the node's order
+# Each input's shape, by the input's name.
+Shapes = Mapping[str, tuple[int, ...]]
+# Per output dimension, the input dimensions whose coordinate it is, the one
+# that gives its size first.
+Dims = tuple[tuple[InputDim, ...], ...]
+# What one index selects: a slice along the axis (Gather), one element of an
+# indices-shaped output (GatherElements: indices pair with data dimension by
+# dimension), or a slice at the tuple of coordinates in indices' last
+# dimension (GatherND).
+Indexing = Literal["slice", "element", "tuple"]
 
 
-def _gather_dims(data_rank: int, indices_rank: int, axis: int) -> tuple[tuple[InputDim, ...], ...]:
+def _gather_dims(shapes: Shapes, axis: int) -> Dims:
     """Gather (004): "concatenates them in an output tensor of rank q + (r - 1)",
     "the q dimensions taking the place of the original axis": data's
     dimensions before the axis, then indices', then data's after the axis."""
     data, indices = INPUTS
     return (
         tuple(((data, d),) for d in range(axis))
-        + tuple(((indices, d),) for d in range(indices_rank))
-        + tuple(((data, d),) for d in range(axis + 1, data_rank))
+        + tuple(((indices, d),) for d in range(len(shapes[indices])))
+        + tuple(((data, d),) for d in range(axis + 1, len(shapes[data])))
     )
 
 
-def _elements_dims(
-    data_rank: int, indices_rank: int, axis: int
-) -> tuple[tuple[InputDim, ...], ...]:
+def _elements_dims(shapes: Shapes, axis: int) -> Dims:
     """GatherElements (000): "Its output shape is the same as the shape of
     indices"; off the axis an output coordinate is data's coordinate too
     (``out[i][j][k] = input[index[i][j][k]][j][k]`` for axis 0)."""
     data, indices = INPUTS
     return tuple(
-        ((indices, d),) if d == axis else ((indices, d), (data, d)) for d in range(indices_rank)
+        ((indices, d),) if d == axis else ((indices, d), (data, d))
+        for d in range(len(shapes[indices]))
+    )
+
+
+def _nd_dims(shapes: Shapes, batch_dims: int) -> Dims:
+    """GatherND (005): the output is indices.shape[:-1] + data.shape[b + m:]
+    (decision gnd-batch-dims-kept); a batch dimension's coordinate is data's
+    and indices' both, indices' last dimension (the tuple) and data's m
+    indexed dimensions are no output dimension's."""
+    data, indices = INPUTS
+    q, r = len(shapes[indices]), len(shapes[data])
+    m = shapes[indices][-1]
+    return tuple(
+        ((indices, d), (data, d)) if d < batch_dims else ((indices, d),) for d in range(q - 1)
+    ) + tuple(((data, d),) for d in range(batch_dims + m, r))
+
+
+def _any_fit(shapes: Shapes, attribute: int) -> bool:
+    return True
+
+
+def _paired_fit(shapes: Shapes, axis: int) -> bool:
+    """GatherElements: "tensor of rank r >= 1 (same rank as input)"."""
+    return len(shapes["indices"]) == len(shapes["data"])
+
+
+def _nd_fit(shapes: Shapes, batch_dims: int) -> bool:
+    """GatherND (005): q >= 1, equal batch dims (decision gnd-batch-dims-unequal)
+    and indices.shape[-1] in [1, r - b] (gnd-last-dim-out-of-range)."""
+    data, indices = shapes["data"], shapes["indices"]
+    if not indices:
+        return False
+    return tuple(data[:batch_dims]) == tuple(indices[:batch_dims]) and (
+        1 <= indices[-1] <= len(data) - batch_dims
     )
 
 
@@ -53,62 +97,93 @@ def _the_axis(data_rank: int, indices_rank: int, axis: int) -> tuple[int, ...]:
     return (axis,)
 
 
+def _nd_index_dims(data_rank: int, indices_rank: int, batch_dims: int) -> tuple[int, ...]:
+    """GatherND (005): "-data_shape[i] <= indices[...,i] <= data_shape[i] - 1", the
+    i-th component against data dimension b + i: with m unknown, any from b on."""
+    return tuple(range(batch_dims, data_rank))
+
+
 @dataclass(frozen=True)
 class Operator:
     """One operator's facts."""
 
     name: str
     opsets: tuple[int, ...]
-    # Per output dimension, the input dimensions whose coordinate it is, the
-    # one that gives its size first: (data rank, indices rank, axis in [0, r-1]).
-    dims: Callable[[int, int, int], tuple[tuple[InputDim, ...], ...]]
-    # Indices have data's rank and pair with it dimension by dimension, each
-    # index selecting one element (GatherElements); unpaired, indices have any
-    # rank and each index selects a slice of data (Gather).
-    paired: bool
+    # The output-shape rule: per output dimension, its input dimensions (Dims),
+    # from the inputs' shapes and the attribute, normalised and in range.
+    dims: Callable[[Shapes, int], Dims]
+    indexing: Indexing
     inputs: tuple[str, ...] = INPUTS
-    axis_default: int = 0  # what an absent ``axis`` attribute means
+    attribute: str = "axis"  # the attribute's name in the node
+    attribute_default: int = 0  # what an absent attribute means
+    # Whether a negative attribute counts from the back (axis) or is out of
+    # range (batch_dims: decision gnd-batch-dims-out-of-range).
+    wraps: bool = True
+    # The shape rules beyond the attribute's range (ranks, equal dimensions).
+    fits: Callable[[Shapes, int], bool] = _any_fit
     # The data dimensions whose sizes bound the index values, each index lying
-    # in [-s, s-1] for one of them: (data rank, indices rank, axis in [0, r-1]).
-    # The valid-run bounds of a model's tensors read it (graphs/sources.py: the
-    # hull over the dims named bounds every index); an operator whose index is
-    # a tuple (GatherND: its k-th component within the k-th dim after the batch
-    # dims) names the dims its components may index.
+    # in [-s, s-1] for one of them: (data rank, indices rank, the attribute,
+    # normalised). The valid-run bounds of a model's tensors read it
+    # (graphs/sources.py: the hull over the dims named bounds every index);
+    # GatherND's k-th component lies within the k-th dim after the batch dims,
+    # so it names every dim from b on.
     index_dims: Callable[[int, int, int], tuple[int, ...]] = _the_axis
 
-    def axis(self, attribute: int | None) -> int:
-        """The axis the attribute says (its default when absent), not normalised."""
-        return self.axis_default if attribute is None else attribute
+    def value(self, attribute: int | None) -> int:
+        """The attribute's value (its default when absent), not normalised."""
+        return self.attribute_default if attribute is None else attribute
 
-    def output_shape(
-        self, data_shape, indices_shape, attribute: int | None
-    ) -> tuple[int, ...] | None:
+    axis = value  # the name callers written for an axis use
+
+    def attribute_range(self, shapes: Shapes) -> range:
+        """The attribute's valid values for these shapes: an axis in [-r, r-1],
+        batch_dims in [0, min(q, r) - 1]."""
+        rank = len(shapes["data"])
+        if self.wraps:
+            return range(-rank, rank)
+        return range(min(rank, len(shapes["indices"])))
+
+    def output_shape(self, shapes: Shapes, attribute: int | None) -> tuple[int, ...] | None:
         """The shape rule alone, from shapes: None when the shapes have no
-        valid output (data of rank 0, an axis outside [-r, r-1], paired
-        indices of another rank)."""
-        rank = len(data_shape)
-        axis = self.axis(attribute)
-        if rank == 0 or not -rank <= axis < rank:
+        valid output (data of rank 0, an attribute out of its range, shapes
+        that do not fit)."""
+        rank = len(shapes["data"])
+        value = self.value(attribute)
+        if rank == 0 or value not in self.attribute_range(shapes):
             return None
-        if self.paired and len(indices_shape) != rank:
+        value %= rank
+        if not self.fits(shapes, value):
             return None
-        shapes = dict(zip(self.inputs, (tuple(data_shape), tuple(indices_shape)), strict=True))
-        dims = self.dims(rank, len(indices_shape), axis % rank)
-        return tuple(shapes[tensor][dim] for (tensor, dim), *_ in dims)
+        return tuple(shapes[tensor][dim] for (tensor, dim), *_ in self.dims(shapes, value))
+
+    def shapes(self, *arrays_shapes) -> dict[str, tuple[int, ...]]:
+        """The inputs' shapes (in the node's order) by the inputs' names."""
+        return {name: tuple(shape) for name, shape in zip(self.inputs, arrays_shapes, strict=True)}
 
 
 GATHER = Operator(
     name="Gather",
     opsets=(1, 11, 13),  # 004: "All versions: 1, 11, 13"
     dims=_gather_dims,
-    paired=False,
+    indexing="slice",
 )
 GATHER_ELEMENTS = Operator(
     name="GatherElements",
     opsets=(11, 13),  # 000: "All versions: 11, 13"
     dims=_elements_dims,
-    paired=True,
+    indexing="element",
+    fits=_paired_fit,
+)
+GATHER_ND = Operator(
+    name="GatherND",
+    opsets=(11, 12, 13),  # 005: "All versions: 11, 12, 13"
+    dims=_nd_dims,
+    indexing="tuple",
+    attribute="batch_dims",  # absent at 11 (decision gnd-batch-dims-opset-11): 0
+    wraps=False,
+    fits=_nd_fit,
+    index_dims=_nd_index_dims,
 )
 # In the order every listing of operators keeps (the strategies shrink
 # toward the first).
-OPERATORS: dict[str, Operator] = {op.name: op for op in (GATHER, GATHER_ELEMENTS)}
+OPERATORS: dict[str, Operator] = {op.name: op for op in (GATHER, GATHER_ELEMENTS, GATHER_ND)}

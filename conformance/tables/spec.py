@@ -34,8 +34,8 @@ class OpSpec:
     opset: int
     since_version: int
     data_dtypes: tuple[str, ...]  # project dtype names allowed for `data` (T)
-    index_dtypes: tuple[str, ...]  # allowed for `indices` (Tind)
-    axis_default: int
+    index_dtypes: tuple[str, ...]  # allowed for `indices` (Tind, or its fixed type)
+    axis_default: int  # the default of the row's attribute (axis, batch_dims)
     axis_required: bool
 
 
@@ -57,16 +57,30 @@ def op_spec(op: str, opset: int) -> OpSpec:
             f"{op} has no opset {opset} in this project; known: {', '.join(map(str, OPSETS[op]))}"
         )
     schema = onnx.defs.get_schema(op, opset)
-    axis = schema.attributes["axis"]
+    row = OPERATORS[op]
+    attribute = schema.attributes.get(row.attribute)  # GatherND-11 has no batch_dims
     return OpSpec(
         op=op,
         opset=opset,
         since_version=schema.since_version,
         data_dtypes=_allowed(schema, "T"),
-        index_dtypes=_allowed(schema, "Tind"),
-        axis_default=onnx.helper.get_attribute_value(axis.default_value),
-        axis_required=axis.required,
+        index_dtypes=_index_dtypes(schema),
+        axis_default=(
+            row.attribute_default
+            if attribute is None
+            else onnx.helper.get_attribute_value(attribute.default_value)
+        ),
+        axis_required=attribute is not None and attribute.required,
     )
+
+
+def _index_dtypes(schema: onnx.defs.OpSchema) -> tuple[str, ...]:
+    """Tind's types, or the indices input's one fixed type where it has no
+    parameter (GatherND's indices are tensor(int64): decision gnd-indices-dtype)."""
+    index_type = schema.inputs[1].type_str
+    if index_type in dtypes.BY_ONNX_TYPE_STR:
+        return (dtypes.BY_ONNX_TYPE_STR[index_type].name,)
+    return _allowed(schema, index_type)
 
 
 def all_specs() -> tuple[OpSpec, ...]:
