@@ -384,7 +384,8 @@ def _judge_node(site, key, exposed: exposing.Exposed, ran: Ran | None, broken=Fa
     if roles is None or len(roles) < 3:
         return {"verdict": "not exposed", "why": "not found in the model as rewritten"}
     if ran is None or _outputs_of(ran.raw) is None:
-        why = "the whole model did not run on this target"
+        # a target may have run it and not given its outputs back (tract's tdim)
+        why = "no output of the whole model came back from this target"
         return {"verdict": "not run", "why": why}
     if key in ran.refused:
         return {"verdict": "not exposed", "why": ran.refused[key]}
