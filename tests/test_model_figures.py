@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import jsonschema
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import TensorProto as T
@@ -146,6 +147,20 @@ def test_a_difference_in_bits_only_is_said_so():
     assert found["differs"] and found["max_abs"] == 0.0
     (line,) = node_verdicts.output_lines(_verdict([{"output": "y", **found}]))
     assert line.startswith("outputs: openvino differs from reference in bits only")
+
+
+def test_a_bfloat16_output_gets_its_figures_not_bits_only():
+    """NumPy's kind for bfloat16 (ml_dtypes) is 'V', not 'f': an output of it
+    had no figures at all, and a real gap (1 against 2, NaN against 0) was
+    said to differ "in bits only (every finite value equal)"."""
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    found = whole_model.difference(np.array([1, 0, 0], bf16), np.array([2, np.nan, 0], bf16))
+    assert found["max_abs"] == 1.0 and found["scale"] == 1.0 and found["max_ulp"] is not None
+    assert found["nan_one_side"]["count"] == 1 and found["nan_one_side"]["first"] == [1]
+    (line,) = node_verdicts.output_lines(_verdict([{"output": "y", **found}]))
+    assert "bits only" not in line
+    assert line.startswith("outputs: openvino differs from reference by 1 (1 of the output's scale")
+    assert "; NaN on one side only at 1 element(s) of y (1 from openvino)" in line
 
 
 # -- the input as the runtime saw it (issue 49 item 5) ------------------------------------------

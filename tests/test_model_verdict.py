@@ -319,3 +319,41 @@ def test_an_out_of_vocabulary_id_is_said_first_as_the_inputs_property(tmp_path, 
     (entry,) = document["nodes"]
     assert entry["in_situ"]["openvino"]["verdict"] == "inputs break the spec"
     assert entry["in_situ"]["openvino"]["did"] == "accepted them and read zeros"
+
+
+def test_a_target_that_ran_inputs_that_break_the_spec_is_not_said_to_expose_nothing(
+    tmp_path, capsys
+):
+    """OpenVINO runs an out-of-vocabulary id and its node is counted "inputs
+    break the spec": its line said "not judged in situ: no node was exposed"."""
+    path = embedding(tmp_path, dtype=np.float32, shift=0)
+    _, said, _ = _model(tmp_path, _fed(tmp_path, path, [3, 4], "reference", "openvino"), capsys)
+    line = next(x for x in said.splitlines() if x.startswith("  openvino: "))
+    assert "no node was exposed" not in line
+    assert line.startswith(
+        "  openvino: safe as built; not judged in situ: the inputs break the spec at 1 node(s) "
+        "it ran (said first)"
+    )
+
+
+def test_a_target_that_ran_the_model_without_giving_outputs_back_is_not_said_not_run(
+    tmp_path, capsys
+):
+    """tract runs a model whose own output is a Shape's (tdim) and cannot give
+    it back: the page's in-situ cell said "the whole model did not run"."""
+    model = _save(
+        tmp_path,
+        [
+            h.make_node("Shape", ["ids"], ["s"]),
+            h.make_node("Gather", ["s", "one"], ["n"], name="seqlen", axis=0),
+        ],
+        [h.make_tensor_value_info("ids", T.INT64, ["batch", "seq"])],
+        [h.make_tensor_value_info("n", T.INT64, [])],
+        [nh.from_array(np.array(1, np.int64), "one")],
+    )
+    _, said, document = _model(tmp_path, _fed(tmp_path, model, [[3, 1]], "tract"), capsys)
+    (entry,) = document["nodes"]
+    why = entry["in_situ"]["tract"]["why"]
+    assert "did not run" not in why
+    assert why == "no output of the whole model came back from this target"
+    assert "tract ran the model, but its output" in said

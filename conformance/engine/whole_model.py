@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+import ml_dtypes
 import numpy as np
 import onnx
 
@@ -383,7 +384,8 @@ def _judge_node(site, key, exposed: exposing.Exposed, ran: Ran | None, broken=Fa
     if roles is None or len(roles) < 3:
         return {"verdict": "not exposed", "why": "not found in the model as rewritten"}
     if ran is None or _outputs_of(ran.raw) is None:
-        why = "the whole model did not run on this target"
+        # a target may have run it and not given its outputs back (tract's tdim)
+        why = "no output of the whole model came back from this target"
         return {"verdict": "not run", "why": why}
     if key in ran.refused:
         return {"verdict": "not exposed", "why": ran.refused[key]}
@@ -634,7 +636,8 @@ def difference(a: np.ndarray | None, b: np.ndarray | None) -> dict:
         note = f"{dtypes.name_of(b)}{list(b.shape)} vs {dtypes.name_of(a)}{list(a.shape)}"
         return {**found, "note": note}
     found["differs"] = compare.difference(a, b) is not None
-    if a.dtype.kind not in "fiu" or a.size == 0:
+    kind = _kind(a)
+    if kind not in "fiu" or a.size == 0:
         return found
     with np.errstate(all="ignore"):
         wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
@@ -645,7 +648,7 @@ def difference(a: np.ndarray | None, b: np.ndarray | None) -> dict:
         found["scale"] = float(magnitudes.max()) if magnitudes.size else None
     if found["max_abs"] is not None and found["scale"]:
         found["max_rel"] = found["max_abs"] / found["scale"]
-    if a.dtype.kind != "f":
+    if kind != "f":
         return found
     found["max_ulp"] = _ulps(a, b)
     if found["scale"]:
@@ -658,6 +661,19 @@ def difference(a: np.ndarray | None, b: np.ndarray | None) -> dict:
         unmatched = (inf_a | inf_b) & (a != b) & ~nan_a & ~nan_b
     found["inf_one_side"] = _one_side(a, b, unmatched, inf_a, inf_b)
     return found
+
+
+def _kind(a: np.ndarray) -> str:
+    """NumPy's kind letter, but 'f' for ml_dtypes' floats (bfloat16, the float8s),
+    whose NumPy kind is 'V': without it such an output got no figure, and a real
+    gap was said to be "in bits only"."""
+    if a.dtype.kind == "V":
+        try:
+            ml_dtypes.finfo(a.dtype)
+        except ValueError:
+            return "V"
+        return "f"
+    return a.dtype.kind
 
 
 def _one_side(a, b, only: np.ndarray, in_a: np.ndarray, in_b: np.ndarray) -> dict | None:

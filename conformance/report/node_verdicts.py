@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from conformance.engine.judge import DISCREPANCIES, Outcome
-from conformance.engine.whole_model import REFUSED_INPUTS
+from conformance.engine.whole_model import BROKEN, REFUSED_INPUTS
 from conformance.fuzz.bugs import cause_of
 from conformance.messages import first_line
 from conformance.report.terminal.escape import safe
@@ -90,7 +90,12 @@ class TargetVerdict:
             return f"it refused the inputs, as the spec requires (conforming): {said}"
         if self.whole.get("status") not in (None, "ran"):
             return self.whole.get("message") or self.whole.get("status", "")
-        return self.in_situ_why[0] if self.in_situ_why else "no node was exposed"
+        if self.in_situ_why:
+            return self.in_situ_why[0]
+        broken = self.in_situ.get(BROKEN)
+        if broken:  # it ran them: "no node was exposed" would be false
+            return f"the inputs break the spec at {broken} node(s) it ran (said first)"
+        return "no node was exposed"
 
 
 @dataclass
