@@ -5,9 +5,12 @@ the bytes the worker's process read (/proc/PID/io), never timed."""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 
+from conformance.cases.case import Case
 from conformance.engine import models
 from conformance.engine.pool import Job, WorkerPool
+from conformance.engine.run import _Models
 from conformance.engine.worker import HELD, KEEP, SHARED_BYTES, Blobs
 
 ROWS = 4096
@@ -68,6 +71,42 @@ def test_a_large_model_that_repeats_crosses_the_pipe_once_per_worker():
         outputs, read = _run(engine, jobs)
     for tag in range(JOBS):
         np.testing.assert_array_equal(outputs[tag][0], table[[tag]])
+    assert TABLE_BYTES <= read < 2 * TABLE_BYTES
+
+
+def _case(table: np.ndarray, indices: np.ndarray):
+    return Case(op="Gather", opset=13, data=table, indices=indices, axis=0, id="rows")
+
+
+def test_a_model_baking_a_large_table_is_the_model_built_whole():
+    """models.serialized appends the table's initializer to the rest: protobuf
+    merges it into the graph, the same model as one built whole."""
+    table = _table()
+    for variant in ("data_initializer", "both_initializers"):
+        case = _case(table, np.array([3, 1], np.int64))
+        model, tail = models.serialized(case, variant)
+        assert tail is not None and model.endswith(models._TAILS[tail[0]])
+        read, whole = onnx.load_from_string(model), models.build_for_case(case, variant)
+        by_name = {t.name: t for t in read.graph.initializer}
+        assert by_name == {t.name: t for t in whole.graph.initializer}
+        del read.graph.initializer[:], whole.graph.initializer[:]
+        assert read == whole
+
+
+def test_the_models_of_cases_sharing_a_large_table_carry_it_once_per_worker():
+    """both_initializers bakes each case's indices beside the table: a model
+    per case, whose table crosses the pipe once."""
+    table = _table()
+    built = _Models()
+    jobs = []
+    for tag in range(JOBS):
+        case = _case(table, np.array([tag, 2 * tag], np.int64))
+        session_key, model, tail = built.get(case, "both_initializers")
+        jobs.append(Job(session_key, model, {}, tag, tail=tail))
+    with WorkerPool(["onnxruntime"], workers=1, batch_size=1) as engine:
+        outputs, read = _run(engine, jobs)
+    for tag in range(JOBS):
+        np.testing.assert_array_equal(outputs[tag][0], table[[tag, 2 * tag]])
     assert TABLE_BYTES <= read < 2 * TABLE_BYTES
 
 

@@ -104,6 +104,7 @@ from conformance.engine.forkserver import ForkServer, ForkServerDown
 from conformance.engine.targets import Target
 from conformance.engine.worker import (
     OUTPUT_LIMIT_ENV,
+    PARTS,
     PROGRESS,
     SHARED_BYTES,
     Blobs,
@@ -170,6 +171,9 @@ class Job:
     feeds: dict[str, np.ndarray]
     tag: object = None  # the caller's handle, returned untouched
     runtimes: Sequence[str] | None = None  # run on these runtimes only (None: all)
+    # (digest, length) of the model's last bytes, a large constant's that
+    # other jobs' models end with too (models.serialized): sent once per worker.
+    tail: tuple[bytes, int] | None = None
     # Bookkeeping of WorkerPool.run: results still to come, bytes held in the queues.
     pending: int = field(default=0, init=False, repr=False)
     size: int = field(default=0, init=False, repr=False)
@@ -445,7 +449,13 @@ class Worker:
         """A job as it crosses the pipe: a large model (one that repeats: it
         has a session key) or feed this worker holds goes by its digest."""
         model: object = job.model
-        if job.session_key is not None and len(job.model) >= SHARED_BYTES:
+        if job.tail is not None:
+            digest, length = job.tail
+            end = len(job.model) - length
+            # The tail goes as a buffer of the model's bytes: copied only when sent.
+            tail = pickle.PickleBuffer(memoryview(job.model)[end:])
+            model = (PARTS, job.model[:end], self.blobs.wire(b"tail:" + digest, length, tail))
+        elif job.session_key is not None and len(job.model) >= SHARED_BYTES:
             model = self.blobs.wire(b"model:" + job.session_key, len(job.model), job.model)
         feeds = {
             name: self.blobs.wire(array_digest(array), array.nbytes, array)

@@ -29,7 +29,9 @@ Wire format (pickled):
   parent -> worker: one message per batch, [(session_key, model_bytes, feeds), ...],
                     where a model or a feed of at least SHARED_BYTES may come as
                     (KEEP, digest, size, value): hold it in the worker's
-                    :class:`Blobs`; or (HELD, digest): the one held (below)
+                    :class:`Blobs`; or (HELD, digest): the one held (below);
+                    and a model ending with a large constant (models.serialized)
+                    as (PARTS, head, its tail so wired): the two joined
   worker -> parent: first ("hello", info) or ("failed", message); then, per
                     batch, ("part", first, results) whenever FLUSH_S has passed
                     since the last message (so that a later crash or hang does
@@ -104,7 +106,7 @@ SHARED_BYTES = 1 << 20
 # of its memory limit, so that what it holds never makes it the runaway
 # allocation the pool kills it for.
 BLOBS_BYTES = 512 << 20
-KEEP, HELD = "keep", "held"
+KEEP, HELD, PARTS = "keep", "held", "parts"
 
 
 def blobs_capacity(limit: int | None) -> int:
@@ -156,7 +158,11 @@ class Blobs:
 
 def resolved(blobs: Blobs, job: tuple) -> tuple:
     key, model, feeds = job
-    return key, blobs.resolve(model), {name: blobs.resolve(value) for name, value in feeds.items()}
+    if isinstance(model, tuple) and model[0] == PARTS:  # (PARTS, head, its wired tail)
+        model = model[1] + blobs.resolve(model[2])
+    else:
+        model = blobs.resolve(model)
+    return key, model, {name: blobs.resolve(value) for name, value in feeds.items()}
 
 
 # Digests of the large arrays sent so far, by the array's id while it lives:
@@ -175,7 +181,11 @@ def array_digest(array: np.ndarray) -> bytes:
     digest.update(np.ascontiguousarray(array).reshape(-1).view(np.uint8).data)
     done = digest.digest()
     key = id(array)
-    _DIGESTS[key] = (weakref.ref(array, lambda _, key=key: _DIGESTS.pop(key, None)), done)
+
+    def forget(_: weakref.ref) -> None:  # the id may name another array next
+        _DIGESTS.pop(key, None)
+
+    _DIGESTS[key] = (weakref.ref(array, forget), done)
     return done
 
 
