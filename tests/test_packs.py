@@ -306,3 +306,28 @@ def test_a_discrepancy_the_caller_does_not_confirm_keeps_the_packs_word(tmp_path
     wrong = found["wrong-in-a-pack.op13.int32.int64"]
     assert wrong["kind"] == "value_mismatch" and wrong["packed"] and wrong["confirmed"] is False
     assert "rests on the pack" in wrong["note"]
+
+
+def test_a_case_with_large_data_runs_alone_its_table_carried_once(tmp_path):
+    """A model node's embedding table is in each of its cases: packed, every
+    case would carry its own copy; alone, the cases share one model's table
+    (models.serialized) and it crosses to a worker once."""
+    from conformance.cases.case import Case
+    from conformance.engine import models
+
+    rows = models.SHARED_BAKED_BYTES // (4 * 64)
+    table = np.arange(rows * 64, dtype=np.float32).reshape(rows, 64)
+    small = table[:8]
+    cases = [
+        Case("Gather", 13, 0, data, np.array([index], np.int64), id=f"{name}-{index}")
+        for name, data in (("large", table), ("small", small))
+        for index in range(3)
+    ]
+    folder = tmp_path / "run"
+    run_cases(cases, folder, Options([PACK_AWARE], BAKED, pack=4))
+    found = _records(folder)
+    assert {case_id: record["kind"] for case_id, record in found.items()} == dict.fromkeys(
+        found, "pass"
+    )
+    assert [found[f"large-{index}"]["packed"] for index in range(3)] == [False] * 3
+    assert [found[f"small-{index}"]["packed"] for index in range(3)] == [True] * 3

@@ -9,6 +9,7 @@ three ``*_initializer(s)`` variants).
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from conformance import oracle
+from conformance.engine.worker import array_digest
 from conformance.tables import dtypes
 from conformance.tables.operators import INPUTS, OPERATORS
 from conformance.tables.variants import VARIANTS as VARIANTS  # the names: a table
@@ -45,10 +47,13 @@ def _value_info(name: str, array_dtype: dtypes.DType, shape, symbolic: bool):
     return helper.make_tensor_value_info(name, array_dtype.proto, dims)
 
 
-def _parts(prefix: str, op: str, data, indices, axis: int | None, variant: str):
+def _parts(
+    prefix: str, op: str, data, indices, axis: int | None, variant: str, left_out: tuple = ()
+):
     """One case's node, graph inputs, output and initializers, every name
     starting with ``prefix`` ("" for a one-node model; a pack gives each case
-    its own, so no two cases' names can collide)."""
+    its own, so no two cases' names can collide); ``left_out``: inputs baked
+    but not made initializers here (:func:`serialized` appends them)."""
     if variant not in _INITIALIZERS:
         raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
     baked = _INITIALIZERS[variant]
@@ -66,7 +71,11 @@ def _parts(prefix: str, op: str, data, indices, axis: int | None, variant: str):
         if name not in baked
     ]
     output = _value_info(prefix + OUTPUT, types["data"], shape, symbolic)
-    initializers = [numpy_helper.from_array(arrays[name], prefix + name) for name in baked]
+    initializers = [
+        numpy_helper.from_array(arrays[name], prefix + name)
+        for name in baked
+        if name not in left_out
+    ]
     return node, inputs, output, initializers
 
 
@@ -173,9 +182,11 @@ def _baked_key(op, opset, data, indices, axis, variant, shape) -> tuple | None:
         return None
     if any(array.dtype.hasobject for array in baked):
         return None  # strings: their bytes are not the array's
+    # Each array's digest is kept while the array lives (worker.array_digest):
+    # a node's cases hold the same constant, hashed once, not once a variant.
     digest = hashlib.blake2b(digest_size=16)
     for array in baked:
-        digest.update(np.ascontiguousarray(array).tobytes())
+        digest.update(array_digest(array))
     shapes = (data.shape, indices.shape, shape is None)
     names = (dtypes.name_of(data), dtypes.name_of(indices))
     return (op, opset, *names, axis, variant, shapes, digest.hexdigest())
@@ -183,3 +194,43 @@ def _baked_key(op, opset, data, indices, axis, variant, shape) -> tuple | None:
 
 def build_for_case(case, variant: str) -> onnx.ModelProto:
     return build(case.op, case.opset, case.data, case.indices, case.axis, variant)
+
+
+# A large baked data array's serialized initializer, by its digest: the few
+# last met (each as large as the array). A model node's cases share their
+# constant, and building and serializing a 90 MB initializer again for each
+# case's both_initializers model was a second a case (docs/development.md,
+# Benchmarks).
+_TAILS: OrderedDict[bytes, bytes] = OrderedDict()
+TAILS_KEPT = 2
+
+
+def serialized(case, variant: str) -> tuple[bytes, tuple[bytes, int] | None]:
+    """A case's one-node model, serialized, and where it ends with a large
+    baked data array: (its digest, the length of the bytes it takes at the
+    model's end), or None. Its bytes are the model's with that initializer
+    appended as a second ``graph`` field, which protobuf merges into the
+    first (a repeated field's elements appended): the same model, the
+    initializer built once for every case that bakes it and, in the pool,
+    sent once per worker (:class:`conformance.engine.worker.Blobs`)."""
+    data = case.data
+    large = data.nbytes >= SHARED_BAKED_BYTES and not data.dtype.hasobject
+    if "data" not in _INITIALIZERS[variant] or not large:
+        return build_for_case(case, variant).SerializeToString(), None
+    node, inputs, output, initializers = _parts(
+        "", case.op, data, case.indices, case.axis, variant, left_out=("data",)
+    )
+    graph = helper.make_graph(
+        [node], f"{case.op.lower()}_{variant}", inputs, [output], initializer=initializers
+    )
+    head = _model(graph, case.opset).SerializeToString()
+    digest = array_digest(data)
+    tail = _TAILS.get(digest)
+    if tail is None:
+        table = onnx.GraphProto(initializer=[numpy_helper.from_array(data, "data")])
+        tail = onnx.ModelProto(graph=table).SerializeToString()
+        _TAILS[digest] = tail
+        while len(_TAILS) > TAILS_KEPT:
+            _TAILS.popitem(last=False)
+    _TAILS.move_to_end(digest)
+    return head + tail, (digest, len(tail))

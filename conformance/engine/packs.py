@@ -21,7 +21,12 @@ What never goes into a pack (:func:`packable`) runs alone, in its one-node model
   is compiled once per worker and cached, which beats any pack (a pack never
   repeats). Generated and fuzzed inputs repeat shapes all the time: packing
   them all made generated runs several times slower than --pack 1 (the
-  figures: docs/development.md, "Pack sizes").
+  figures: docs/development.md, "Pack sizes");
+- a case whose data is large (:data:`conformance.engine.models.SHARED_BAKED_BYTES`
+  or more: a model's embedding table): alone, its one-node model carries the
+  table once, built once for all the cases that share it
+  (:func:`conformance.engine.models.serialized`) and sent once per worker;
+  a pack would carry one copy per case (docs/development.md, Benchmarks).
 
 Isolation stays exact (:class:`conformance.engine.schedule.Schedule` keeps
 the books of a run's packs, by these rules):
@@ -43,6 +48,7 @@ from dataclasses import dataclass, field
 
 from conformance.adapters import registry
 from conformance.cases.case import Case
+from conformance.engine import models
 from conformance.engine.pool import Raw
 from conformance.oracle import Verdict
 
@@ -76,6 +82,7 @@ def packable(case: Case, verdict: Verdict | None) -> bool:
         and case.data.size > 0
         and case.indices.size > 0
         and verdict.output.size > 0
+        and case.data.nbytes < models.SHARED_BAKED_BYTES
     )
 
 

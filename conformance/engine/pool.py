@@ -102,7 +102,16 @@ from conformance.adapters import gpu, registry
 from conformance.engine import forkserver, targets
 from conformance.engine.forkserver import ForkServer, ForkServerDown
 from conformance.engine.targets import Target
-from conformance.engine.worker import OUTPUT_LIMIT_ENV, PROGRESS, plain_outputs
+from conformance.engine.worker import (
+    OUTPUT_LIMIT_ENV,
+    PARTS,
+    PROGRESS,
+    SHARED_BYTES,
+    Blobs,
+    array_digest,
+    blobs_capacity,
+    plain_outputs,
+)
 from conformance.errors import ConformanceError
 
 # Seconds per job (load + run). The slowest legitimate job of the corpus takes
@@ -162,6 +171,9 @@ class Job:
     feeds: dict[str, np.ndarray]
     tag: object = None  # the caller's handle, returned untouched
     runtimes: Sequence[str] | None = None  # run on these runtimes only (None: all)
+    # (digest, length) of the model's last bytes, a large constant's that
+    # other jobs' models end with too (models.serialized): sent once per worker.
+    tail: tuple[bytes, int] | None = None
     # Bookkeeping of WorkerPool.run: results still to come, bytes held in the queues.
     pending: int = field(default=0, init=False, repr=False)
     size: int = field(default=0, init=False, repr=False)
@@ -403,6 +415,9 @@ class Worker:
             os.close(watch_fd)
         self.state = "starting"
         self.spawned_at = time.monotonic()
+        # What this process holds of the large models and feeds sent to it:
+        # each crosses the pipe once (worker.Blobs), a fresh process holds nothing.
+        self.blobs = Blobs(blobs_capacity(self.output_limit))
         self.info: dict | None = None
         self.batch: list[Job] | None = None
         self.solo = False  # the batch is one suspect job, run to confirm a crash
@@ -419,7 +434,7 @@ class Worker:
 
     def send(self, batch: list[Job], solo: bool = False) -> None:
         """Send a batch; a worker already dead is found by the watch, not here."""
-        wire = [(job.session_key, job.model, job.feeds) for job in batch]
+        wire = [self._wired(job) for job in batch]
         self.base = self.last_progress = self.progress()
         self.delivered = 0
         self.last_change = time.monotonic()
@@ -429,6 +444,26 @@ class Worker:
         self.batch, self.solo, self.state, self.fresh = batch, solo, "busy", False
         with contextlib.suppress(OSError):
             self.conn.send_bytes(pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def _wired(self, job: Job) -> tuple:
+        """A job as it crosses the pipe: a large model (one that repeats: it
+        has a session key) or feed this worker holds goes by its digest."""
+        model: object = job.model
+        if job.tail is not None:
+            digest, length = job.tail
+            end = len(job.model) - length
+            # The tail goes as a buffer of the model's bytes: copied only when sent.
+            tail = pickle.PickleBuffer(memoryview(job.model)[end:])
+            model = (PARTS, job.model[:end], self.blobs.wire(b"tail:" + digest, length, tail))
+        elif job.session_key is not None and len(job.model) >= SHARED_BYTES:
+            model = self.blobs.wire(b"model:" + job.session_key, len(job.model), job.model)
+        feeds = {
+            name: self.blobs.wire(array_digest(array), array.nbytes, array)
+            if array.nbytes >= SHARED_BYTES and not array.dtype.hasobject
+            else array
+            for name, array in job.feeds.items()
+        }
+        return (job.session_key, model, feeds)
 
     def stderr_tail(self, since: int = 0) -> str:
         """What the worker wrote to stderr since ``since``: its start and its

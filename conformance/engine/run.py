@@ -120,17 +120,22 @@ class _Models:
     """Serialized one-node models, shared by every case with the same model key."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple, tuple[bytes, bytes]] = {}
+        self._cache: dict[tuple, tuple[bytes, bytes, tuple[bytes, int] | None]] = {}
 
-    def get(self, case: Case, variant: str, key: tuple | None = None) -> tuple[bytes, bytes]:
-        """(session key: the model's digest, serialized model); ``key``: the
-        case's models.model_key when the caller has it already (None: computed here)."""
+    def get(
+        self, case: Case, variant: str, key: tuple | None = None
+    ) -> tuple[bytes, bytes, tuple[bytes, int] | None]:
+        """(session key: the model's digest, serialized model, its large tail:
+        models.serialized); ``key``: the case's models.model_key when the
+        caller has it already (None: computed here)."""
         if key is None:
             key = models.model_key(case.op, case.opset, case.data, case.indices, case.axis, variant)
         if key is not None and key in self._cache:
             return self._cache[key]
-        model = models.build_for_case(case, variant).SerializeToString()
-        built = (hashlib.blake2b(model, digest_size=16).digest(), model)
+        model, tail = models.serialized(case, variant)
+        # A large tail is named by its digest: hashing its bytes again for each case costs.
+        head = model if tail is None else model[: len(model) - tail[1]] + tail[0]
+        built = (hashlib.blake2b(head, digest_size=16).digest(), model, tail)
         if key is not None:
             if len(self._cache) >= MODEL_CACHE:
                 self._cache.pop(next(iter(self._cache)))
@@ -505,10 +510,9 @@ class Run:
         model_key: tuple | None = None,
     ) -> Job:
         """The one way a case in a variant becomes a job for the workers."""
-        session_key, model = self.models.get(case, variant, model_key)
-        return Job(
-            session_key, model, models.feeds(case.data, case.indices, variant), tag, runtimes
-        )
+        session_key, model, tail = self.models.get(case, variant, model_key)
+        feeds = models.feeds(case.data, case.indices, variant)
+        return Job(session_key, model, feeds, tag, runtimes, tail=tail)
 
     def cut_reproducers(self) -> None:
         """Cut each value mismatch of a corpus case down to its smallest

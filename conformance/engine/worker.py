@@ -26,7 +26,12 @@ process that left the group, by ``setsid``, is beyond its reach), then
 removes SCRATCH.
 
 Wire format (pickled):
-  parent -> worker: one message per batch, [(session_key, model_bytes, feeds), ...]
+  parent -> worker: one message per batch, [(session_key, model_bytes, feeds), ...],
+                    where a model or a feed of at least SHARED_BYTES may come as
+                    (KEEP, digest, size, value): hold it in the worker's
+                    :class:`Blobs`; or (HELD, digest): the one held (below);
+                    and a model ending with a large constant (models.serialized)
+                    as (PARTS, head, its tail so wired): the two joined
   worker -> parent: first ("hello", info) or ("failed", message); then, per
                     batch, ("part", first, results) whenever FLUSH_S has passed
                     since the last message (so that a later crash or hang does
@@ -58,6 +63,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import json
 import mmap
 import os
@@ -69,6 +75,8 @@ import sys
 import time
 import traceback
 import warnings
+import weakref
+from collections import OrderedDict
 from multiprocessing.connection import Connection
 
 import numpy as np
@@ -85,6 +93,100 @@ _PR_SET_PDEATHSIG = 1
 # computed (it would have been killed first), only a view that pickling would
 # make whole, here and again in the parent.
 OUTPUT_LIMIT_ENV = "CONFORMANCE_OUTPUT_LIMIT"
+
+
+# A model or feed this large crosses the pipe once per worker, then by its
+# digest: a model node's constant (a 90 MB embedding table) is in every case
+# of that node, in every variant, and pickling, piping and unpickling it on
+# every job was most of `conformance model --inputs`'s time on a BERT-size
+# model (docs/development.md, Benchmarks). Below it the digest costs more than
+# the copy it saves.
+SHARED_BYTES = 1 << 20
+# What a worker holds at most (bytes), least recently used dropped: a quarter
+# of its memory limit, so that what it holds never makes it the runaway
+# allocation the pool kills it for.
+BLOBS_BYTES = 512 << 20
+KEEP, HELD, PARTS = "keep", "held", "parts"
+
+
+def blobs_capacity(limit: int | None) -> int:
+    """Bytes a worker's :class:`Blobs` holds, ``limit`` its memory limit (the
+    pool's --worker-memory, :data:`OUTPUT_LIMIT_ENV`): both ends compute it."""
+    return BLOBS_BYTES if limit is None else min(BLOBS_BYTES, limit // 4)
+
+
+class Blobs:
+    """Large values a worker holds by digest, least recently used dropped
+    beyond ``capacity`` bytes. The parent keeps one per worker, sizes only,
+    and applies the same steps in the same order as the worker (one message
+    after the other, each message's values in order), so it knows what the
+    worker holds without asking: what it holds goes as (HELD, digest)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._held: OrderedDict[bytes, tuple[int, object]] = OrderedDict()
+        self._bytes = 0
+
+    def wire(self, digest: bytes, size: int, value: object) -> object:
+        """The parent's side: what to send for ``value`` (held or not)."""
+        if digest in self._held:
+            self._held.move_to_end(digest)
+            return (HELD, digest)
+        if size > self.capacity:
+            return value  # never held: sent whole every time
+        self._hold(digest, size, None)
+        return (KEEP, digest, size, value)
+
+    def resolve(self, wired: object) -> object:
+        """The worker's side: the value a wired model or feed stands for."""
+        if not isinstance(wired, tuple):
+            return wired
+        if wired[0] == HELD:
+            self._held.move_to_end(wired[1])
+            return self._held[wired[1]][1]
+        _, digest, size, value = wired
+        self._hold(digest, size, value)
+        return value
+
+    def _hold(self, digest: bytes, size: int, value: object) -> None:
+        self._held[digest] = (size, value)
+        self._bytes += size
+        while self._bytes > self.capacity:
+            _, (dropped, _) = self._held.popitem(last=False)
+            self._bytes -= dropped
+
+
+def resolved(blobs: Blobs, job: tuple) -> tuple:
+    key, model, feeds = job
+    if isinstance(model, tuple) and model[0] == PARTS:  # (PARTS, head, its wired tail)
+        model = model[1] + blobs.resolve(model[2])
+    else:
+        model = blobs.resolve(model)
+    return key, model, {name: blobs.resolve(value) for name, value in feeds.items()}
+
+
+# Digests of the large arrays sent so far, by the array's id while it lives:
+# the same constant is in every job of its node, and hashing 90 MB costs a
+# tenth of a second each time.
+_DIGESTS: dict[int, tuple[weakref.ref, bytes]] = {}
+
+
+def array_digest(array: np.ndarray) -> bytes:
+    """The digest of an array's dtype, shape and bytes (the parent's side)."""
+    known = _DIGESTS.get(id(array))
+    if known is not None and known[0]() is array:
+        return known[1]
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{array.dtype.str}{array.shape}".encode())
+    digest.update(np.ascontiguousarray(array).reshape(-1).view(np.uint8).data)
+    done = digest.digest()
+    key = id(array)
+
+    def forget(_: weakref.ref) -> None:  # the id may name another array next
+        _DIGESTS.pop(key, None)
+
+    _DIGESTS[key] = (weakref.ref(array, forget), done)
+    return done
 
 
 def _die_with_parent(parent: int | None = None) -> None:
@@ -334,6 +436,7 @@ def main(argv: list[str], parent: int | None = None) -> None:
     conn = Connection(int(conn_fd))
     progress = mmap.mmap(int(progress_fd), PROGRESS.size)
     limit = _output_limit()
+    blobs = Blobs(blobs_capacity(limit))
     try:
         adapter = instantiate(target, properties)
         info = {
@@ -354,6 +457,7 @@ def main(argv: list[str], parent: int | None = None) -> None:
             batch = pickle.loads(conn.recv_bytes())
         except (EOFError, OSError):
             return
+        batch = [resolved(blobs, job) for job in batch]  # in order, as the parent wired them
         first, results = 0, []
         last_sent = time.perf_counter()
         for index, job in enumerate(batch):
