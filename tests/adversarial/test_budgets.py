@@ -133,6 +133,17 @@ def test_fuzz_draws_stop_at_the_budget_with_the_largest_tensors(tmp_path):
     capped.budget.started -= capped.budget.seconds  # spent
     draw, *arguments = capped._next_batch(0)
     assert draw(*arguments) == []
+    # What a batch of draws at the cap costs on this machine now (its load
+    # included): the slack of the end-to-end bound below scales with it, so the
+    # verdict holds on a loaded machine too (issue 44.17).
+    fresh = Campaign(
+        CampaignOptions(["reference"], 6, 3, tmp_path / "unused2", max_elements=MAX_ELEMENTS)
+    )
+    fresh.budget.start()
+    draw, *arguments = fresh._next_batch(0)
+    started = time.monotonic()
+    draw(*arguments)
+    batch_s = time.monotonic() - started
     # The budget holds the worker's start too: 2 s, even 4, ran out before any
     # example on 2 cores busy with another test process (pytest-xdist) and more.
     budget = 6
@@ -147,7 +158,7 @@ def test_fuzz_draws_stop_at_the_budget_with_the_largest_tensors(tmp_path):
     # campaign's own clock (not the process's start, which a loaded machine
     # stretches); a round of 64 draws at the cap alone takes several seconds on 2 cores
     elapsed = json.loads((tmp_path / "fz" / "findings.json").read_text())["elapsed_s"]
-    assert elapsed < budget + 8, elapsed
+    assert elapsed < budget + 8 + batch_s, (elapsed, batch_s)
 
 
 def test_the_element_cap_cannot_be_lifted_by_the_environment(tmp_path):

@@ -107,7 +107,7 @@ def test_a_run_prints_hostile_names_messages_and_files_escaped(hostile_run):
     assert done.returncode == 1, done.stdout + done.stderr  # the hostile refusals are new
     shown = _clean(done)
     for text in ("hostile\\x1b[2J", "[/]", "evil\\x1b[2Jname.yaml:2",
-                 "refused \\x1b[31mred\\x1b[0m\\x08\\x07 \\u202eevil [/] [bold]x \\udcff",
+                 "refused \\x1b[31mred\\x1b[0m\\x08\\x07 \\u202eevil; [/] [bold]x \\udcff",
                  "known\\x1b[2J/<runtime>.yaml", "run\\x1b[2J/results.jsonl"):  # fmt: skip
         assert text in shown, (text, shown)
     assert "gate FAILED" in done.stdout
