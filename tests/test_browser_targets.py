@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -57,8 +58,14 @@ def adapter(request):
     started = ortweb.OrtWebAdapter({"backend": request.param})
     yield started
     if started._runner is not None:
-        started._runner.kill()
-        started._runner.wait()
+        # Its stdin closed, the runner exits and kills the browser it started; a
+        # SIGKILL here (no worker's group kill after it) left Chromium running.
+        started._runner.stdin.close()
+        try:
+            started._runner.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            started._runner.kill()
+            started._runner.wait()
 
 
 def test_info_records_the_version_and_the_device(adapter):

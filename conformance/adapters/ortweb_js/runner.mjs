@@ -73,8 +73,18 @@ async function serve(dist) {
 // Chromium started here, not by puppeteer.launch (which starts it in a session
 // of its own): in this process's group, which the worker's sentinel kills
 // whole when the worker dies or hangs, so that no browser outlives its worker.
+// The browser this runner started, killed whenever the runner exits (its stdin
+// closed, an error, a crash of the page): a runner that ends without a worker's
+// group kill (an adapter used in process, a worker closed cleanly) left it running.
+let chromiumChild = null;
+process.on('exit', () => {
+  if (chromiumChild && chromiumChild.exitCode === null && chromiumChild.signalCode === null) {
+    chromiumChild.kill('SIGKILL');
+  }
+});
+
 async function startChromium() {
-  const child = spawn(chromium, [...CHROMIUM_FLAGS, '--remote-debugging-address=127.0.0.1',
+  const child = chromiumChild = spawn(chromium, [...CHROMIUM_FLAGS, '--remote-debugging-address=127.0.0.1',
     '--remote-debugging-port=0', `--user-data-dir=${await mkdtemp(path.join(tmpdir(), 'ortweb-'))}`,
     'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
   child.on('exit', (code, signal) => {
