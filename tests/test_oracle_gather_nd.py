@@ -358,6 +358,10 @@ def test_the_decisions_are_complete_and_in_the_table():
 def test_every_clause_the_module_raises_is_a_decision():
     source = Path(gather_nd.__file__).read_text(encoding="utf-8")
     raised = set(re.findall(r'SpecViolation\(\s*"([a-z0-9-]+)"', source))
+    # the dtypes through the shared check: data-dtype, and the index clause it is given
+    shared = re.findall(r'checks\.check_dtypes\([^)]*?"([a-z0-9-]+)"', source)
+    assert shared == ["gnd-indices-dtype"]
+    raised |= {"data-dtype", *shared}
     assert raised == {
         "index-out-of-range",
         "data-dtype",

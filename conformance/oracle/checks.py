@@ -21,7 +21,15 @@ def require_arrays(data: object, indices: object) -> None:
             raise TypeError(f"{name} must be a numpy.ndarray, not {type(value).__name__}")
 
 
-def check_dtypes(spec: OpSpec, data: np.ndarray, indices: np.ndarray) -> None:
+def check_dtypes(
+    spec: OpSpec,
+    data: np.ndarray,
+    indices: np.ndarray,
+    index_clause: str = "indices-dtype",
+    index_type: str = "in Tind",
+) -> None:
+    """Data's dtype in T, indices' in their type (``Tind``; GatherND's fixed
+    int64 is its own clause and words: ``index_clause``, ``index_type``)."""
     name = dtypes.name_of(data)
     if name not in spec.data_dtypes:
         raise SpecViolation(
@@ -32,8 +40,8 @@ def check_dtypes(spec: OpSpec, data: np.ndarray, indices: np.ndarray) -> None:
     name = dtypes.name_of(indices)
     if name not in spec.index_dtypes:
         raise SpecViolation(
-            "indices-dtype",
-            f"indices dtype {name} is not in Tind (allowed: {', '.join(spec.index_dtypes)})",
+            index_clause,
+            f"indices dtype {name} is not {index_type} (allowed: {', '.join(spec.index_dtypes)})",
         )
 
 

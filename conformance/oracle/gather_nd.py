@@ -28,7 +28,6 @@ import numpy as np
 
 from conformance.oracle import checks
 from conformance.oracle.errors import SpecViolation
-from conformance.tables import dtypes
 from conformance.tables.operators import GATHER_ND
 from conformance.tables.spec import OpSpec
 from conformance.tables.spec import op_spec as _op_spec
@@ -47,23 +46,6 @@ def output_shape(data_shape, indices_shape, batch_dims: int | None) -> tuple[int
     """The shape rule alone, from shapes: indices.shape[:-1] + data.shape[b + m:]
     (decision gnd-batch-dims-kept); None when the shapes have no valid output."""
     return OPERATOR.output_shape(OPERATOR.shapes(data_shape, indices_shape), batch_dims)
-
-
-def check_dtypes(spec: OpSpec, data: np.ndarray, indices: np.ndarray) -> None:
-    name = dtypes.name_of(data)
-    if name not in spec.data_dtypes:
-        raise SpecViolation(
-            "data-dtype",
-            f"data dtype {name} is not in T of {NAME}-{spec.opset} "
-            f"(allowed: {', '.join(spec.data_dtypes)})",
-        )
-    name = dtypes.name_of(indices)
-    if name not in spec.index_dtypes:
-        raise SpecViolation(
-            "gnd-indices-dtype",
-            f"indices dtype {name} is not {NAME}'s indices type "
-            f"(allowed: {', '.join(spec.index_dtypes)})",
-        )
 
 
 def check_batch_dims(opset: int, batch_dims: int | None, rank: int, q: int) -> int:
@@ -138,7 +120,7 @@ def evaluate(opset: int, data: np.ndarray, indices: np.ndarray, batch_dims: int 
     breaks several clauses always reports the same one."""
     checks.require_arrays(data, indices)  # called directly: no oracle.evaluate checks first
     spec = op_spec(opset)
-    check_dtypes(spec, data, indices)
+    checks.check_dtypes(spec, data, indices, "gnd-indices-dtype", f"{NAME}'s indices type")
     checks.check_data_rank(data)
     if indices.ndim == 0:
         raise SpecViolation(
