@@ -350,12 +350,14 @@ def _environment(
     """A worker environment at ``env``: the requirements, this project (--no-deps),
     checked by importing ``module``; its interpreter and the packages' versions."""
     python = env / "bin" / "python"
+    # run_install: these build the environment, so `nox --install-only` builds it too
+    # (session.run is skipped there, and the versions probe below would find no python).
     if not python.exists():
-        session.run("python", "-m", "venv", str(env))
+        session.run_install("python", "-m", "venv", str(env))
     pip = (str(python), "-m", "pip", "install", "--quiet")
-    session.run(*pip, *requirements, external=True)
-    session.run(*pip, "--no-deps", "-e", ".", external=True)
-    session.run(str(python), "-c", f"import {module}", external=True)
+    session.run_install(*pip, *requirements, external=True)
+    session.run_install(*pip, "--no-deps", "-e", ".", external=True)
+    session.run_install(str(python), "-c", f"import {module}", external=True)
     found = subprocess.run(
         [str(python), "-c", _VERSIONS_OF, *packages], capture_output=True, text=True, check=True
     ).stdout
