@@ -96,14 +96,12 @@ def scatter(
     rows: np.ndarray,
     updates: np.ndarray,
     reduction: str,
-    where,
     use_init: bool = True,
 ) -> tuple[Admissible, Flags]:
     """The admissible outputs of writing ``updates`` (N, S) to the rows
     ``rows`` (N,) of ``data`` viewed as (-1, S), in range and normalised.
 
-    ``where(flat)`` names an element of the output (for the refusal of an
-    element with too many ordered writes). ``use_init`` false: an element's
+    ``use_init`` false: an element's
     reduction starts from its first write, not from data (OpenVINO's
     ``use_init_val``)."""
     flags = Flags()
@@ -162,9 +160,9 @@ def scatter(
             if k > MAX_ORDERED_WRITES:
                 first = int(targets[0]) * s
                 raise TooManyOrders(
-                    f"output element {where(first)} receives {k} writes under reduction "
-                    f"{reduction} on {admissible_dtype(out)}: every order of them ({k}! = "
-                    f"{math.factorial(k)}) is more than the oracle enumerates (at most "
+                    f"output element {_where(first, out.shape)} receives {k} writes under "
+                    f"reduction {reduction} on {admissible_dtype(out)}: every order of them "
+                    f"({k}! = {math.factorial(k)}) is more than the oracle enumerates (at most "
                     f"{MAX_ORDERED_WRITES} writes per element, MAX_ORDERED_WRITES); draw the case "
                     f"without more than {MAX_ORDERED_WRITES} duplicate indices per element "
                     "(decision sc-reduction-order)"
@@ -177,6 +175,10 @@ def scatter(
         flats.append(flat)
         candidates.append(cand)
     return admissible.from_candidates(out, flats, candidates, nans, computed), flags
+
+
+def _where(flat: int, shape) -> list[int]:
+    return [int(i) for i in np.unravel_index(flat, shape)]
 
 
 def admissible_dtype(out: np.ndarray) -> str:

@@ -198,7 +198,6 @@ def _scatter(data, indices, updates, axis, reduction, use_init):
         positions,
         updates.reshape(-1, 1),
         reduction,
-        lambda flat: list(np.unravel_index(flat, data.shape)) if data.ndim else [],
         use_init,
     )
     return result, disputed(flags, reduction, data, negative)

@@ -128,7 +128,7 @@ def openvino_15(
 
 def _scatter(data, indices, updates, k, reduction):
     sizes = tuple(data.shape[:k])
-    columns = indices.reshape(-1, k)
+    columns = indices.reshape(math.prod(indices.shape[:-1]), k)
     negative = check_index_bounds(columns, sizes) if columns.shape[0] else False
     rows = _rows(columns, sizes, negative)
     s = math.prod(data.shape[k:])
@@ -137,7 +137,6 @@ def _scatter(data, indices, updates, k, reduction):
         rows,
         updates.reshape(rows.shape[0], s),
         reduction,
-        lambda flat: list(np.unravel_index(flat, data.shape)),
         True,
     )
     found = scatter_elements.disputed(flags, reduction, data, negative)
