@@ -23,7 +23,9 @@ These derive from it, each keeping the base its callers may catch
 ``engine.files.FolderBusy``, ``engine.files.NotJson``,
 ``fuzz.store.errors.StoreError`` (and ``fuzz.store.entry.BadEntry``, one entry
 a store skips with a warning line), ``fuzz.options.BadCampaign``,
-``report.diff.DiffError``, ``export.selection.ExportError`` (``conformance
+``report.diff.DiffError``, ``oracle.admissible.TooManyOrders`` (an input whose admissible
+outputs the oracle does not enumerate: more duplicates than it folds in every order),
+``export.selection.ExportError`` (``conformance
 export``), ``adapters.names.UnknownRuntime`` (and ``adapters.names.UnknownProfile``).
 (``tests/test_errors_taxonomy.py`` holds this list to the code.)
 

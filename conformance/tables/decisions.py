@@ -14,6 +14,11 @@ Documents are named by their file in ``shared/specs`` (see its README):
 - 004: ONNX Gather (opsets 1, 11, 13)
 - 005: ONNX GatherND (opsets 11, 12, 13)
 - 006: OpenVINO GatherND-5, GatherND-8
+- 007: ONNX ScatterElements (opsets 11, 13, 16, 18)
+- 008: ONNX ScatterND (opsets 11, 13, 16, 18)
+- 009: ONNX Scatter (9, 11; deprecated, for reference)
+- 010: OpenVINO ScatterElementsUpdate-3, ScatterElementsUpdate-12
+- 011: OpenVINO ScatterNDUpdate-3, ScatterNDUpdate-15
 
 ``disputed`` marks entries where a runtime that follows one of the documents
 could reasonably differ from the oracle on a valid ONNX model; a discrepancy on
@@ -39,6 +44,11 @@ S003 = "003_e9807c24fc4f5749.txt"
 S004 = "004_d4766443270c2fb5.txt"
 S005 = "005_onnx-GatherND.txt"
 S006 = "006_openvino-GatherND.txt"
+S007 = "007_onnx-ScatterElements.txt"
+S008 = "008_onnx-ScatterND.txt"
+S009 = "009_onnx-Scatter.txt"
+S010 = "010_openvino-ScatterElementsUpdate.txt"
+S011 = "011_openvino-ScatterNDUpdate.txt"
 ONNX_DEFS_GATHER_1 = "onnx.defs.get_schema('Gather', 1) (the ONNX schema text of Gather-1)"
 
 # What a person calls each document: the files are named by hash.
@@ -50,6 +60,11 @@ TITLES = {
     S004: "ONNX Gather",
     S005: "ONNX GatherND",
     S006: "OpenVINO GatherND-5, GatherND-8",
+    S007: "ONNX ScatterElements",
+    S008: "ONNX ScatterND",
+    S009: "ONNX Scatter (deprecated)",
+    S010: "OpenVINO ScatterElementsUpdate-3, -12",
+    S011: "OpenVINO ScatterNDUpdate-3, -15",
     ONNX_DEFS_GATHER_1: "ONNX Gather-1 schema (onnx.defs)",
 }
 
@@ -602,10 +617,698 @@ _JOINS: dict[str, tuple[Clause, ...]] = {
         Clause(S005, "Each *scalar value* corresponding to `data[0:b-1,indices_slice]`"),
     ),
 }
-# Every decision: the shared entries with GatherND's clauses joined, then GatherND's own.
+# Operators with an oracle and decisions but no row in tables.operators yet
+# (issue 47: their third input, updates, does not travel through cases,
+# models and runs). Their decisions name them; no run judges them.
+SCATTER_ELEMENTS = "ScatterElements"
+SCATTER_ND = "ScatterND"
+PENDING_OPS: tuple[str, ...] = (SCATTER_ELEMENTS, SCATTER_ND)
+_SC = PENDING_OPS
+_SE = (SCATTER_ELEMENTS,)
+_SND = (SCATTER_ND,)
+
+_SCATTER: tuple[Decision, ...] = (
+    Decision(
+        id="sc-duplicates-none",
+        title="Scatter: duplicate indices without a reduction: any write may be the last",
+        kind="silent",
+        ops=_SC,
+        clauses=(
+            Clause(
+                S007,
+                'In cases where `reduction` is set to "none", indices should not have duplicate '
+                "entries: that is, if idx1 != idx2, then indices[idx1] != indices[idx2].",
+            ),
+            Clause(
+                S008,
+                "Note that `indices` should not have duplicate entries. That is, two or more "
+                "`updates` for the same index-location is not supported.",
+            ),
+            Clause(
+                S008,
+                "The order of iteration in the above loop is not specified. ... This ensures "
+                "that the output value does not depend on the iteration order.",
+            ),
+            Clause(S011, "In case of duplicate entries in ``indices`` the result is undefined."),
+            Clause(
+                S010,
+                "If multiple indices point to the same output location then the order of "
+                "updating the values is undefined.",
+            ),
+        ),
+        oracle="Accepts the input and returns a set: at an element written more than once, any "
+        "of the values written there, bit for bit (the last writer of some order of the writes); "
+        "the set is per element, so a runtime that writes the elements of one slice in different "
+        "orders gives a member too. Inputs with such duplicates are marked disputed.",
+        why="'should not' and 'not supported' name no error (ScatterElements-11/13 say nothing), "
+        "and ScatterND's own reason is that the output would depend on the order, which it "
+        "leaves open: every order is one the text allows. A runtime that refuses such an input "
+        "has a defensible reading, hence disputed. Observed on 2026-12-02: ONNX Runtime 1.32 "
+        "writes the last in row-major order.",
+        disputed=True,
+    ),
+    Decision(
+        id="sc-reduction-order",
+        title="Scatter: a reduction over duplicates in any order of the writes (bounded)",
+        kind="silent",
+        ops=_SC,
+        clauses=(
+            Clause(
+                S008,
+                "output[tuple(indices[idx])] = f(output[tuple(indices[idx])], updates[idx]) ... "
+                "where the `f` is `+`, `*`, `max` or `min` as specified.",
+            ),
+            Clause(S008, "The order of iteration in the above loop is not specified."),
+            Clause(
+                S007,
+                "output[i][indices[i][j]] = f(output[i][indices[i][j]], updates[i][j]) if axis = 1",
+            ),
+            Clause(
+                S011,
+                "If multiple indices point to the same output location then the order of "
+                "updating the values is undefined.",
+            ),
+        ),
+        oracle="Folds each element's writes into it one at a time, f(output, update), in every "
+        "order of its k writes: each distinct result (by bits) is admissible. Where the order "
+        "cannot change the bits (integers and bools under any reduction, max and min but for "
+        "NaN and signed zeros) there is one result. Every order is enumerated for k up to "
+        "reductions.MAX_ORDERED_WRITES (6, so 720 orders); an input with more writes to one "
+        "element under an order-dependent reduction (floating-point, complex or string add and "
+        "mul) is refused with TooManyOrders: such a case must be drawn without so many "
+        "duplicates. It is never judged with a partial set.",
+        why="The loop is the text's and only its order is open. A sum in a tree, or in a wider "
+        "accumulator, is none of the loop's orders and falls outside the set; a runtime may "
+        "reasonably do so, hence disputed.",
+        disputed=True,
+    ),
+    Decision(
+        id="sc-reduction-in-t",
+        title="Scatter: every step of a reduction is rounded to T (float16, bfloat16)",
+        kind="silent",
+        ops=_SC,
+        clauses=(
+            Clause(
+                S008,
+                "output = np.copy(data) update_indices = indices.shape[:-1] for idx in "
+                "np.ndindex(update_indices): output[tuple(indices[idx])] = "
+                "f(output[tuple(indices[idx])], updates[idx])",
+            ),
+            Clause(S008, "<dt><tt>output</tt> (differentiable) : T</dt>"),
+        ),
+        oracle="Each application of f stores into output, a tensor of T: float16 and bfloat16 "
+        "sums and products are rounded to T after every write (NumPy's float16 and ml_dtypes' "
+        "bfloat16 round each operation). Inputs with duplicates under a reduction on those "
+        "types are marked disputed.",
+        why="The text's loop keeps its partial results in output; a runtime that accumulates "
+        "in float32 and rounds once gives another value, a reasonable choice, hence disputed.",
+        disputed=True,
+    ),
+    Decision(
+        id="sc-negative-indices",
+        title="Scatter: negative indices (ONNX [-s, s-1]; OpenVINO -3: an exception)",
+        kind="disagreement",
+        ops=_SC,
+        clauses=(
+            Clause(
+                S007,
+                "All index values are expected to be within bounds [-s, s-1] along axis of size s.",
+            ),
+            Clause(
+                S008,
+                "Index values are allowed to be negative, as per the usual convention for "
+                "counting backwards from the end, but are expected in the valid range.",
+            ),
+            Clause(
+                S010,
+                "All index values are expected to be within bounds ``[0, s - 1]`` along axis of "
+                "size ``s``. ... If an index points to non-existing output tensor element or is "
+                "negative then exception is raised.",
+            ),
+            Clause(S011, "must be within bounds ``[0, s_j - 1]`` where ``s_j = data.shape[j]``"),
+            Clause(S011, "must be within bounds ``[-s_j, s_j - 1]``"),
+        ),
+        oracle="Follows ONNX at every opset: an index i < 0 writes position i + s. Inputs with "
+        "a negative index are marked disputed.",
+        why="The project tests ONNX models; OpenVINO's ScatterElementsUpdate-3 and "
+        "ScatterNDUpdate-3 refuse negative indices (-12 and -15 normalise them), so a runtime "
+        "built on them may differ. ONNX Runtime 1.32 normalises them.",
+        disputed=True,
+    ),
+    Decision(
+        id="snd-out-of-range-unstated",
+        title="ScatterND: an index out of range is an error, though ScatterND does not say so",
+        kind="silent",
+        ops=_SND,
+        clauses=(
+            Clause(S008, "but are expected in the valid range."),
+            Clause(S008, "<dd>Tensor of rank q >= 1.</dd>"),
+            Clause(S011, "If an index points to non-existing element then exception is raised."),
+        ),
+        oracle="Raises SpecViolation index-out-of-range for any component outside [-s, s-1], "
+        "as for every other operator.",
+        why="ScatterND names no consequence, but a write outside data has no meaning, "
+        "ScatterElements and GatherND call it an error and ScatterNDUpdate-15 raises an "
+        "exception. ONNX Runtime 1.32 refuses it ('invalid indice found').",
+    ),
+    Decision(
+        id="sc-reduction-opset",
+        title="Scatter: the reduction attribute exists from opset 16; max and min from 18",
+        kind="rule",
+        ops=_SC,
+        clauses=(
+            Clause(
+                S007,
+                "Type of reduction to apply: none (default), add, mul. 'none': no reduction "
+                "applied.",
+            ),
+            Clause(S007, "(Opset 18 change): Adds max/min to the set of allowed reduction ops."),
+            Clause(
+                S008,
+                "Type of reduction to apply: none (default), add, mul, max, min. 'none': no "
+                "reduction applied.",
+            ),
+        ),
+        oracle="At opsets 11 and 13 any reduction (even 'none') raises SpecViolation: the node "
+        "has no such attribute; at 16 only none, add, mul; at 18 also max, min. Any other "
+        "name (OpenVINO's sum, prod, sub, mean) raises. Absent means none.",
+        why="The version history is explicit. ONNX Runtime 1.32 refuses reduction at opset 13 "
+        "as an invalid model, but accepts an unknown name (reduction='sum' at 18) and "
+        "overwrites.",
+    ),
+    Decision(
+        id="sc-reduction-bool",
+        title="Scatter: reductions on bool: add is OR, mul is AND, max is OR, min is AND",
+        kind="silent",
+        ops=_SC,
+        clauses=(
+            Clause(
+                S007,
+                "tensor(complex128)</dt> <dd>Input and output types can be of any tensor "
+                "type.</dd>",
+            ),
+            Clause(
+                S010,
+                "For ``boolean`` type of ``data`` input, *reduction* ``sum``, ``prod`` behaves "
+                "like logical ``OR``, ``AND`` accordingly",
+            ),
+            Clause(
+                S011,
+                "For boolean type, reduction sum, sub, prod behaves like logical OR, XOR, AND "
+                "accordingly.",
+            ),
+        ),
+        oracle="Accepts every reduction on bool: add = OR, mul = AND (OpenVINO's words), max = "
+        "OR and min = AND (the order false < true). Inputs with a reduction on bool are "
+        "marked disputed.",
+        why="ONNX lists bool in T and says nothing more; OpenVINO's reading of sum and prod is "
+        "the only text, and max and min follow from the order. Observed on 2026-12-02: ONNX "
+        "Runtime 1.32 computes add and mul as OR and AND, and refuses max and min on bool.",
+        disputed=True,
+    ),
+    Decision(
+        id="sc-reduction-string",
+        title="Scatter: on strings only none and add (concatenation, any order)",
+        kind="silent",
+        ops=_SC,
+        clauses=(
+            Clause(S007, "tensor(string), tensor(bool), tensor(complex64), tensor(complex128)"),
+            Clause(S007, "'add':  reduction using the addition operation."),
+            Clause(S010, "T: any numeric type."),
+        ),
+        oracle="add concatenates (current + update), its duplicates in any order of the writes "
+        "(sc-reduction-order); mul, max and min on string data raise SpecViolation. Inputs "
+        "with add on strings are marked disputed.",
+        why="T admits strings; 'addition' of strings is concatenation (as ONNX Runtime 1.32 "
+        "and the onnx helper do); strings have no product, and an order the texts never "
+        "give. ONNX Runtime 1.32 refuses mul, max and min on strings; OpenVINO has no "
+        "strings.",
+        disputed=True,
+    ),
+    Decision(
+        id="sc-reduction-complex",
+        title="Scatter: complex data has add and mul, no max or min",
+        kind="silent",
+        ops=_SC,
+        clauses=(
+            Clause(S008, "tensor(string), tensor(bool), tensor(complex64), tensor(complex128)"),
+            Clause(S008, "where the `f` is `+`, `*`, `max` or `min` as specified."),
+        ),
+        oracle="add and mul are complex addition and multiplication (NumPy's), in any order of "
+        "the writes (sc-reduction-order); max and min on complex data raise SpecViolation.",
+        why="Complex numbers have no order. ONNX Runtime 1.32 has no complex kernel at all.",
+    ),
+    Decision(
+        id="sc-integer-overflow",
+        title="Scatter: integer add and mul wrap (two's complement)",
+        kind="silent",
+        ops=_SC,
+        clauses=(
+            Clause(
+                S007,
+                "'add':  reduction using the addition operation. 'mul': reduction using the "
+                "multiplication operation.",
+            ),
+        ),
+        oracle="Integer add and mul are computed modulo 2^bits (NumPy's wrapping), so their "
+        "result does not depend on the order of the writes.",
+        why="The texts say nothing of overflow; wrapping is what NumPy, the onnx helpers and "
+        "ONNX Runtime 1.32 do (int8: 100 + 100 + 100 gives 44).",
+    ),
+    Decision(
+        id="sc-nan-max-min",
+        title="Scatter: max and min propagate NaN; either zero where +0 and -0 tie",
+        kind="silent",
+        ops=_SC,
+        clauses=(
+            Clause(S007, "'max': reduction using the maximum operation."),
+            Clause(S010, "output[indices[i]] = max(updates[i], output[indices[i]]) axis = 0"),
+        ),
+        oracle="A NaN among an element's operands (data or an update) makes its result NaN "
+        "(any NaN: sc-nan-payload), as NumPy's maximum and IEEE 754-2019's maximum do; where "
+        "the result is zero and the operands hold both +0 and -0, either zero is admissible. "
+        "Inputs where max or min meets a NaN are marked disputed.",
+        why="No text says; a max that ignores NaN (IEEE 754-2008 maxNum, C's fmax) is a "
+        "reasonable reading, hence disputed. Observed on 2026-12-02: ONNX Runtime 1.32 "
+        "ignores NaN (max(1, NaN, 3) gives 3) and gives -0 for max(+0, -0).",
+        disputed=True,
+    ),
+    Decision(
+        id="sc-nan-payload",
+        title="Scatter: a NaN a reduction computes may be any NaN; a NaN moved keeps its bits",
+        kind="silent",
+        ops=_SC,
+        clauses=(Clause(S007, "'add':  reduction using the addition operation."),),
+        oracle="Where a reduction computes NaN (under some order of the writes), any NaN "
+        "(payload, sign) is admissible there; a complex result with a NaN part admits any "
+        "value with a NaN part. Without a reduction, values are moved bit for bit "
+        "(bitwise-exact).",
+        why="IEEE 754 leaves the payload of a computed NaN to the implementation (x86 gives "
+        "the negative default NaN for inf - inf, ARM the positive one); only moved values "
+        "have bits the spec fixes.",
+    ),
+    Decision(
+        id="sc-updates-dtype",
+        title="Scatter: updates must have data's type",
+        kind="rule",
+        ops=_SC,
+        clauses=(
+            Clause(S007, "<dt><tt>updates</tt> (differentiable) : T</dt>"),
+            Clause(S008, "<dt><tt>updates</tt> (differentiable) : T</dt>"),
+        ),
+        oracle="Raises SpecViolation when updates' dtype is not data's.",
+        why="data, updates and output share the type parameter T.",
+    ),
+    Decision(
+        id="se-rank-mismatch",
+        title="ScatterElements: indices must have the rank of data",
+        kind="rule",
+        ops=_SE,
+        clauses=(
+            Clause(S007, "Tensor of int32/int64 indices, of r >= 1 (same rank as input)."),
+            Clause(S010, "The rank of the tensor is equal to the rank of ``data`` tensor."),
+        ),
+        oracle="Raises SpecViolation when rank(indices) != rank(data).",
+        why="Both documents state it.",
+    ),
+    Decision(
+        id="se-updates-shape",
+        title="ScatterElements: updates must have the shape of indices",
+        kind="rule",
+        ops=_SE,
+        clauses=(
+            Clause(S007, "Tensor of rank r >=1 (same rank and shape as indices)"),
+            Clause(S010, "``updates`` tensor of shape equal to the shape of ``indices`` tensor"),
+        ),
+        oracle="Raises SpecViolation when updates.shape != indices.shape.",
+        why="Both documents state it.",
+    ),
+    Decision(
+        id="se-indices-larger-off-axis",
+        title="ScatterElements: indices larger than data off the axis",
+        kind="disagreement",
+        ops=_SE,
+        clauses=(
+            Clause(
+                S007,
+                "the index-value for dimension != axis is obtained from the index of the entry "
+                "itself.",
+            ),
+            Clause(
+                S010,
+                "``update`` tensor dimensions are less or equal to the corresponding ``data`` "
+                "tensor dimensions.",
+            ),
+        ),
+        oracle="Raises SpecViolation.",
+        why="ONNX only requires equal ranks, but its rule would write at a position beyond "
+        "data's shape, which has no meaning; OpenVINO forbids it.",
+    ),
+    Decision(
+        id="se-indices-size",
+        title="ScatterElements: indices may be smaller off the axis and of any size on it",
+        kind="disagreement",
+        ops=_SE,
+        clauses=(
+            Clause(S007, "Tensor of int32/int64 indices, of r >= 1 (same rank as input)."),
+            Clause(
+                S010,
+                "``update`` tensor dimensions are less or equal to the corresponding ``data`` "
+                "tensor dimensions.",
+            ),
+            Clause(S010, "but the dimension pointed by ``axis`` can be also greater"),
+        ),
+        oracle="Accepts indices smaller than data off the axis (only the elements it reaches "
+        "are written) and of any size on the axis, zero and larger included.",
+        why="ONNX is silent beyond equal ranks and its rule is defined for them; "
+        "ScatterElementsUpdate-3 bounds every dimension, -12 lets the axis be larger. "
+        "Not disputed: every text allows smaller, and the oracle follows -12 on the axis.",
+    ),
+    Decision(
+        id="se-axis-attribute",
+        title="ScatterElements: axis is an attribute (OpenVINO: input 4)",
+        kind="disagreement",
+        ops=_SE,
+        clauses=(
+            Clause(S007, "<dt><tt>axis</tt> : int (default is 0)</dt>"),
+            Clause(S010, "4: ``axis`` tensor with scalar or 1D tensor with one element"),
+        ),
+        oracle="axis is the ONNX attribute, absent meaning 0, in [-r, r-1] "
+        "(axis-out-of-range); OpenVINO's axis input is its importer's business.",
+        why="The project tests ONNX models.",
+    ),
+    Decision(
+        id="snd-indices-dtype",
+        title="ScatterND: indices must be int64 (OpenVINO: int32 or int64)",
+        kind="disagreement",
+        ops=_SND,
+        clauses=(
+            Clause(S008, "<dt><tt>indices</tt> (non-differentiable) : tensor(int64)</dt>"),
+            Clause(S011, "T_IND: int32 or int64"),
+        ),
+        oracle="Raises SpecViolation for any indices dtype but int64 (read from onnx.defs).",
+        why="ONNX's type is explicit and has no type parameter.",
+    ),
+    Decision(
+        id="snd-indices-rank-zero",
+        title="ScatterND: indices must have rank q >= 1",
+        kind="rule",
+        ops=_SND,
+        clauses=(
+            Clause(S008, "`indices` tensor of rank q >= 1"),
+            Clause(S011, "``indices`` tensor with indices of arbitrary rank ``q`` >= 1"),
+        ),
+        oracle="Raises SpecViolation for rank-0 indices: there is no last dimension to hold a "
+        "tuple.",
+        why="Both documents state it.",
+    ),
+    Decision(
+        id="snd-last-dim-out-of-range",
+        title="ScatterND: indices.shape[-1] must be at most r",
+        kind="rule",
+        ops=_SND,
+        clauses=(
+            Clause(S008, "Hence, k can be a value at most the rank of `data`."),
+            Clause(S011, "``k`` must be at most ``r``."),
+        ),
+        oracle="Raises SpecViolation for k > r.",
+        why="Both documents state it.",
+    ),
+    Decision(
+        id="snd-empty-tuple",
+        title="ScatterND: k = 0 (an empty tuple) selects the whole of data",
+        kind="silent",
+        ops=_SND,
+        clauses=(
+            Clause(
+                S008,
+                "`indices` is treated as a (q-1)-dimensional tensor of k-tuples, where each "
+                "k-tuple is a partial-index into `data`. Hence, k can be a value at most the "
+                "rank of `data`.",
+            ),
+            Clause(S005, "4) The `indices_shape[-1]` should have a value between 1 (inclusive)"),
+        ),
+        oracle="Accepts k = 0: each empty tuple selects all of data, so updates has shape "
+        "indices.shape[:-1] + data.shape and, with more than one tuple, every write is a "
+        "duplicate (sc-duplicates-none, sc-reduction-order). Such inputs are marked disputed.",
+        why="ScatterND gives only an upper bound, and the text's loop is defined with k = 0 "
+        "(output[()] is all of output); GatherND states a lower bound of 1, so a runtime may "
+        "refuse, hence disputed. ONNX Runtime 1.32 accepts it.",
+        disputed=True,
+    ),
+    Decision(
+        id="snd-updates-shape",
+        title="ScatterND: updates.shape must be indices.shape[:-1] + data.shape[k:]",
+        kind="disagreement",
+        ops=_SND,
+        clauses=(
+            Clause(
+                S008,
+                "Thus, the shape of `updates` must equal indices.shape[0:q-1] ++ data.shape[k:r], "
+                "where ++ denotes the concatenation of shapes.",
+            ),
+            Clause(
+                S011,
+                "If expected ``updates`` rank is 0D it can be a tensor with single element.",
+            ),
+        ),
+        oracle="Raises SpecViolation for any other shape, a one-element tensor where a scalar "
+        "is expected included (OpenVINO's allowance is taken only by openvino_15).",
+        why="ONNX's rule is exact; OpenVINO's allowance is its own.",
+    ),
+    Decision(
+        id="snd-mul-described-as-addition",
+        title="ScatterND-18: 'mul': reduction using the addition operation",
+        kind="erratum",
+        ops=_SND,
+        clauses=(
+            Clause(S008, "'mul':  reduction using the addition operation."),
+            Clause(S008, "where the `f` is `+`, `*`, `max` or `min` as specified."),
+            Clause(S008, "'mul': reduction using the multiplication operation."),
+        ),
+        oracle="mul multiplies.",
+        why="The description's f, ScatterND-16's attribute text and the example "
+        "scatternd_multiply all multiply; the -18 attribute line is a copy slip.",
+    ),
+    Decision(
+        id="snd-example-comments",
+        title="ScatterND: the reduction examples' comments print a wrong data[2]",
+        kind="erratum",
+        ops=_SND,
+        clauses=(
+            Clause(S008, "indices = np.array([[0], [0]], dtype=np.int64)"),
+            Clause(
+                S008,
+                "[[7, 8, 9, 10], [13, 14, 15, 16], [18, 17, 16, 15], [16, 15, 14, 13]], ... "
+                "[[1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3], [4, 4, 4, 4]],",
+            ),
+        ),
+        oracle="Follows the text: with indices [[0], [0]] only data[0] changes; data[2] stays "
+        "[[8, 7, 6, 5], [4, 3, 2, 1], [1, 2, 3, 4], [5, 6, 7, 8]].",
+        why="The comments of scatternd_add, _max, _min and _multiply copy the third row of "
+        "scatternd's output (indices [[0], [2]]); their tests' outputs come from "
+        "scatter_nd_impl, which leaves data[2] alone. tests/test_oracle_scatter.py holds "
+        "each example to the text and shows the comment's data[2] outside the set.",
+    ),
+    Decision(
+        id="snd-openvino-15-examples",
+        title="ScatterNDUpdate-15: Example 1, the XML indices and two XML outputs are wrong",
+        kind="erratum",
+        ops=_SND,
+        clauses=(
+            Clause(S011, "indices = [[4], [3], [1], [7], [-2], [-4]]"),
+            Clause(S011, "output  = [1, 11, 3, 10, 4, 6, 13, 12]"),
+            Clause(S011, "<dim>5</dim>  <!-- values: [0, 2, -3, -3, 0] -->"),
+            Clause(S011, "<dim>4</dim>  <!-- values: [50, 20, 20, 4] -->"),
+            Clause(S011, "<dim>4</dim>  <!-- values: [500, 3600, 40, 4] -->"),
+            Clause(
+                S011,
+                "out[tuple(indices[ndidx])] = func(tuple(out[indices[ndidx]]), updates[ndidx])",
+            ),
+        ),
+        oracle="Follows the text: Example 1's position 4 receives 9 ([4]) and 14 ([-4]), so "
+        "it is 9 or 14, never 4; the XML indices are read as 5x1 (a rank-1 indices of 5 "
+        "would have k = 5 > r = 1); with them 'none' gives [{10, 50}, {30, 40}, 20, 4] and "
+        "'prod' [500, 2400, 60, 4]; 'sum' and 'sub' agree with the printed outputs. The NumPy "
+        "snippet, which raises for sum, sub and prod, is read as its comment says.",
+        why="Each printed value was checked against the text's own rule; the judge rejects "
+        "the printed ones (tests/test_oracle_scatter.py).",
+    ),
+    Decision(
+        id="se-openvino-12-formula",
+        title="ScatterElementsUpdate-12: the 2-D formula for axis 1 reads the wrong element",
+        kind="erratum",
+        ops=_SE,
+        clauses=(
+            Clause(
+                S010,
+                "output[i][indices[i][j]] = reduction(updates[i][j], output[indices[i][j]][j]) "
+                "if axis = 1",
+            ),
+            Clause(
+                S010,
+                "output[i][indices[i][j][k]][k] = reduction(updates[i][j][k], "
+                "output[i][indices[i][j][k]][k]) if axis = 1",
+            ),
+        ),
+        oracle="The element reduced is the one written, output[i][indices[i][j]], as in the "
+        "3-D formula and ONNX's.",
+        why="Reading output[indices[i][j]][j] would combine two unrelated elements; the 3-D "
+        "formula and Examples 3-5 (axis 1) agree with the correction.",
+    ),
+    Decision(
+        id="sc-openvino-len",
+        title="OpenVINO -12, -15: 'len(data.shape[axis] + index)' means data.shape[axis] + index",
+        kind="erratum",
+        ops=_SC,
+        clauses=(
+            Clause(
+                S010,
+                "Negative value of index means reverse indexing and will be normalized to value "
+                "``len(data.shape[axis] + index)``.",
+            ),
+            Clause(
+                S011,
+                "Negative value of index means reverse indexing and will be normalized to value "
+                "``len(data.shape[j] + index)``.",
+            ),
+        ),
+        oracle="A negative index i writes position s + i.",
+        why="len of a number has no meaning; s + i is ONNX's rule and what both pages' "
+        "examples do (Example 1 of -12: index -2 of 4 writes position 2).",
+    ),
+    Decision(
+        id="sc-openvino-reductions",
+        title="OpenVINO's own reductions (sum, prod, sub, mean, use_init_val) are not ONNX's",
+        kind="disagreement",
+        ops=_SC,
+        clauses=(
+            Clause(S010, "one of ``none``, ``sum``, ``prod``, ``min``, ``max``, ``mean``"),
+            Clause(
+                S010,
+                "Controls whether the elements in the data input tensor are used as init value "
+                "for reduce operations.",
+            ),
+            Clause(
+                S010,
+                "For integer types the calculated mean is rounded down (towards negative "
+                "infinity).",
+            ),
+            Clause(S011, "one of ``none``, ``sum``, ``sub``, ``prod``, ``min``, ``max``"),
+        ),
+        oracle="evaluate takes ONNX's names only (sc-reduction-opset). OpenVINO's texts are "
+        "computed by scatter_elements.openvino_12 and scatter_nd.openvino_15, for their "
+        "examples alone: sum = add, prod = mul, sub = x - y (XOR on bool), mean the sum over "
+        "the count (integers rounded toward negative infinity; none on bool), use_init_val "
+        "false starting from the first write. No run judges them: no ONNX node carries them.",
+        why="The project tests ONNX models; OpenVINO's extra reductions are cases of its own "
+        "texts only.",
+    ),
+    Decision(
+        id="sc-scatter-deprecated",
+        title="Scatter (9, 11), deprecated, is ScatterElements-11 by another name",
+        kind="silent",
+        ops=_SE,
+        clauses=(
+            Clause(
+                S009,
+                "This operator is deprecated. Please use ScatterElements, which provides the "
+                "same functionality.",
+            ),
+            Clause(S009, "Tensor of int32/int64 indices, of r >= 1 (same rank as input)."),
+        ),
+        oracle="Not an operator of the project; read for reference only. Its text says "
+        "nothing about index values (Scatter-9); ScatterElements-11's bounds apply.",
+        why="Deprecated since opset 11 in favour of ScatterElements, with the same rule.",
+    ),
+)
+
+# The clauses the Scatter documents add to the entries of every operator,
+# and the operators they add (ScatterElements' and ScatterND's oracles raise
+# and cite them by these ids).
+_SCATTER_JOINS: dict[str, tuple[tuple[str, ...], tuple[Clause, ...]]] = {
+    "index-out-of-range": (
+        _SC,
+        (
+            Clause(
+                S007,
+                "All index values are expected to be within bounds [-s, s-1] along axis of size "
+                "s. It is an error if any of the index values are out of bounds.",
+            ),
+            Clause(S008, "but are expected in the valid range."),
+            Clause(S010, "If an index points to non-existing element then exception is raised."),
+        ),
+    ),
+    "zero-size-axis": (_SC, (Clause(S007, "within bounds [-s, s-1] along axis of size s"),)),
+    "empty-tensors": (
+        _SC,
+        (
+            Clause(S007, "Its output shape is the same as the shape of `data`."),
+            Clause(S008, "Its output shape is the same as the shape of `data`."),
+        ),
+    ),
+    "axis-out-of-range": (
+        _SE,
+        (
+            Clause(
+                S007,
+                "Which axis to scatter on. Negative value means counting dimensions from the "
+                "back. Accepted range is [-r, r-1] where r = rank(data).",
+            ),
+        ),
+    ),
+    "data-rank-zero": (
+        _SC,
+        (
+            Clause(S007, "<dd>Tensor of rank r >= 1.</dd>"),
+            Clause(S008, "`data` tensor of rank r >= 1"),
+        ),
+    ),
+    "indices-dtype": (_SE, (Clause(S007, "Tind</tt> : tensor(int32), tensor(int64)</dt>"),)),
+    "data-dtype": (
+        _SC,
+        (
+            Clause(
+                S007,
+                "available since version 11 of the default ONNX operator set. ... "
+                "tensor(int32), tensor(int64), tensor(float16)",
+            ),
+            Clause(
+                S008,
+                "available since version 11 of the default ONNX operator set. ... "
+                "tensor(int32), tensor(int64), tensor(float16)",
+            ),
+        ),
+    ),
+    "bitwise-exact": (
+        _SC,
+        (
+            Clause(
+                S007,
+                "The output of the operation is produced by creating a copy of the input "
+                "`data`, and then updating its value to values specified by `updates`",
+            ),
+        ),
+    ),
+}
+
+
+def _joined(decision: Decision) -> Decision:
+    """A shared entry with GatherND's clauses and the Scatter operators' joined."""
+    ops, clauses = _SCATTER_JOINS.get(decision.id, ((), ()))
+    return replace(
+        decision,
+        ops=decision.ops + tuple(op for op in ops if op not in decision.ops),
+        clauses=decision.clauses + _JOINS.get(decision.id, ()) + clauses,
+    )
+
+
+# Every decision: the shared entries with GatherND's and the Scatter operators'
+# clauses joined, then GatherND's own, then ScatterElements' and ScatterND's.
 DECISIONS: tuple[Decision, ...] = (
-    *(replace(d, clauses=d.clauses + _JOINS.get(d.id, ())) for d in _SHARED),
+    *(_joined(d) for d in _SHARED),
     *_GATHER_ND,
+    *_SCATTER,
 )
 BY_ID: dict[str, Decision] = {d.id: d for d in DECISIONS}
 IDS: tuple[str, ...] = tuple(BY_ID)
@@ -620,6 +1323,20 @@ CORE: dict[str, Clause] = {
         S000, "consists of one value (gathered from the data) for each element in indices"
     ),
     GATHER_ND.name: Clause(S005, "this operator gathers slices of `data` into an output tensor"),
+}
+
+# The core sentence of each operator in PENDING_OPS, ready to join CORE with its row.
+PENDING_CORE: dict[str, Clause] = {
+    SCATTER_ELEMENTS: Clause(
+        S007,
+        "For each entry in `updates`, the target index in `data` is obtained by combining the "
+        "corresponding entry in `indices` with the index of the entry itself",
+    ),
+    SCATTER_ND: Clause(
+        S008,
+        "updating its value to values specified by `updates` at specific index positions "
+        "specified by `indices`",
+    ),
 }
 
 
