@@ -55,7 +55,7 @@ class CaptureAdapter(Adapter):
         # the reference adapter's GatherElements: a wrap loop that would never
         # end is counted and said, not waited for
         elements = reference.gather_elements() if reference.counts_wrap_loop() else None
-        ops = capture.capturing_ops(kept, gather_elements=elements)
+        ops = capture.capturing_ops(kept, given=[elements] if elements is not None else [])
         try:
             return ReferenceEvaluator(onnx.load_model_from_string(model), new_ops=ops), kept
         except Exception as error:

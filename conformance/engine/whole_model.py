@@ -198,7 +198,7 @@ def _judge_model(
     if fed is None:
         return
     for site in made.found.sites:
-        if site.opset is None or OPERATORS[site.op].indexing == "tuple":  # GatherND: listed
+        if site.opset is None:  # another domain's: listed
             continue
         key = (site.model, site.graph, site.node)
         moved = _fed_values(site, fed)  # the input as fed, once for every target
@@ -508,8 +508,8 @@ def spec_breaks(found: GraphFile, captured: Captured | None) -> dict[tuple, dict
         return breaks
     for site in found.sites:
         key = (site.model, site.graph, site.node)
-        if site.opset is None or OPERATORS[site.op].indexing == "tuple":  # GatherND: listed
-            continue  # (another domain: not ours to hold to the spec)
+        if site.opset is None:  # another domain's: not ours to hold to the spec
+            continue
         for data, indices in captured.tensors.get(key, ()):
             try:
                 judged = oracle.verdict(site.op, site.opset, data, indices, site.axis)
@@ -534,13 +534,19 @@ def _break_of(site, data: np.ndarray, indices: np.ndarray, violation) -> dict:
     source = site.sources.get("indices")
     if source is not None and source.kind == "input":
         said["input"] = source.name
-    if violation.clause == "index-out-of-range" and data.ndim:
-        size = data.shape[OPERATORS[site.op].axis(site.axis) % data.ndim]
+    row = OPERATORS[site.op]
+    sizes = row.index_sizes(data.shape, indices.shape, site.axis) if data.ndim else None
+    if violation.clause == "index-out-of-range" and sizes:
+        # each index against the dim it indexes (an index tuple's k-th component: its k-th)
+        bound = np.resize(np.array(sizes, np.int64), indices.size).reshape(indices.shape)
         wide = indices.astype(np.int64)
-        bad = np.argwhere((wide < -size) | (wide >= size))
+        bad = np.flatnonzero((wide < -bound) | (wide >= bound))
         if len(bad):
-            at = tuple(int(i) for i in bad[0])
+            at = tuple(int(i) for i in np.unravel_index(int(bad[0]), indices.shape))
+            size = sizes[int(bad[0]) % len(sizes)]
             said.update(element=list(at), value=int(wide[at]), size=int(size))
+            if row.indexing == "tuple":
+                said["component"] = int(bad[0]) % len(sizes)
     return said
 
 

@@ -1,9 +1,10 @@
 """``--inputs FILE.npz``: the model run once on the user's inputs, every Gather
-node's inputs captured, and those exact tensors made into cases.
+(GatherElements, GatherND) node's inputs captured, and those exact tensors
+made into cases.
 
 The model runs on ``onnx.reference`` (the header's ``graphs.captured_with``
-says so), with its Gather and GatherElements replaced by the same operators
-that also keep what they were given. That reaches nodes at any depth of
+says so), with each of our operators (the operators table's rows) replaced
+by the same operator that also keeps what it was given. That reaches nodes at any depth of
 If/Loop/Scan bodies (a Loop body's node is captured at each iteration; the
 first :data:`KEPT` distinct inputs are kept). A node the run never reaches
 (an If branch not taken) or cannot see (the body of a model-local function,
@@ -28,6 +29,7 @@ from conformance.graphs import drawing, reading, tensors
 from conformance.graphs.reading import DEFAULT_DOMAINS, OURS, GraphFile, GraphFileError, tensor_type
 from conformance.messages import first_line
 from conformance.tables import dtypes
+from conformance.tables.operators import OPERATORS
 
 KEPT = 3  # distinct inputs kept per node (a Loop body's node runs once per iteration)
 MARK = "__conformance_capture_"
@@ -239,15 +241,14 @@ def _marked(proto: onnx.ModelProto, files_model: str) -> dict[str, tuple[str, st
     return marks
 
 
-def capturing_ops(kept: dict[str, list], gather=None, gather_elements=None) -> list:
-    """onnx.reference's Gather and GatherElements (or the given subclasses of
-    them: the reference adapter's counted GatherElements) that also keep, in
-    ``kept`` under the node's name, the first :data:`KEPT` distinct inputs they
-    are given."""
-    if gather is None:
-        from onnx.reference.ops.op_gather import Gather as gather
-    if gather_elements is None:
-        from onnx.reference.ops.op_gather_elements import GatherElements as gather_elements
+def capturing_ops(kept: dict[str, list], given: Sequence[type] = ()) -> list:
+    """onnx.reference's operator of each row of the operators table (or the
+    subclass of it ``given`` names by its class name: the reference adapter's
+    counted GatherElements) made to also keep, in ``kept`` under the node's
+    name, the first :data:`KEPT` distinct (data, indices) it is given."""
+    from onnx.reference.ops import load_op
+
+    chosen = {cls.__name__: cls for cls in given}
 
     def keep(name: str, data, indices) -> None:
         seen = kept.setdefault(name, [])
@@ -258,17 +259,14 @@ def capturing_ops(kept: dict[str, list], gather=None, gather_elements=None) -> l
         if all(_digest(*other) != digest for other in seen):
             seen.append(pair)
 
-    class Gather(gather):
-        def _run(self, x, indices, axis=None):
-            keep(self.onnx_node.name, x, indices)
-            return super()._run(x, indices, axis=axis)
-
-    class GatherElements(gather_elements):
-        def _run(self, data, indices, axis=None):
+    def keeping(base: type) -> type:
+        def _run(self, data, indices, **attributes):
             keep(self.onnx_node.name, data, indices)
-            return super()._run(data, indices, axis=axis)
+            return base._run(self, data, indices, **attributes)  # type: ignore[attr-defined]  # an OpRun class, found at run time
 
-    return [Gather, GatherElements]
+        return type(base.__name__, (base,), {"_run": _run})
+
+    return [keeping(chosen.get(name) or load_op("", name)) for name in OPERATORS]
 
 
 def _digest(data: np.ndarray, indices: np.ndarray) -> str:

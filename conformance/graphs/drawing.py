@@ -11,6 +11,8 @@ For each node judged:
   every node's "bounds" cases, then :data:`DEFAULT_DRAWS` (``--draws``)
   tensors drawn uniformly in that range, then two out-of-range cases (``s``
   and ``-s-1`` at the first position) whose expectation is the spec's error;
+  where an index is a tuple (GatherND), each component along indices' last
+  dim over its own dim's range (the operator's ``index_sizes``), the same way;
 - data computed at run time is drawn as the case files' ``random``
   generator draws it (:func:`conformance.cases.values.build`: values over
   the dtype's whole range, floats as random bit patterns, so NaN payloads,
@@ -42,6 +44,7 @@ from conformance.cases.values import MAX_ELEMENTS, ValueProblem, build
 from conformance.graphs import sources
 from conformance.graphs.reading import GraphFile, Site, TensorType
 from conformance.tables import dtypes
+from conformance.tables.operators import OPERATORS
 
 DEFAULT_DIM = 3  # a symbolic dim's size when neither --dims nor --inputs gives one
 DEFAULT_DRAWS = 3  # random index tensors per node computed at run time (--draws)
@@ -67,6 +70,8 @@ class NodeGroup:
     variant: str | None = None  # as built (sources.as_built_variant)
     data_bounds: tuple[int, int] | None = None  # the values the node can receive (sources)
     indices_bounds: tuple[int, int] | None = None
+    # an index tuple's components' bounds, each within indices_bounds (sources)
+    indices_components: tuple[tuple[int, int], ...] | None = None
     cases: list[Case] = field(default_factory=list)
     as_built: set[str] = field(default_factory=set)  # ids of the cases of receivable values
     # per case id: how the case's tensors came to be (saving writes them back);
@@ -232,6 +237,7 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
         site.variant,
         site.sources["data"].bounds,
         site.sources["indices"].bounds,
+        site.sources["indices"].components,
     )
     group = groups.get(key)
     if group is None:
@@ -252,56 +258,85 @@ def _place(site: Site, dims: dict[str, int], case_memory: int, groups: dict) -> 
             variant=site.variant,
             data_bounds=site.sources["data"].bounds,
             indices_bounds=site.sources["indices"].bounds,
+            indices_components=site.sources["indices"].components,
         )
     group.sites.append(site)
     return None
 
 
+Span = tuple[int, int]  # inclusive
+
+
 def index_plan(
-    size: int, count: int, draws: int, receivable: tuple[int, int] | None = None
+    sizes: Sequence[int], count: int, draws: int, receivable: Sequence[Span] | None = None
 ) -> list[tuple[str, dict]]:
     """How a run-time indices tensor of ``count`` elements is filled for an
-    axis of ``size``: (name, recipe) per case. Bounds cases take ``-s``,
+    axis of size ``s`` (``sizes``: ``(s,)``): (name, recipe) per case. Bounds cases take ``-s``,
     ``s-1``, ``-1``, ``0`` in turn (as many cases as a tensor that small
     needs), then ``draws`` uniform draws, then the two out-of-range cases.
     ``receivable``: the indices the node can receive (its source's bounds:
     the producer's, within its consumers' in a valid run), when narrower than
     the axis' range: its ends and ``draws`` draws within it come first
-    (``built``, ``built-draw<k>``)."""
+    (``built``, ``built-draw<k>``).
+
+    ``sizes`` holds one size per component of an index tuple (the element at
+    flat position p is component ``p % len(sizes)``, :meth:`Operator.index_sizes`),
+    and ``receivable`` one span per component: each component is filled from
+    its own values, and the out-of-range cases step out of the first's."""
+    spans = None if receivable is None else tuple(receivable)
     if count == 0:
         return [("empty", {"fill": []})]
+    tuples = max(count // len(sizes), 1)
     plan: list[tuple[str, dict]] = []
-    if receivable is not None and size > 0:
-        lo, hi = receivable
-        plan.append(("built", {"fill": list(dict.fromkeys([lo, hi]))}))
+    valid = all(s > 0 for s in sizes)
+    if spans is not None and valid:
+        plan.append(("built", _fill([list(dict.fromkeys(span)) for span in spans])))
         for k in range(draws):
-            plan.append((f"built-draw{k + 1}", {"draw": k, "low": lo, "high": hi}))
-    if size > 0:
-        bounds = list(dict.fromkeys([-size, size - 1, -1, 0]))
-        cases = math.ceil(len(bounds) / count)
+            plan.append((f"built-draw{k + 1}", {"draw": k, "spans": [list(x) for x in spans]}))
+    if valid:
+        each = [list(dict.fromkeys([-s, s - 1, -1, 0])) for s in sizes]
+        cases = math.ceil(max(len(b) for b in each) / tuples)
         for k in range(cases):
-            part = bounds[k * count : (k + 1) * count] if cases > 1 else bounds
-            plan.append((f"bounds{k + 1}" if cases > 1 else "bounds", {"fill": part}))
+            parts = [(b[k * tuples : (k + 1) * tuples] or [0]) if cases > 1 else b for b in each]
+            plan.append((f"bounds{k + 1}" if cases > 1 else "bounds", _fill(parts)))
         for k in range(draws):
-            plan.append((f"draw{k + 1}", {"draw": k}))
-    base = next((r for n, r in plan if n.startswith("bounds")), {"fill": [0]})
-    plan.append(("oob-high", {**base, "first": size}))
-    plan.append(("oob-low", {**base, "first": -size - 1}))
+            plan.append((f"draw{k + 1}", {"draw": k, "spans": [[-s, s - 1] for s in sizes]}))
+    base = next((r for n, r in plan if n.startswith("bounds")), _fill([[0]] * len(sizes)))
+    plan.append(("oob-high", {**base, "first": sizes[0]}))
+    plan.append(("oob-low", {**base, "first": -sizes[0] - 1}))
     return plan
 
 
+def _fill(parts: list[list[int]]) -> dict:
+    """A fill recipe: one component's values (a list of ints), or per component."""
+    return {"fill": parts[0] if len(parts) == 1 else parts}
+
+
 def run_time_indices(
-    recipe: dict, shape: tuple[int, ...], size: int, dtype: str, seed: int
+    recipe: dict, shape: tuple[int, ...], sizes: Sequence[int], dtype: str, seed: int
 ) -> np.ndarray:
-    """The indices tensor a recipe of :func:`index_plan` makes."""
+    """The indices tensor a recipe of :func:`index_plan` makes (``sizes``: as
+    the plan was made for, one per component of an index tuple)."""
     count = math.prod(shape)
+    width = len(sizes)
     if "draw" in recipe:
         rng = np.random.default_rng([seed, recipe["draw"]])
-        low, high = recipe.get("low", -size), recipe.get("high", size - 1)
-        flat = rng.integers(low, high, size=count, dtype=np.int64, endpoint=True)
+        spans = recipe.get("spans") or [[-s, s - 1] for s in sizes]
+        if len(spans) == 1:  # one range for every element (as drawn before tuples)
+            low, high = spans[0]
+            flat = rng.integers(low, high, size=count, dtype=np.int64, endpoint=True)
+        else:
+            lows = np.resize(np.array([a for a, _ in spans], np.int64), count)
+            highs = np.resize(np.array([b for _, b in spans], np.int64), count)
+            flat = rng.integers(lows, highs, dtype=np.int64, endpoint=True)
     else:
         fill = recipe["fill"] or [0]
-        flat = np.resize(np.array(fill, dtype=np.int64), count)
+        if fill and isinstance(fill[0], list):  # per component: tuple j takes each's j-th
+            tuples = count // width if width else 0
+            columns = [np.resize(np.array(part or [0], np.int64), tuples) for part in fill]
+            flat = np.stack(columns, axis=-1).reshape(-1) if tuples else np.zeros(0, np.int64)
+        else:
+            flat = np.resize(np.array(fill, dtype=np.int64), count)
     if "first" in recipe and count:
         flat = flat.copy()
         flat[0] = recipe["first"]
@@ -323,17 +358,22 @@ def drawn_data(
     return build({"random": spec}, dtypes.by_name(dtype))
 
 
-def receivable_indices(group: NodeGroup) -> tuple[int, int] | None:
-    """The indices a node can receive as built, when its source's bounds (its
-    producer's, within its other consumers' in every valid run) prove them
-    narrower than the axis' valid range ``[-s, s-1]`` (None: the whole range)."""
-    size = _axis_size(group)
-    if group.indices_bounds is None or size is None:
+def receivable_indices(group: NodeGroup) -> tuple[Span, ...] | None:
+    """The indices a node can receive as built, per component (one span where
+    one range bounds every index), when its source's bounds (its producer's,
+    within its other consumers' in every valid run; per component where they
+    bound an index tuple's apart) prove them narrower than the valid ranges
+    ``[-s, s-1]`` of the dims they index (None: those whole ranges)."""
+    sizes = _index_sizes(group)
+    if group.indices_bounds is None or sizes is None:
         return None
-    lo, hi = max(group.indices_bounds[0], -size), min(group.indices_bounds[1], size - 1)
-    if lo > hi or (lo, hi) == (-size, size - 1):
+    parts = group.indices_components
+    if parts is None or len(parts) != len(sizes):
+        parts = (group.indices_bounds,) * len(sizes)
+    found = tuple((max(a, -s), min(b, s - 1)) for (a, b), s in zip(parts, sizes, strict=True))
+    if any(lo > hi for lo, hi in found) or found == tuple((-s, s - 1) for s in sizes):
         return None
-    return lo, hi
+    return found
 
 
 def _narrower(bounds: tuple[int, int] | None, dtype: str) -> bool:
@@ -343,11 +383,16 @@ def _narrower(bounds: tuple[int, int] | None, dtype: str) -> bool:
     return (bounds[0], bounds[1]) != (int(info.min), int(info.max))
 
 
-def _within(indices: np.ndarray, span: tuple[int, int]) -> bool:
+def _within(indices: np.ndarray, spans: Sequence[Span]) -> bool:
+    """Every index within its component's span (one span: every index)."""
     if indices.size == 0:
         return True
     values = indices.astype(np.float64) if indices.dtype.kind == "f" else indices
-    return bool((values >= span[0]).all() and (values <= span[1]).all())
+    columns = values.reshape(-1, len(spans))
+    return all(
+        bool((columns[:, k] >= lo).all() and (columns[:, k] <= hi).all())
+        for k, (lo, hi) in enumerate(spans)
+    )
 
 
 def make_cases(groups: list[NodeGroup], draws: int = DEFAULT_DRAWS) -> list[Case]:
@@ -393,16 +438,16 @@ def make_cases(groups: list[NodeGroup], draws: int = DEFAULT_DRAWS) -> list[Case
             for site in group.sites:
                 site.not_judged = f"its data cannot be drawn: {error}"
             continue
-        size = _axis_size(group)
+        sizes = _index_sizes(group)
         receivable = receivable_indices(group)
-        span = receivable or ((-size, size - 1) if size is not None else None)
+        span = receivable or (tuple((-s, s - 1) for s in sizes) if sizes is not None else None)
         plan: Sequence[tuple[str, dict | None]]
         if group.indices is not None:
             plan = [("const", None)]
-        elif size is None:  # the axis is outside the rank: the oracle says which error
+        elif sizes is None:  # the axis is outside the rank: the oracle says which error
             plan = [("bounds", {"fill": [0]})]
         else:
-            plan = index_plan(size, math.prod(group.indices_shape), draws, receivable)
+            plan = index_plan(sizes, math.prod(group.indices_shape), draws, receivable)
         for (suffix, data_recipe, data_built), data in zip(datas, tensors, strict=True):
             assert data is not None  # the model's constant, or drawn
             for name, recipe in plan:
@@ -412,7 +457,7 @@ def make_cases(groups: list[NodeGroup], draws: int = DEFAULT_DRAWS) -> list[Case
                     built = True
                 else:
                     indices = run_time_indices(
-                        recipe, group.indices_shape, size or 0, group.indices_dtype, group.seed
+                        recipe, group.indices_shape, sizes or (0,), group.indices_dtype, group.seed
                     )
                     built = span is not None and _within(indices, span)
                 if not data_built and not built:
@@ -431,12 +476,10 @@ def make_cases(groups: list[NodeGroup], draws: int = DEFAULT_DRAWS) -> list[Case
     return every
 
 
-def _axis_size(group: NodeGroup) -> int | None:
-    rank = len(group.data_shape)
-    axis = 0 if group.axis is None else group.axis
-    if not rank or not -rank <= axis < rank:
-        return None
-    return group.data_shape[axis]
+def _index_sizes(group: NodeGroup) -> tuple[int, ...] | None:
+    """The sizes of the dims the node's indices index: its axis's, or an index
+    tuple's one per component (None: the attribute or the shapes name none)."""
+    return OPERATORS[group.op].index_sizes(group.data_shape, group.indices_shape, group.axis)
 
 
 def node_case(

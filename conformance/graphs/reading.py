@@ -1,4 +1,5 @@
-"""Reading an ONNX file: its graphs walked, every Gather/GatherElements node found.
+"""Reading an ONNX file: its graphs walked, every node of our operators found
+(Gather, GatherElements, GatherND: :data:`OURS`, from the operators table).
 
 The file is parsed without its external data (``load_external_data=False``):
 a model over 2 GB keeps its tensors on disk, and only the constants a node
@@ -36,9 +37,6 @@ from conformance.tables.operators import OPERATORS
 from conformance.tables.spec import OPS, OPSETS
 
 OURS = OPS  # the nodes a model is read for
-# Why a node whose indices hold index tuples (GatherND) is listed, not judged:
-# drawing, sources and exposing know an axis's bounds and ranks only (issue 46).
-NOT_JUDGED_TUPLES = "{op} nodes are not judged as built or in situ by this version"
 # Protobuf cannot serialise a message over 2 GB: such a model is inferred through a file.
 IN_MEMORY_LIMIT = (1 << 31) - (1 << 20)
 # Protobuf's limit on nested messages when it parses (upb's and the pure-Python
@@ -474,8 +472,6 @@ def _walk(
                 site.data_name, site.indices_name = _inputs(node)
                 site.data, site.indices = lookup(site.data_name), lookup(site.indices_name)
                 site.scope = scope
-                if OPERATORS[site.op].indexing == "tuple":  # its types read, for the whole model
-                    site.not_judged = NOT_JUDGED_TUPLES.format(op=site.op)
             yield site
         twin = inferred_nodes[index]
         for attribute, twin_attribute in zip(node.attribute, twin.attribute, strict=False):

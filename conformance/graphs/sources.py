@@ -27,9 +27,14 @@ receive are bounded two ways, and the tighter of both is kept:
   range ``[-s, s-1]``, since any other value is the spec's error; and the
   elements a Gather node moves into its output are bounded as its output is
   (the node's data). Which dims bound an operator's indices is its row's
-  ``index_dims`` (:mod:`conformance.tables.operators`), so an operator whose
-  index is a tuple plugs in there. Values beyond stay what-if; ``bounds_why``
-  and ``bounded_by`` say which consumer bounded them.
+  ``index_dims`` (:mod:`conformance.tables.operators`): where an index is a
+  tuple (GatherND), the k-th component along indices' last dimension lies
+  within data's dim ``b + k``, so a tensor that is those indices, or is moved
+  to them with its layout kept (:data:`SAME_LAYOUT`), is bounded per component
+  (``Source.components``, ``component_bounds``) within the hull of them all
+  (``bounds``); through a Reshape or a Concat only the hull holds. Values
+  beyond stay what-if; ``bounds_why`` and ``bounded_by`` say which consumer
+  bounded them.
 
 Bounds are intervals (integers for an integer tensor) and apply to integer
 tensors only (a float tensor's values are never bounded here: NaN and the
@@ -80,6 +85,10 @@ CARRIES: dict[str, tuple[int, ...] | None] = {
     "Split": (0,),
     "Concat": None,
 }
+# Of those (and a widening Cast), the ops whose output is their input, element
+# for element in the same place: a bound per position along the last dim (a
+# tuple's components) holds for the input as for the output.
+SAME_LAYOUT = frozenset({"Identity", "Cast"})
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,9 @@ class Source:
     bounds: tuple[int, int] | None = None  # inclusive; None: unbounded (the dtype's range)
     why: str = ""  # how the bounds were proven, or why none could be
     bounded_by: dict | None = None  # the consumer whose valid range bounds it (backward)
+    # per position k along the last dim (an index tuple's components), each within
+    # ``bounds``: where a consumer bounds them apart; None: ``bounds`` for all
+    components: tuple[tuple[int, int], ...] | None = None
 
     @property
     def constant(self) -> bool:
@@ -103,6 +115,8 @@ class Source:
         if self.kind == "producer":
             found.update(op=self.op, output=self.output)
         found["bounds"] = None if self.bounds is None else list(self.bounds)
+        if self.components is not None:
+            found["component_bounds"] = [list(c) for c in self.components]
         found["bounds_why"] = self.why
         if self.bounded_by is not None:
             found["bounded_by"] = dict(self.bounded_by)
@@ -137,7 +151,8 @@ def node_sources(
         graph.node_demands[key] = (data_demand, _demand(scope, indices, DEPTH, nodes))
     data_demand, indices_demand = graph.node_demands[key]
     return {
-        "data": _bounded(source_of(scope, data, data_dtype), data_demand, data_dtype),
+        # a data tensor's positions are not an index tuple's: its hull alone
+        "data": _bounded(source_of(scope, data, data_dtype), _hull_only(data_demand), data_dtype),
         "indices": _bounded(
             source_of(scope, indices, indices_dtype), indices_demand, indices_dtype
         ),
@@ -164,35 +179,92 @@ def source_of(scope, name: str, dtype: str | None) -> Source:
     return _with(found, proven, f"{node.op_type} output: values in [{proven[0]}, {proven[1]}]")
 
 
-def _with(source: Source, bounds, why: str, bounded_by: dict | None = None) -> Source:
-    return Source(source.kind, source.name, source.op, source.output, bounds, why, bounded_by)
+def _with(
+    source: Source, bounds, why: str, bounded_by: dict | None = None, components=None
+) -> Source:
+    return Source(
+        source.kind, source.name, source.op, source.output, bounds, why, bounded_by, components
+    )
 
 
 @dataclass(frozen=True)
 class Demand:
-    """A bound that holds in every valid run, and the consumer that sets it."""
+    """A bound that holds in every valid run, and the consumer that sets it;
+    where a consumer bounds each position along the last dim apart (an index
+    tuple's components), those bounds too, each within ``bounds``."""
 
     bounds: Interval
-    consumer: dict  # node, graph-free: {"node", "op", "input", "size"}
+    consumer: dict  # node, graph-free: {"node", "op", "input", "size"} (and "sizes")
+    components: tuple[Interval, ...] | None = None
 
     @property
     def said(self) -> str:
         c = self.consumer
+        if "sizes" in c:
+            return (
+                f"it reaches {c['op']} {c['node']}'s {c['input']}, its k-th component along "
+                f"the last dim within the k-th dim it indexes, of sizes {c['sizes']}"
+            )
         return f"it reaches {c['op']} {c['node']}'s {c['input']}, along a dim of {c['size']}"
 
 
+def _hull_only(demand: Demand | None) -> Demand | None:
+    if demand is None or demand.components is None:
+        return demand
+    return Demand(demand.bounds, demand.consumer)
+
+
 def _bounded(source: Source, demand: Demand | None, dtype: str | None) -> Source:
-    """``source`` with a valid-run bound laid over its forward one, when tighter."""
+    """``source`` with a valid-run bound laid over its forward one, when tighter
+    (and its components' bounds, where the demand has them)."""
     if demand is None or source.constant or not _integer(dtype):
         return source
     lo, hi = demand.bounds
     forward = source.bounds if source.bounds is not None else _whole(dtype)
     both = (max(lo, forward[0]), min(hi, forward[1]))
-    if both[0] > both[1] or both == forward:  # no valid run reaches it, or nothing narrower
+    if both[0] > both[1]:  # no valid run reaches it
+        return source
+    components = None
+    if demand.components is not None:
+        each = tuple((max(a, both[0]), min(b, both[1])) for a, b in demand.components)
+        if any(a > b for a, b in each):
+            return source
+        components = None if all(c == both for c in each) else each
+    if both == forward and components is None:  # nothing narrower
         return source
     what = f"{source.op} output" if source.kind == "producer" else "a graph input"
-    why = f"{what}, in every valid run within [{both[0]}, {both[1]}]: {demand.said}"
-    return _with(source, both, why, demand.consumer)
+    within = f"within [{both[0]}, {both[1]}]"
+    if components is not None:
+        listed = ", ".join(f"[{a}, {b}]" for a, b in components)
+        within += f", its components along the last dim within {listed}"
+    why = f"{what}, in every valid run {within}: {demand.said}"
+    return _with(source, both, why, demand.consumer, components)
+
+
+def _meet(found: list[Demand], lo, hi, narrowest: Demand) -> Demand | None:
+    """``lo, hi`` (what every demand of ``found`` says at once) with the
+    components they bound laid over it (those of one length: a tensor has one
+    last dim); None when no value satisfies them all."""
+    if lo > hi:
+        return None
+    parts = [d.components for d in found if d.components is not None]
+    if not parts:
+        return Demand((lo, hi), narrowest.consumer)
+    width = len(parts[0])
+    parts = [p for p in parts if len(p) == width]
+    each = tuple(
+        (max([lo, *(p[k][0] for p in parts)]), min([hi, *(p[k][1] for p in parts)]))
+        for k in range(width)
+    )
+    if any(a > b for a, b in each):
+        return None
+    named = min(
+        (d for d in found if d.components is not None),
+        key=lambda d: sum(b - a for a, b in d.components or ()),
+    )
+    if narrowest.bounds[1] - narrowest.bounds[0] < named.bounds[1] - named.bounds[0]:
+        named = narrowest
+    return Demand((lo, hi), named.consumer, each)
 
 
 def _tightest(demands: list[Demand | None]) -> Demand | None:
@@ -202,10 +274,8 @@ def _tightest(demands: list[Demand | None]) -> Demand | None:
     if not found:
         return None
     lo, hi = max(d.bounds[0] for d in found), min(d.bounds[1] for d in found)
-    if lo > hi:
-        return None
     narrowest = min(found, key=lambda d: d.bounds[1] - d.bounds[0])
-    return Demand((lo, hi), narrowest.consumer)
+    return _meet(found, lo, hi, narrowest)
 
 
 class _Demands:
@@ -217,6 +287,8 @@ class _Demands:
         self.by_low = sorted(found, key=lambda e: -e[1].bounds[0])
         self.by_high = sorted(found, key=lambda e: e[1].bounds[1])
         self.by_width = sorted(found, key=lambda e: e[1].bounds[1] - e[1].bounds[0])
+        # the few that bound a tuple's components apart, read whole
+        self.apart = [e for e in found if e[1].components is not None]
 
     def without(self, skip) -> Demand | None:
         """What every consumer but those in ``skip`` says at once, named by the
@@ -229,9 +301,8 @@ class _Demands:
         low, high, narrowest = kept
         if low is None or high is None or narrowest is None:
             return None
-        if low.bounds[0] > high.bounds[1]:
-            return None
-        return Demand((low.bounds[0], high.bounds[1]), narrowest.consumer)
+        apart = [d for n, d in self.apart if id(n) not in left_out]
+        return _meet(apart, low.bounds[0], high.bounds[1], narrowest)
 
 
 class _Graph:
@@ -304,12 +375,15 @@ def _consumer_demand(scope, node, position: int, depth: int) -> Demand | None:
 
 
 def _outputs_demand(scope, node, depth: int) -> Demand | None:
-    """A bound every output of ``node`` has (a Split's parts), as their hull."""
+    """A bound every output of ``node`` has (a Split's parts), as their hull;
+    an op of :data:`SAME_LAYOUT` keeps its output's components' bounds too."""
     outputs = [o for o in node.output if o]
     found = [_demand(scope, o, depth - 1, ()) for o in outputs]
     if not found or any(d is None for d in found):
         return None
     known = [d for d in found if d is not None]
+    if len(known) == 1 and node.op_type in SAME_LAYOUT:
+        return known[0]
     lo, hi = min(d.bounds[0] for d in known), max(d.bounds[1] for d in known)
     return Demand((lo, hi), max(known, key=lambda d: d.bounds[1] - d.bounds[0]).consumer)
 
@@ -326,7 +400,9 @@ def _widens(scope, node) -> bool:
 
 def _index_demand(scope, node, row, position: int) -> Demand | None:
     """A Gather-like consumer: its indices within [-s, s-1] for the dims its
-    row names (their hull); a dim the model does not fix, up to int32's max."""
+    row names (their hull); where they are an index tuple's, one dim per
+    component along indices' last dim, each component within its own; a dim
+    the model does not fix, up to int32's max."""
     if position >= len(row.inputs) or row.inputs[position] != "indices":
         return None  # its data: only the elements it moves are bounded (node_sources)
     t = scope.type_of(node.input[0])
@@ -334,18 +410,29 @@ def _index_demand(scope, node, row, position: int) -> Demand | None:
     shape = tuple(data.shape) if data is not None else (t.shape if t is not None else None)
     if shape is None or not shape:
         return None
+    value = scope.value(node.input[position])
     indices_type = scope.type_of(node.input[position])
-    indices_rank = len(indices_type.shape) if indices_type and indices_type.shape else 0
-    axis = row.axis(next((int(a.i) for a in node.attribute if a.name == "axis"), None))
-    if not -len(shape) <= axis < len(shape):
-        return None
-    sizes = [shape[d] for d in row.index_dims(len(shape), indices_rank, axis % len(shape))]
+    indices_shape = (
+        tuple(value.shape)
+        if value is not None
+        else (tuple(indices_type.shape) if indices_type and indices_type.shape else ())
+    )
+    attribute = next((int(a.i) for a in node.attribute if a.name == row.attribute), None)
+    axis = row.value(attribute)
+    if axis not in row.attribute_range({"data": shape, "indices": indices_shape}):
+        return None  # an axis, or batch_dims, out of its range: the node's error, not a bound
+    dims = row.index_dims(len(shape), indices_shape, axis % len(shape))
+    sizes = [shape[d] if isinstance(shape[d], int) else INT32_MAX for d in dims]
     if not sizes or any(s == 0 for s in sizes):
         return None  # an axis of 0: no index is valid, and an empty tensor bounds nothing
-    size = max(s if isinstance(s, int) else INT32_MAX for s in sizes)
+    size = max(sizes)
     label = node.name or f"#{_graph(scope).places[id(node)]}"
     consumer = {"node": label, "op": node.op_type, "input": "indices", "size": size}
-    return Demand((-size, size - 1), consumer)
+    apart = len(sizes) > 1 and indices_shape and indices_shape[-1] == len(sizes)
+    if not apart or len(set(sizes)) == 1:
+        return Demand((-size, size - 1), consumer)
+    consumer["sizes"] = sizes
+    return Demand((-size, size - 1), consumer, tuple((-s, s - 1) for s in sizes))
 
 
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")

@@ -20,6 +20,7 @@ from conformance.fuzz.bugs import cause_of
 from conformance.messages import first_line
 from conformance.report.terminal.escape import safe
 from conformance.tables import explanations, outcomes
+from conformance.tables.operators import OPERATORS
 
 NAMES_SHOWN = 8  # node names listed per discrepancy
 NODES = "nodes.json"  # beside the results of a conformance model run
@@ -338,19 +339,24 @@ def _size(record: dict) -> int:
 
 
 # -- terminal ---------------------------------------------------------------------------
+_NAMES = list(OPERATORS)  # the operators a model is read for, in the table's order
+_ANY_OF = "/".join(_NAMES)  # "Gather/GatherElements/GatherND"
+_NONE_OF = f"{', '.join(_NAMES[:-1])} or {_NAMES[-1]}" if len(_NAMES) > 1 else _NAMES[0]
+
+
 def found_lines(files) -> list[str]:
     """What was read, before anything runs: per model its nodes, or that it has none."""
     lines = []
     for found in files:
         sites = found.sites
         if not sites:
-            lines.append(safe(f"{found.path}: no Gather or GatherElements node"))
+            lines.append(safe(f"{found.path}: no {_NONE_OF} node"))
             continue
         ours = sum(1 for s in sites if s.opset is not None)
         graphs = len({s.graph for s in sites})
         lines.append(
             safe(
-                f"{found.path}: opset {found.opset}, {len(sites)} Gather/GatherElements node(s) "
+                f"{found.path}: opset {found.opset}, {len(sites)} {_ANY_OF} node(s) "
                 f"({ours} of the ONNX domain) in {graphs} graph(s)"
             )
         )
@@ -430,6 +436,12 @@ def _break_todo(said: dict) -> str:
             "holds for inputs that break it"
         )
     what = said.get("input") or "the values that reach these indices"
+    if "component" in said:  # an index tuple's component, against the dim it indexes
+        return (
+            f"validate component {said['component']} of {what}'s index tuples (its last dim) "
+            f"against the size of the data dim it indexes ({said['size']}) before inference, "
+            "in the code that feeds the model"
+        )
     return (
         f"validate {what} against the axis's size ({said['size']}: for an embedding, the "
         "vocabulary) before inference, in the tokenizer or the code that feeds the model"
@@ -666,13 +678,15 @@ def model_lines(verdict: ModelVerdict) -> list[str]:
                 f"  {part}: {m.runtime} {m.kind}: {m.text}; {m.occurrences} node(s): {names}{more}"
             )
         )
-        axis = small.get("axis")
+        axis = small.get("axis")  # the operator's attribute (GatherND's batch_dims)
+        named = OPERATORS[small["op"]].attribute if small.get("op") in OPERATORS else "axis"
         lines.append(
             safe(
                 f"    smallest input: {small.get('case_id')} ({small.get('variant')}): data "
                 f"{small.get('dtype')}{small.get('data_shape')}, indices "
                 f"{small.get('indices_dtype')}{small.get('indices_shape')}, "
-                f"axis {0 if axis is None else axis}{' (the default)' if axis is None else ''}"
+                f"{named} {0 if axis is None else axis}"
+                f"{' (the default)' if axis is None else ''}"
             )
         )
     for label, reason in verdict.not_judged[:20]:

@@ -54,18 +54,6 @@ OWN: dict[str, tuple[Operator, Callable[..., bool]]] = {
 }
 
 
-def _indexed_sizes(operator: Operator, data_shape, indices_shape, value: int):
-    """The sizes of the data dimensions an index is bounded by (the axis; for
-    GatherND, the b..b+m-1 its tuple's components index), or None where the
-    attribute or the shapes name none."""
-    rank = len(data_shape)
-    if operator.indexing != "tuple":
-        return (data_shape[value % rank],) if rank > 0 and -rank <= value < rank else None
-    if not indices_shape or not 0 <= value < rank or not 1 <= indices_shape[-1] <= rank - value:
-        return None
-    return tuple(data_shape[value : value + indices_shape[-1]])
-
-
 def features(example) -> tuple[str, ...]:
     """The features of an input, in :data:`FEATURES` order."""
     data, indices = example.data, example.indices
@@ -74,7 +62,7 @@ def features(example) -> tuple[str, ...]:
     rank = data.ndim
     axis = operator.value(example.axis)
     axis_ok = rank > 0 and -rank <= axis < rank
-    sizes = _indexed_sizes(operator, data.shape, indices.shape, axis)
+    sizes = operator.index_sizes(data.shape, indices.shape, axis)  # the axis; a tuple's dims
     if indices.size and indices.dtype.kind in "iu":
         low, high = int(indices.min()), int(indices.max())
         found.update(

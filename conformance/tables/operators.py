@@ -91,15 +91,26 @@ def _nd_fit(shapes: Shapes, batch_dims: int) -> bool:
     )
 
 
-def _the_axis(data_rank: int, indices_rank: int, axis: int) -> tuple[int, ...]:
+# An indices shape as a model may declare it: a dim a size, a name, or unknown.
+DeclaredShape = tuple[int | str | None, ...]
+
+
+def _the_axis(data_rank: int, indices_shape: DeclaredShape, axis: int) -> tuple[int, ...]:
     """Gather (004) and GatherElements (000): "All index values are expected to
-    be within bounds [-s, s-1] along axis of size s"."""
+    be within bounds [-s, s-1] along axis of size s": every index, one dim."""
     return (axis,)
 
 
-def _nd_index_dims(data_rank: int, indices_rank: int, batch_dims: int) -> tuple[int, ...]:
+def _nd_index_dims(
+    data_rank: int, indices_shape: DeclaredShape, batch_dims: int
+) -> tuple[int, ...]:
     """GatherND (005): "-data_shape[i] <= indices[...,i] <= data_shape[i] - 1", the
-    i-th component against data dimension b + i: with m unknown, any from b on."""
+    k-th component of indices' last dimension against data dimension b + k: one
+    dim per component where m = indices.shape[-1] is known and fits data; with m
+    unknown (or not fitting), any dim from b on, whose hull bounds every component."""
+    m = indices_shape[-1] if indices_shape else None
+    if isinstance(m, int) and 1 <= m <= data_rank - batch_dims:
+        return tuple(range(batch_dims, batch_dims + m))
     return tuple(range(batch_dims, data_rank))
 
 
@@ -122,18 +133,37 @@ class Operator:
     # The shape rules beyond the attribute's range (ranks, equal dimensions).
     fits: Callable[[Shapes, int], bool] = _any_fit
     # The data dimensions whose sizes bound the index values, each index lying
-    # in [-s, s-1] for one of them: (data rank, indices rank, the attribute,
-    # normalised). The valid-run bounds of a model's tensors read it
-    # (graphs/sources.py: the hull over the dims named bounds every index);
-    # GatherND's k-th component lies within the k-th dim after the batch dims,
-    # so it names every dim from b on.
-    index_dims: Callable[[int, int, int], tuple[int, ...]] = _the_axis
+    # in [-s, s-1] for one of them: (data rank, indices' declared shape, the
+    # attribute, normalised). One dim bounds every index (the axis); where the
+    # indexing is a tuple and indices' last dimension is m, m dims, the k-th
+    # bounding the k-th component along it (GatherND: data dim b + k), which
+    # :meth:`index_sizes` reads. The valid-run bounds of a model's tensors
+    # (graphs/sources.py) and the drawing of a node's indices (graphs/drawing.py)
+    # read it.
+    index_dims: Callable[[int, DeclaredShape, int], tuple[int, ...]] = _the_axis
 
     def value(self, attribute: int | None) -> int:
         """The attribute's value (its default when absent), not normalised."""
         return self.attribute_default if attribute is None else attribute
 
     axis = value  # the name callers written for an axis use
+
+    def index_sizes(
+        self, data_shape: tuple[int, ...], indices_shape: tuple[int, ...], attribute: int | None
+    ) -> tuple[int, ...] | None:
+        """The sizes bounding each index, per component along indices' last
+        dimension: the element at flat position p lies in [-s, s-1] for
+        ``s = sizes[p % len(sizes)]`` (one size: every index; a tuple's m sizes:
+        its k-th component, in C order the positions p = k mod m). None where the
+        attribute is out of range or a tuple's m does not fit data."""
+        rank = len(data_shape)
+        value = self.value(attribute)
+        if not rank or value not in self.attribute_range(self.shapes(data_shape, indices_shape)):
+            return None
+        dims = self.index_dims(rank, tuple(indices_shape), value % rank)
+        if self.indexing == "tuple" and (not indices_shape or indices_shape[-1] != len(dims)):
+            return None  # a tuple whose m does not fit data: no component has a dim
+        return tuple(int(data_shape[d]) for d in dims)
 
     def attribute_range(self, shapes: Shapes) -> range:
         """The attribute's valid values for these shapes: an axis in [-r, r-1],

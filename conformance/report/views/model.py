@@ -20,6 +20,7 @@ from conformance.messages import first_line
 from conformance.report import node_verdicts
 from conformance.report.node_verdicts import ModelVerdict, TargetVerdict
 from conformance.tables import explanations
+from conformance.tables.operators import OPERATORS
 
 MESSAGE_CHARS = 240  # a refusal's message in a cell: its informative head, whole on hover
 TODO_SHOWN = 4  # what-to-do lines per target row
@@ -49,8 +50,9 @@ CLAUSE_TODO = {
     "vocabulary): the spec forbids these values and no runtime is bound to compute them",
 }
 OTHER_TODO = "fix the input {what}: the spec forbids it, whatever a runtime does with it"
-# "index 4 at indices[1]": the element the oracle named, in a record's or in situ's text
-ELEMENT = re.compile(r"index (-?\d+) at (indices\[[^\]]*\])")
+# "index 4 at indices[1]" (an index tuple's: "index 2 (tuple 1, component 1)"): the
+# element the oracle named, in a record's or in situ's text
+ELEMENT = re.compile(r"index (-?\d+) (?:at (indices\[[^\]]*\])|\((tuple \d+, component \d+)\))")
 
 
 @dataclass(frozen=True)
@@ -327,7 +329,7 @@ def _element(texts: list[str]) -> str:
     for text in texts:
         found = ELEMENT.search(text)
         if found:
-            return f"{found[2]} = {found[1]}"
+            return f"{found[2] or 'indices ' + found[3]} = {found[1]}"
     return ""
 
 
@@ -344,12 +346,22 @@ def _input_name(source: dict) -> str:
 def _what(source: dict, record: dict, clause: str) -> str:
     """The input and, for indices out of range, the range the spec allows."""
     name = source.get("name") or "the indices"
-    shape = record.get("data_shape") or []
-    axis = record.get("axis") or 0
-    if clause == "index-out-of-range" and shape and -len(shape) <= axis < len(shape):
-        size = shape[axis]
-        return f"{name} within [{-size}, {size - 1}] (axis {axis % len(shape)} of size {size})"
-    return name
+    shape = tuple(record.get("data_shape") or ())
+    row = OPERATORS.get(record.get("op") or "")
+    sizes = None
+    if row is not None and shape and clause == "index-out-of-range":
+        sizes = row.index_sizes(shape, tuple(record.get("indices_shape") or ()), record.get("axis"))
+    if row is None or not sizes:
+        return name
+    at = row.value(record.get("axis")) % len(shape)
+    if row.indexing == "tuple":  # component k against data dim b + k
+        ranges = ", ".join(f"[{-s}, {s - 1}]" for s in sizes)
+        return (
+            f"{name}'s index tuples within {ranges}, component by component (data dims "
+            f"{at} to {at + len(sizes) - 1}, of sizes {', '.join(map(str, sizes))})"
+        )
+    size = sizes[0]
+    return f"{name} within [{-size}, {size - 1}] (axis {at} of size {size})"
 
 
 # -- what if ----------------------------------------------------------------------------
