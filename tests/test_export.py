@@ -502,6 +502,18 @@ def test_a_folder_that_is_not_empty_is_refused_and_kept(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary folder left
 
 
+def test_options_may_come_between_out_dir_and_the_case_paths(tmp_path, capsys):
+    """`export OUT --force cases/x.yaml` takes the path as PATHS, as a user
+    means it (argparse alone gives PATHS nothing and calls the path unrecognized)."""
+    out = tmp_path / "out"
+    args = ["--variants", "static", "-k", SMALL]
+    assert main(["export", str(out), *args, str(SMALL_FILE)]) == 0, capsys.readouterr().err
+    first = json.loads((out / "manifest.json").read_text())
+    assert main(["export", str(out), "--force", str(SMALL_FILE), *args]) == 0
+    assert json.loads((out / "manifest.json").read_text()) == first
+    assert {Path(t["source"]).name.split(":")[0] for t in first["tests"]} == {SMALL_FILE.name}
+
+
 def test_force_replaces_only_a_previous_export(tmp_path, capsys):
     out = tmp_path / "out"
     assert _cli(capsys, out, "-k", SMALL, "--variants", "static")[0] == 0
