@@ -260,6 +260,35 @@ def _matches(patterns: list[str], test: dict) -> bool:
     return joined is not None and joined.search(test["name"] + "_cpu") is not None
 
 
+# TVM's Relax ONNX backend test over GatherND tests: batch dims at opset 12 and 13 in
+# every variant (the dynamic ones refused), and a complex dtype (refused everywhere).
+TVM_CASES = ("gnd-batch-dims-1.op13.int32.int64", "gnd-negative-indices.op12.int32.int64",
+             "gnd-every-dtype.op13.complex64.int64")  # fmt: skip
+
+
+def test_tvm_relax_backend_test_fails_exactly_the_deselected_tests(tmp_path):
+    """TVM's own backend test (its Relax backend under onnx's runner,
+    tests/onnx_backends.py) over GatherND tests: the tests that fail are the
+    ones deselect.txt names, so with it every test passes."""
+    pytest.importorskip("tvm.relax.frontend.onnx")
+    out = tmp_path / "out"
+    cases = [c for c in list(corpus_cases()) if c.id in TVM_CASES]
+    assert sorted(c.id for c in cases) == sorted(TVM_CASES)
+    summary = export.export(out, cases, inputs.corpus(None))
+    lines = (out / "expected-failures" / "tvm" / "deselect.txt").read_text().splitlines()
+    prefix = (
+        "--deselect=tests/python/relax/test_frontend_onnx_backend.py::OnnxBackendNodeModelTest::"
+    )
+    assert all(line.startswith(prefix) and line.endswith("_cpu") for line in lines)
+    deselected = {line.removeprefix(prefix).removesuffix("_cpu") for line in lines}
+    ran, failed = onnx_backends.run(
+        onnx_backends.TVMRelaxBackend, _load_exported(out, tmp_path / "scratch"), []
+    )
+    assert ran == summary.tests == 5 * len(TVM_CASES)
+    assert {n for n in deselected if n.endswith("_dynamic")} and len(deselected) < ran
+    assert failed == deselected
+
+
 # -- the other runners' forms --------------------------------------------------------------
 def _failing(out: Path, runtime: str, profile: str = "default") -> dict[str, str]:
     found = {}
@@ -352,10 +381,14 @@ def test_each_runners_file_names_exactly_the_baselines_tests(corpus_export):
 # about before: float64 (listed as failing while the suite keeps float64),
 # GatherElements-11 (listed while the suite imports at opset 17), bfloat16 (the
 # suite's importer refuses it), a float32 signalling NaN (the importer quiets it: a
-# pass on other bits), and the dynamic variant of each (symbolic dims written as 0).
+# pass on other bits), GatherND-12 with batch dims (refused by the adapter's profiles,
+# computed once the suite upgrades it to opset 17), GatherND's zero batches (iree-compile
+# dies of SIGFPE: a compile failure), and the dynamic variant of each (symbolic dims
+# written as 0).
 IREE_SUITE_CASES = (
     "gather-every-dtype.op13.float64.int64", "ge-every-dtype.op11.float32.int64",
     "gather-every-dtype.op13.bfloat16.int64", "gather-float32-special-bits.op13.float32.int64",
+    "gnd-batch-dims-1.op12.int32.int64", "gnd-zero-batches.op12.int32.int64",
 )  # fmt: skip
 
 
@@ -398,7 +431,10 @@ def test_iree_op_suite_passes_the_export_under_its_generated_list(tmp_path, caps
     drifted["iree_compile_flags"] = [
         flag for flag in config["iree_compile_flags"] if "demote-f64" not in flag
     ]
-    drifted["expected_compile_failures"] = [f"{runners.IREE_FOLDER}/{ge11}"]
+    drifted["expected_compile_failures"] = [
+        *config["expected_compile_failures"],
+        f"{runners.IREE_FOLDER}/{ge11}",
+    ]
     (lists / "drifted.json").write_text(json.dumps(drifted))
     junit = tmp_path / "junit.xml"
     iree_onnx_ops.run_pytest(work, [generated, lists / "drifted.json"], f"--junitxml={junit}", "-q")
@@ -413,6 +449,8 @@ def test_iree_op_suite_passes_the_export_under_its_generated_list(tmp_path, caps
         outcomes[properties["test_name"], properties["relative_test_directory_name"]] = failed
     ran = {name.rsplit("/", 1)[1] for config, name in outcomes if config == "cpu_llvm_sync"}
     assert ran == {names.test_name(i, "static") for i in IREE_SUITE_CASES if "bfloat16" not in i}
+    zero_batches = names.test_name("gnd-zero-batches.op12.int32.int64", "static")
+    assert config["expected_compile_failures"] == [f"{runners.IREE_FOLDER}/{zero_batches}"]
     assert not any(failed for (name, _), failed in outcomes.items() if name == "cpu_llvm_sync")
 
     # the importer changes the signalling NaN's bits, and the manifest says so for IREE
