@@ -56,7 +56,7 @@ class _Parser(argparse.ArgumentParser):
         self._intermixed = intermixed
         self._in_intermixed = False
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+    def parse_known_args(self, args=None, namespace=None):
         if not self._intermixed or self._in_intermixed:
             return super().parse_known_args(args, namespace)
         self._in_intermixed = True  # parse_known_intermixed_args calls back in here
