@@ -332,9 +332,9 @@ def _two_nodes() -> onnx.ModelProto:
     ("make", "reason"),
     [
         (lambda f: write_test(f, "t", _two_nodes()),
-         "2 nodes (Gather, Identity): a case is one Gather or GatherElements node"),
+         "2 nodes (Gather, Identity): a case is one Gather, GatherElements or GatherND node"),
         (lambda f: write_test(f, "t", _model(op="Add", axis=None)),
-         "its node is Add, not Gather or GatherElements"),
+         "its node is Add, not Gather, GatherElements or GatherND"),
         (lambda f: write_test(f, "t", _model(op="GatherElements", opset=10)),
          "GatherElements does not exist at opset 10"),
         (lambda f: shutil.rmtree(write_test(f, "t") / "test_data_set_0"),
@@ -608,6 +608,53 @@ def test_export_then_import_gives_the_same_outcomes_per_case_variant_and_runtime
         assert _compared(record) == _compared(original), (test["name"], record["variant"])
     kinds = {r["kind"] for r in got}
     assert {"pass", "value_mismatch", "rejected"} <= kinds  # not a selection of passes only
+
+
+# GatherND's tests read back (no runtime: cheap): batch_dims at 0, 1 and 2, absent,
+# at opset 11 and 12, zero batches, strings (every character) and special float bits.
+ND_ROUND_TRIP = ("gnd-batch-dims-1.op12.int32.int64", "gnd-batch-dims-at-bound.op13.int32.int64",
+                 "gnd-zero-batches.op13.int32.int64", "gnd-negative-indices.op11.int32.int64",
+                 "gnd-every-dtype.op13.string.int64", "gnd-every-dtype.op13.float16.int64",
+                 "gnd-every-dtype.op13.bfloat16.int64")  # fmt: skip
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal dtype, shape and bytes (strings: every character)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    return a.tolist() == b.tolist() if a.dtype == object else a.tobytes() == b.tobytes()
+
+
+def test_gathernd_tests_exported_then_imported_are_the_same_cases_byte_for_byte(tmp_path):
+    """`conformance export` of GatherND cases, then the test folders read back
+    (`--cases OUT_DIR/node`): each test is its case again, in its variant: op,
+    opset, batch_dims (the model's attribute, the manifest's `axis`), data and
+    indices (fed or baked), and the expected output, bit for bit."""
+    from conformance.cases import load
+    from conformance.cli import inputs
+    from conformance.export import export
+    from conformance.oracle import evaluate
+
+    by_id = {c.id: c for c in load([shipped.corpus() / "gather_nd"])}
+    cases = [by_id[case_id] for case_id in ND_ROUND_TRIP]
+    exported = tmp_path / "export"
+    export(exported, cases, inputs.corpus(None))
+    tests = {t["name"]: t for t in json.loads((exported / "manifest.json").read_text())["tests"]}
+    loaded = load_all([exported / "node"])
+    assert loaded.not_taken == [] and len(loaded.cases) == len(tests) == 5 * len(cases)
+    for imported in loaded.cases:
+        test = tests[imported.base_id]
+        case = by_id[test["case_id"]]
+        model = onnx.load(exported / "node" / test["name"] / "model.onnx")
+        attributes = {a.name: a.i for a in model.graph.node[0].attribute}
+        assert attributes == ({} if case.axis is None else {"batch_dims": case.axis})
+        assert test["axis"] == case.axis == imported.axis, test["name"]
+        assert (imported.op, imported.opset) == (case.op, case.opset) == ("GatherND", test["opset"])
+        assert f"variant-{test['variant'].replace('_', '-')}" in imported.tags
+        assert _same(imported.data, case.data) and _same(imported.indices, case.indices)
+        expected = evaluate(case.op, case.opset, case.data, case.indices, case.axis)
+        assert _same(imported.expectation.output, expected), test["name"]
+        assert imported.id == f"{imported.base_id}.op{case.opset}.{case.dtype}.int64"
 
 
 def _compared(record: dict) -> dict:

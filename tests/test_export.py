@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
-import io
 import json
 import os
 import re
@@ -17,7 +16,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import unittest
 from pathlib import Path
 
 import jsonschema
@@ -29,21 +27,33 @@ from packaging.version import Version
 
 from conformance import export, oracle, shipped
 from conformance.cli import inputs, main
+from conformance.engine import models
 from conformance.export import failures, folder, names, runners
 from conformance.export.selection import ExportError
 from conformance.gate import baseline
+from tests import onnx_backends
 from tests.conftest import REPO
 
 SCHEMA = REPO / "docs" / "schemas" / "manifest.schema.json"
 SMALL_FILE = REPO / "cases" / "gather" / "dtypes.yaml"  # read alone: cheap
 SMALL = "gather-every-dtype"  # every dtype, ORT's complex and string entries
-# What ONNX Runtime's consumer test exports: every case an ORT baseline entry
-# or a runner limit names, and cases with each value a tolerance misses.
+# What the consumer tests export (onnx's runner on ONNX Runtime's backend and on
+# onnx.reference): every case an ORT baseline entry or a runner limit names,
+# cases with each value a tolerance misses (case-file ids); and GatherND's (a few
+# concrete ids): ORT's complex refusal, a string the reference may get wrong,
+# bfloat16 (a runner limit), the zero batches the reference refuses, batch dims.
 CONSUMER_CASES = (
     "gather-every-dtype", "ge-every-dtype", "gather-string-trailing-nul",
     "gather-float32-special-bits", "gather-float16-special-bits", "gather-bfloat16-opset13",
     "gather-scalar-negative-index", "ge-onnx-negative-indices", "ge-float64-special-bits",
+    "gnd-every-dtype.op13.complex64.int64", "gnd-every-dtype.op13.string.int64",
+    "gnd-every-dtype.op13.bfloat16.int64", "gnd-every-dtype.op11.float32.int64",
+    "gnd-zero-batches.op13.int32.int64", "gnd-batch-dims-1.op12.int32.int64",
 )  # fmt: skip
+
+
+def _consumer(case) -> bool:
+    return case.base_id in CONSUMER_CASES or case.id in CONSUMER_CASES
 
 
 @functools.cache
@@ -159,32 +169,19 @@ def _ort_series_filters(path: Path) -> dict[str, list[str]]:
 
 
 def _run_with_ort(tests: list, excluded: list[str]) -> tuple[int, set[str]]:
-    """Run the tests through onnx's backend Runner on onnxruntime.backend (the
-    runner's own loading of onnx's node tests swapped for these), excluding the
-    patterns as the series does; (tests run, names of those that failed)."""
-    import onnx.backend.test.runner as runner_module
+    """Run the tests through onnx's backend Runner on onnxruntime.backend,
+    excluding the patterns as the series does; (tests run, names of those that
+    failed)."""
     import onnxruntime.backend as ort_backend
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(
-            runner_module,
-            "load_model_tests",
-            lambda data_dir=None, kind=None: tests if kind == "node" else [],
-        )
-        runner = runner_module.Runner(ort_backend, __name__)
-    if excluded:
-        runner.exclude("(" + "|".join(excluded) + ")")
-    suite = runner.include(r"_cpu$").test_suite
-    result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
-    failed = {case.id().rsplit(".", 1)[-1] for case, _ in result.failures + result.errors}
-    return result.testsRun - len(result.skipped), {n.removesuffix("_cpu") for n in failed}
+    return onnx_backends.run(ort_backend, tests, excluded)
 
 
 @pytest.fixture(scope="module")
 def consumer_export(tmp_path_factory) -> tuple[Path, export.ExportSummary, dict]:
     out = tmp_path_factory.mktemp("consumer") / "out"
-    cases = [c for c in list(corpus_cases()) if c.base_id in CONSUMER_CASES]
-    assert {c.base_id for c in cases} == set(CONSUMER_CASES)
+    cases = [c for c in list(corpus_cases()) if _consumer(c)]
+    assert {c.base_id for c in cases} | {c.id for c in cases} >= set(CONSUMER_CASES)
     summary = export.export(out, cases, inputs.corpus(None))
     return out, summary, json.loads((out / "manifest.json").read_text(encoding="utf-8"))
 
@@ -218,6 +215,38 @@ def test_onnx_runner_on_onnxruntime_passes_with_the_generated_failure_list(
     may = {n for n, s in known.items() if s == {"may_fail"}} - limited
     assert certain, "the ORT baseline names tests of the corpus"
     assert certain <= failed <= certain | may
+    assert {n for n in certain if "_gnd_" in n}, "GatherND's entries are held too"
+
+
+def _statuses(manifest: dict, runtime: str, profile: str = "default") -> dict[str, set[str]]:
+    """Test name -> the statuses (fails, may_fail) the runtime's profile lists it with."""
+    found: dict[str, set[str]] = {}
+    for test in manifest["tests"]:
+        for k in test["known"]:
+            if k["runtime"] == runtime and k["profile"] == profile:
+                found.setdefault(test["name"], set()).add(k["status"])
+    return found
+
+
+def test_onnx_runner_on_the_reference_evaluator_fails_the_listed_tests(consumer_export, tmp_path):
+    """onnx's own way of running its backend tests on onnx.reference (its
+    test_backend_reference.py) over the export: the tests that fail are the
+    reference's failing.txt, those that may fail aside, and those the runner
+    cannot carry (onnx.numpy_helper drops trailing NULs: the expected output
+    it reads is not the one written)."""
+    out, summary, manifest = consumer_export
+    loaded = _load_exported(out, tmp_path)
+    ran, failed = onnx_backends.run(onnx_backends.ReferenceBackend, loaded, [])
+    assert ran == summary.tests
+    cases = [c for c in list(corpus_cases()) if _consumer(c)]
+    tests, _ = export.selection.select(cases, models.VARIANTS, 1 << 30)
+    limited = {t.name for t in tests if runners.python_loader_limit(t)}
+    listed = _failing(out, "reference")  # the runtime's one list
+    assert {n: {s} for n, s in listed.items()} == _statuses(manifest, "reference")
+    certain = {n for n, s in listed.items() if s == failures.FAILS} - limited
+    may = {n for n, s in listed.items() if s == failures.MAY_FAIL}
+    assert {n for n in certain if "_gnd_zero_batches_" in n}, "GatherND's refusal is listed"
+    assert certain <= failed - limited <= certain | may
 
 
 @functools.cache
@@ -229,6 +258,35 @@ def _pattern(patterns: tuple[str, ...]) -> re.Pattern | None:
 def _matches(patterns: list[str], test: dict) -> bool:
     joined = _pattern(tuple(patterns))
     return joined is not None and joined.search(test["name"] + "_cpu") is not None
+
+
+# TVM's Relax ONNX backend test over GatherND tests: batch dims at opset 12 and 13 in
+# every variant (the dynamic ones refused), and a complex dtype (refused everywhere).
+TVM_CASES = ("gnd-batch-dims-1.op13.int32.int64", "gnd-negative-indices.op12.int32.int64",
+             "gnd-every-dtype.op13.complex64.int64")  # fmt: skip
+
+
+def test_tvm_relax_backend_test_fails_exactly_the_deselected_tests(tmp_path):
+    """TVM's own backend test (its Relax backend under onnx's runner,
+    tests/onnx_backends.py) over GatherND tests: the tests that fail are the
+    ones deselect.txt names, so with it every test passes."""
+    pytest.importorskip("tvm.relax.frontend.onnx")
+    out = tmp_path / "out"
+    cases = [c for c in list(corpus_cases()) if c.id in TVM_CASES]
+    assert sorted(c.id for c in cases) == sorted(TVM_CASES)
+    summary = export.export(out, cases, inputs.corpus(None))
+    lines = (out / "expected-failures" / "tvm" / "deselect.txt").read_text().splitlines()
+    prefix = (
+        "--deselect=tests/python/relax/test_frontend_onnx_backend.py::OnnxBackendNodeModelTest::"
+    )
+    assert all(line.startswith(prefix) and line.endswith("_cpu") for line in lines)
+    deselected = {line.removeprefix(prefix).removesuffix("_cpu") for line in lines}
+    ran, failed = onnx_backends.run(
+        onnx_backends.TVMRelaxBackend, _load_exported(out, tmp_path / "scratch"), []
+    )
+    assert ran == summary.tests == 5 * len(TVM_CASES)
+    assert {n for n in deselected if n.endswith("_dynamic")} and len(deselected) < ran
+    assert failed == deselected
 
 
 # -- the other runners' forms --------------------------------------------------------------
@@ -323,10 +381,14 @@ def test_each_runners_file_names_exactly_the_baselines_tests(corpus_export):
 # about before: float64 (listed as failing while the suite keeps float64),
 # GatherElements-11 (listed while the suite imports at opset 17), bfloat16 (the
 # suite's importer refuses it), a float32 signalling NaN (the importer quiets it: a
-# pass on other bits), and the dynamic variant of each (symbolic dims written as 0).
+# pass on other bits), GatherND-12 with batch dims (refused by the adapter's profiles,
+# computed once the suite upgrades it to opset 17), GatherND's zero batches (iree-compile
+# dies of SIGFPE: a compile failure), and the dynamic variant of each (symbolic dims
+# written as 0).
 IREE_SUITE_CASES = (
     "gather-every-dtype.op13.float64.int64", "ge-every-dtype.op11.float32.int64",
     "gather-every-dtype.op13.bfloat16.int64", "gather-float32-special-bits.op13.float32.int64",
+    "gnd-batch-dims-1.op12.int32.int64", "gnd-zero-batches.op12.int32.int64",
 )  # fmt: skip
 
 
@@ -369,7 +431,10 @@ def test_iree_op_suite_passes_the_export_under_its_generated_list(tmp_path, caps
     drifted["iree_compile_flags"] = [
         flag for flag in config["iree_compile_flags"] if "demote-f64" not in flag
     ]
-    drifted["expected_compile_failures"] = [f"{runners.IREE_FOLDER}/{ge11}"]
+    drifted["expected_compile_failures"] = [
+        *config["expected_compile_failures"],
+        f"{runners.IREE_FOLDER}/{ge11}",
+    ]
     (lists / "drifted.json").write_text(json.dumps(drifted))
     junit = tmp_path / "junit.xml"
     iree_onnx_ops.run_pytest(work, [generated, lists / "drifted.json"], f"--junitxml={junit}", "-q")
@@ -384,6 +449,8 @@ def test_iree_op_suite_passes_the_export_under_its_generated_list(tmp_path, caps
         outcomes[properties["test_name"], properties["relative_test_directory_name"]] = failed
     ran = {name.rsplit("/", 1)[1] for config, name in outcomes if config == "cpu_llvm_sync"}
     assert ran == {names.test_name(i, "static") for i in IREE_SUITE_CASES if "bfloat16" not in i}
+    zero_batches = names.test_name("gnd-zero-batches.op12.int32.int64", "static")
+    assert config["expected_compile_failures"] == [f"{runners.IREE_FOLDER}/{zero_batches}"]
     assert not any(failed for (name, _), failed in outcomes.items() if name == "cpu_llvm_sync")
 
     # the importer changes the signalling NaN's bits, and the manifest says so for IREE
@@ -500,6 +567,18 @@ def test_a_folder_that_is_not_empty_is_refused_and_kept(tmp_path, capsys):
     assert code == 2 and "not a previous export" in err
     assert [p.name for p in out.iterdir()] == ["mine.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary folder left
+
+
+def test_options_may_come_between_out_dir_and_the_case_paths(tmp_path, capsys):
+    """`export OUT --force cases/x.yaml` takes the path as PATHS, as a user
+    means it (argparse alone gives PATHS nothing and calls the path unrecognized)."""
+    out = tmp_path / "out"
+    args = ["--variants", "static", "-k", SMALL]
+    assert main(["export", str(out), *args, str(SMALL_FILE)]) == 0, capsys.readouterr().err
+    first = json.loads((out / "manifest.json").read_text())
+    assert main(["export", str(out), "--force", str(SMALL_FILE), *args]) == 0
+    assert json.loads((out / "manifest.json").read_text()) == first
+    assert {Path(t["source"]).name.split(":")[0] for t in first["tests"]} == {SMALL_FILE.name}
 
 
 def test_force_replaces_only_a_previous_export(tmp_path, capsys):

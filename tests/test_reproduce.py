@@ -13,6 +13,7 @@ import pytest
 from conformance import oracle
 from conformance.cases.case import Case
 from conformance.engine import reproduce
+from conformance.tables.operators import OPERATORS
 
 BAD = 7  # the value our pretend runtime gets wrong
 
@@ -46,7 +47,31 @@ CASES = [
     Case("Gather", 11, None, np.arange(12).reshape(4, 3), np.array(2)),
     # Gather-1 on a float tensor, axis 0, negative index
     Case("Gather", 1, 0, np.arange(10, dtype=np.float32).reshape(5, 2), np.array([[-2, 1]])),
+    # GatherND, no batch dims: tuples of 2 into [2, 3, 4], output [3, 1, 4]
+    Case("GatherND", 13, None, np.arange(24).reshape(2, 3, 4),
+         np.array([[[0, 1]], [[1, 1]], [[0, 2]]])),
+    # GatherND, batch_dims 1: data and indices share dimension 0, output [2, 2, 4]
+    Case("GatherND", 13, 1, np.arange(24).reshape(2, 3, 4), np.array([[[1], [0]], [[2], [1]]])),
+    # GatherND-12, batch_dims 2, whole tuples (an element each), negative components
+    Case("GatherND", 12, 2, np.arange(48).reshape(2, 2, 3, 4),
+         np.array([[[[1, 3]], [[2, -4]]], [[[0, 1]], [[-2, 2]]]])),
+    # GatherND-11 on rank 2, tuples as long as data's rank: output [3]
+    Case("GatherND", 11, None, np.arange(12).reshape(3, 4), np.array([[0, 3], [1, 3], [2, 1]])),
 ]  # fmt: skip
+
+
+def _indexed(case: Case) -> dict[str, set[int]]:
+    """The dimensions of each input that no output dimension comes from (the
+    axis of data, GatherND's index tuple and the data dimensions it indexes):
+    a cut keeps them whole, so every index keeps its meaning."""
+    operator = OPERATORS[case.op]
+    shapes = operator.shapes(case.data.shape, case.indices.shape)
+    dims = operator.dims(shapes, operator.value(case.axis) % case.data.ndim)
+    sourced = {source for sources in dims for source in sources}
+    return {
+        name: {d for d in range(len(shapes[name])) if (name, d) not in sourced}
+        for name in operator.inputs
+    }
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.op}{c.opset}-axis{c.axis}")
@@ -55,12 +80,16 @@ def test_a_value_dependent_mismatch_is_cut_to_one_element(case):
     found = reproduce.smallest(case, _first_bad(case), _wrong_on_bad)
     assert found is not None and found.tried == 1  # the whole cut, confirmed at once
     cut = found.case
-    assert cut.indices.size == 1 and _output(cut).ravel().tolist() == [BAD]
+    assert _output(cut).ravel().tolist() == [BAD]  # one element, the wrong one
     assert cut.data.ndim == case.data.ndim and cut.indices.ndim == case.indices.ndim
     assert cut.axis == case.axis and cut.op == case.op and cut.opset == case.opset
-    axis = (case.axis or 0) % case.data.ndim
-    # Along the axis the data stays whole: every index keeps its meaning.
-    assert cut.data.shape[axis] == case.data.shape[axis]
+    for name, whole in _indexed(case).items():
+        before, after = getattr(case, name).shape, getattr(cut, name).shape
+        assert all(after[d] == before[d] for d in whole), (name, before, after)
+        assert all(after[d] == 1 for d in range(len(after)) if d not in whole), (name, after)
+    # one index; GatherND's one tuple of indices.shape[-1] components
+    tuple_size = case.indices.shape[-1] if OPERATORS[case.op].indexing == "tuple" else 1
+    assert cut.indices.size == tuple_size
 
 
 def test_a_size_dependent_mismatch_keeps_what_it_needs():

@@ -20,15 +20,17 @@ read here as ONNX Runtime's ``onnx_test_runner`` reads it (its source,
 * a tensor goes to the graph input it names; an unnamed one to the graph input
   at its position (its file number, or its place in the stream).
 
-A test whose model is one Gather or GatherElements node becomes one case per
-data set: op, opset, axis, dtypes and values from the model, its initializers
-and the ``.pb`` files; the data set's output is the case's written expectation,
-held against the oracle bit for bit as a case file's ``expected`` is
-(:mod:`conformance.cases.check`). A folder that is not such a test is *not
-taken*, with the reason; a test folder that is one but whose files are wrong
-(a truncated model, a missing, extra or mis-numbered ``.pb``, a ``.pb`` that is
-not a tensor, a tensor the model does not declare) is an error naming the
-file. cases/README.md ("ONNX backend test folders") has the rules.
+A test whose model is one node of an operator of the operators table
+(``conformance/tables/operators.py``: Gather, GatherElements, GatherND) becomes
+one case per data set: op, opset, its attribute (axis, batch_dims), dtypes and
+values from the model, its initializers and the ``.pb`` files; the data set's
+output is the case's written expectation, held against the oracle bit for bit
+as a case file's ``expected`` is (:mod:`conformance.cases.check`). A folder
+that is not such a test is *not taken*, with the reason; a test folder that is
+one but whose files are wrong (a truncated model, a missing, extra or
+mis-numbered ``.pb``, a ``.pb`` that is not a tensor, a tensor the model does not
+declare) is an error naming the file. cases/README.md ("ONNX backend test
+folders") has the rules.
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ from conformance.cases.values import MAX_ELEMENTS
 from conformance.tables import dtypes, spec
 from conformance.tables.operators import OPERATORS
 
+# the operators a test's node may be, from their rows: "Gather, GatherElements or GatherND"
+*_FIRST, _LAST = OPERATORS
+COVERED = f"{', '.join(_FIRST)} or {_LAST}" if _FIRST else _LAST
+
 MODEL_SUFFIX = ".onnx"
 STREAMS = {"inputs": "inputs.pb", "outputs": "outputs.pb"}  # ONNX Runtime's one-file form
 FIRST_DATA_SET = "test_data_set_0"  # its cases keep the test folder's name as their id
@@ -64,7 +70,7 @@ _TML_TENSOR, _TML_NAME = 16, 15
 
 @dataclass(frozen=True)
 class NotTaken:
-    """A folder met that is not a Gather or GatherElements test, and why."""
+    """A folder met that is not a test of an operator covered here, and why."""
 
     folder: Path
     reason: str
@@ -209,13 +215,11 @@ class _TestFolder:
         graph, path = self.model.graph, self.model_path
         if len(graph.node) != 1:
             ops = ", ".join(sorted({n.op_type for n in graph.node}))
-            raise _NotATest(
-                f"{len(graph.node)} nodes ({ops}): a case is one Gather or GatherElements node"
-            )
+            raise _NotATest(f"{len(graph.node)} nodes ({ops}): a case is one {COVERED} node")
         node = graph.node[0]
         if node.domain not in spec.DEFAULT_DOMAINS or node.op_type not in spec.OPSETS:
             named = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
-            raise _NotATest(f"its node is {named}, not Gather or GatherElements")
+            raise _NotATest(f"its node is {named}, not {COVERED}")
         op = node.op_type
         imported = [o.version for o in self.model.opset_import if o.domain in spec.DEFAULT_DOMAINS]
         if not imported:

@@ -47,6 +47,24 @@ class _Parser(argparse.ArgumentParser):
     arguments: --stor redis://:PW@host/0``) shows a URL's credentials as ``***``.
     Subcommands' parsers are of the same class (argparse's ``parser_class``)."""
 
+    def __init__(self, *args, intermixed: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # a command whose positionals are OUT_DIR and PATHS... (export, cases list,
+        # cases validate) takes its options between them: `export OUT --force a.yaml`
+        # is `export OUT a.yaml --force`, as a user expects (argparse alone gives
+        # PATHS nothing and calls a.yaml unrecognized)
+        self._intermixed = intermixed
+        self._in_intermixed = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if not self._intermixed or self._in_intermixed:
+            return super().parse_known_args(args, namespace)
+        self._in_intermixed = True  # parse_known_intermixed_args calls back in here
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._in_intermixed = False
+
     def error(self, message: str):
         super().error(credentials.mask_text(message))
 

@@ -25,7 +25,10 @@ def add_parser(commands) -> None:
     cases = commands.add_parser("cases", help="list or validate case files")
     actions = cases.add_subparsers(dest="cases_command", required=True, metavar="ACTION")
     listing = actions.add_parser(
-        "list", help="list concrete cases", epilog=exits.epilog(exits.OK, exits.USAGE)
+        "list",
+        help="list concrete cases",
+        epilog=exits.epilog(exits.OK, exits.USAGE),
+        intermixed=True,
     )
     options.add_case_paths(listing)
     listing.add_argument(
@@ -36,6 +39,7 @@ def add_parser(commands) -> None:
         "validate",
         help="check case files and every expectation against the oracle",
         epilog=exits.epilog(exits.OK, exits.USAGE),
+        intermixed=True,
     )
     options.add_case_paths(validate)
     validate.add_argument(

@@ -29,6 +29,7 @@ from conformance.report.terminal.escape import say
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "export",
+        intermixed=True,
         help="write the cases as ONNX backend test folders, with each runtime's "
         "expected failures in its runners' own forms",
         epilog=exits.epilog(exits.OK, exits.FAILED, exits.USAGE, exits.INTERRUPTED),

@@ -3,18 +3,21 @@ differing element, each cut confirmed on the runtime.
 
 A corpus case is written to test a clause, not to be small: a 2x300 tensor
 where two elements differ tells a runtime engineer little. A wrong output
-element of Gather or GatherElements depends on one index value and the data
+element depends on one index value (GatherND: one index tuple) and the data
 it addresses, so the case can be cut, dimension by dimension, to the slice
 holding the first differing element: the index tensor shrinks to that one
-index, the data to the slice it reads from (whole along ``axis``, so every
-index keeps its meaning and the case stays valid). Each cut is kept only if
-the runtime still returns a wrong value (``still_differs``): a discrepancy
-that needs the whole input (a stride, a thread split, a size threshold)
-keeps what it needs.
+index (or tuple), the data to the slice it reads from (whole along ``axis``,
+and along the dimensions a GatherND tuple indexes, so every index keeps its
+meaning and the case stays valid). The dimensions come from the operator's
+output-shape rule (``dims`` of its row in ``conformance/tables/operators.py``).
+Each cut is kept only if the runtime still returns a wrong value
+(``still_differs``): a discrepancy that needs the whole input (a stride, a
+thread split, a size threshold) keeps what it needs.
 
-Cuts keep ranks and the axis attribute, and cut data and indices alike on
-the dimensions they share (GatherElements), so the cut case never becomes
-one of the shape cases the documents disagree on (``smaller_off_axis``).
+Cuts keep ranks and the attribute, and cut data and indices alike on the
+dimensions they share (GatherElements off the axis, GatherND's batch
+dimensions), so the cut case never becomes one of the shape cases the
+documents disagree on (``smaller_off_axis``, unequal batch dimensions).
 """
 
 from __future__ import annotations
