@@ -196,7 +196,7 @@ def build_for_case(case, variant: str) -> onnx.ModelProto:
     return build(case.op, case.opset, case.data, case.indices, case.axis, variant)
 
 
-# A large baked data array's serialized initializer, by its digest: the few
+# A large baked data array's serialized initializer, by its digest and name: the few
 # last met (each as large as the array). A model node's cases share their
 # constant, and building and serializing a 90 MB initializer again for each
 # case's both_initializers model was a second a case (docs/development.md,
@@ -205,14 +205,16 @@ _TAILS: OrderedDict[bytes, bytes] = OrderedDict()
 TAILS_KEPT = 2
 
 
-def serialized(case, variant: str) -> tuple[bytes, tuple[bytes, int] | None]:
-    """A case's one-node model, serialized, and where it ends with a large
-    baked data array: (its digest, the length of the bytes it takes at the
-    model's end), or None. Its bytes are the model's with that initializer
-    appended as a second ``graph`` field, which protobuf merges into the
-    first (a repeated field's elements appended): the same model, the
-    initializer built once for every case that bakes it and, in the pool,
-    sent once per worker (:class:`conformance.engine.worker.Blobs`)."""
+def serialized(case, variant: str) -> tuple[bytes, tuple[bytes, bytes] | None]:
+    """A case's one-node model, serialized: (its bytes, None), or, where it
+    bakes a large data array, (its head, (the array's digest, its tail)),
+    the model being the head and the tail joined. The tail is that array's
+    initializer serialized as a second ``graph`` field, which protobuf merges
+    into the first (a repeated field's elements appended): the same model,
+    the initializer built once for every case that bakes it, never copied
+    into each case's bytes here and, in the pool, sent once per worker
+    (:class:`conformance.engine.worker.Blobs`), where it is joined to a head
+    only when the model is loaded."""
     data = case.data
     large = data.nbytes >= SHARED_BAKED_BYTES and not data.dtype.hasobject
     if "data" not in _INITIALIZERS[variant] or not large:
@@ -223,14 +225,20 @@ def serialized(case, variant: str) -> tuple[bytes, tuple[bytes, int] | None]:
     graph = helper.make_graph(
         [node], f"{case.op.lower()}_{variant}", inputs, [output], initializer=initializers
     )
-    head = _model(graph, case.opset).SerializeToString()
+    return _model(graph, case.opset).SerializeToString(), tail_of(data, "data")
+
+
+def tail_of(data: np.ndarray, name: str) -> tuple[bytes, bytes]:
+    """(the array's digest, a model's tail baking it as initializer ``name``):
+    kept for the few arrays last met (:data:`TAILS_KEPT`)."""
     digest = array_digest(data)
-    tail = _TAILS.get(digest)
+    key = digest + name.encode()
+    tail = _TAILS.get(key)
     if tail is None:
-        table = onnx.GraphProto(initializer=[numpy_helper.from_array(data, "data")])
+        table = onnx.GraphProto(initializer=[numpy_helper.from_array(data, name)])
         tail = onnx.ModelProto(graph=table).SerializeToString()
-        _TAILS[digest] = tail
+        _TAILS[key] = tail
         while len(_TAILS) > TAILS_KEPT:
             _TAILS.popitem(last=False)
-    _TAILS.move_to_end(digest)
-    return head + tail, (digest, len(tail))
+    _TAILS.move_to_end(key)
+    return key, tail
