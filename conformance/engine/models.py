@@ -48,12 +48,21 @@ def _value_info(name: str, array_dtype: dtypes.DType, shape, symbolic: bool):
 
 
 def _parts(
-    prefix: str, op: str, data, indices, axis: int | None, variant: str, left_out: tuple = ()
+    prefix: str,
+    op: str,
+    data,
+    indices,
+    axis: int | None,
+    variant: str,
+    left_out: tuple = (),
+    data_name: str | None = None,
 ):
     """One case's node, graph inputs, output and initializers, every name
     starting with ``prefix`` ("" for a one-node model; a pack gives each case
     its own, so no two cases' names can collide); ``left_out``: inputs baked
-    but not made initializers here (:func:`serialized` appends them)."""
+    but not made initializers here (:func:`serialized` appends them);
+    ``data_name``: the data is that tensor of the pack, shared by its cases
+    (:func:`build_pack`), neither a graph input nor an initializer of this case."""
     if variant not in _INITIALIZERS:
         raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
     baked = _INITIALIZERS[variant]
@@ -63,12 +72,15 @@ def _parts(
     row = OPERATORS[op]  # ``axis`` holds the operator's attribute (GatherND: batch_dims)
     attributes: dict[str, Any] = {} if axis is None else {row.attribute: int(axis)}
     names = [prefix + name for name in INPUTS]
+    if data_name is not None:
+        names[INPUTS.index("data")] = data_name
+        left_out = (*left_out, "data")
     node = helper.make_node(op, names, [prefix + OUTPUT], **attributes)
     shape = oracle.output_shape(op, data.shape, indices.shape, axis)
     inputs = [
         _value_info(prefix + name, types[name], arrays[name].shape, symbolic)
         for name in INPUTS
-        if name not in baked
+        if name not in baked and name not in left_out
     ]
     output = _value_info(prefix + OUTPUT, types["data"], shape, symbolic)
     initializers = [
@@ -108,33 +120,94 @@ def pack_prefix(position: int) -> str:
     return f"c{position}_"
 
 
-def build_pack(cases, variant: str) -> onnx.ModelProto:
+# The one data tensor of a pack whose cases share their large data array
+# (:func:`shared_data`): the name a one-node model gives its data, so that a
+# baked one is the very tail its cases' one-node models end with (tail_of).
+SHARED_DATA = "data"
+
+
+def shared_data(cases) -> np.ndarray | None:
+    """The large data array (:data:`SHARED_BAKED_BYTES` or more) that every
+    case of a pack holds, equal in dtype, shape and bytes (a model node's
+    constant: its embedding table), or None."""
+    first = cases[0].data
+    if first.nbytes < SHARED_BAKED_BYTES or first.dtype.hasobject:
+        return None
+    digest = array_digest(first)
+    for case in cases[1:]:
+        data = case.data
+        if data is first:
+            continue
+        if data.dtype != first.dtype or data.shape != first.shape or data.dtype.hasobject:
+            return None
+        if array_digest(data) != digest:
+            return None
+    return first
+
+
+def build_pack(cases, variant: str, left_out: bool = False) -> onnx.ModelProto:
     """One model holding many cases of one opset, each with its own node,
     inputs, initializers and output (named ``c<position>_data`` and so on):
-    the graph outputs come in the cases' order."""
+    the graph outputs come in the cases' order. Cases that share a large data
+    array (:func:`shared_data`) share one data tensor, :data:`SHARED_DATA`,
+    fed or baked once: the pack carries the table once, not once a case;
+    ``left_out``: that baked table is not made an initializer here
+    (:func:`serialized_pack` appends it)."""
     opsets = {case.opset for case in cases}
     if len(opsets) != 1:
         raise ValueError(f"a pack holds cases of one opset, not {sorted(opsets)}")
+    shared = shared_data(cases) if len(cases) > 1 else None
+    name = None if shared is None else SHARED_DATA
     nodes, inputs, outputs, initializers = [], [], [], []
     for position, case in enumerate(cases):
         node, fed, output, baked = _parts(
-            pack_prefix(position), case.op, case.data, case.indices, case.axis, variant
+            pack_prefix(position),
+            case.op,
+            case.data,
+            case.indices,
+            case.axis,
+            variant,
+            data_name=name,
         )
         nodes.append(node)
         inputs += fed
         outputs.append(output)
         initializers += baked
+    if shared is not None and "data" not in _INITIALIZERS[variant]:
+        dtype = dtypes.of_array(shared)
+        inputs.insert(0, _value_info(SHARED_DATA, dtype, shared.shape, variant == "dynamic"))
+    elif shared is not None and not left_out:
+        initializers.insert(0, numpy_helper.from_array(shared, SHARED_DATA))
     graph = helper.make_graph(nodes, f"pack_{variant}", inputs, outputs, initializer=initializers)
     return _model(graph, opsets.pop())
 
 
+def serialized_pack(cases, variant: str) -> tuple[bytes, tuple[bytes, bytes] | None]:
+    """A pack's model serialized, as :func:`serialized` gives a case's: (its
+    bytes, None), or, where its cases share a baked large data array, (its
+    head, (the array's digest, the tail its cases' one-node models end with too))."""
+    shared = shared_data(cases) if len(cases) > 1 else None
+    if shared is None or "data" not in _INITIALIZERS[variant]:
+        return build_pack(cases, variant).SerializeToString(), None
+    head = build_pack(cases, variant, left_out=True).SerializeToString()
+    return head, tail_of(shared, SHARED_DATA)
+
+
 def pack_feeds(cases, variant: str) -> dict[str, np.ndarray]:
-    """The inputs to feed at run time for a pack of this variant."""
-    return {
-        pack_prefix(position) + name: array
-        for position, case in enumerate(cases)
-        for name, array in feeds(case.data, case.indices, variant).items()
-    }
+    """The inputs to feed at run time for a pack of this variant (a data
+    array its cases share, once: :func:`build_pack`)."""
+    shared = shared_data(cases) if len(cases) > 1 else None
+    if shared is None:
+        return {
+            pack_prefix(position) + name: array
+            for position, case in enumerate(cases)
+            for name, array in feeds(case.data, case.indices, variant).items()
+        }
+    fed = {SHARED_DATA: shared} if "data" not in _INITIALIZERS[variant] else {}
+    for position, case in enumerate(cases):
+        if "indices" not in _INITIALIZERS[variant]:
+            fed[pack_prefix(position) + "indices"] = case.indices
+    return fed
 
 
 def feeds(data: np.ndarray, indices: np.ndarray, variant: str) -> dict[str, np.ndarray]:
@@ -190,6 +263,12 @@ def _baked_key(op, opset, data, indices, axis, variant, shape) -> tuple | None:
     shapes = (data.shape, indices.shape, shape is None)
     names = (dtypes.name_of(data), dtypes.name_of(indices))
     return (op, opset, *names, axis, variant, shapes, digest.hexdigest())
+
+
+def shared_by_key(variant: str) -> bool:
+    """Whether the variant's one-node model bakes the data alone: the same
+    model, by its key, for every indices of a shape on a large data array."""
+    return _INITIALIZERS[variant] == ("data",)
 
 
 def build_for_case(case, variant: str) -> onnx.ModelProto:

@@ -317,6 +317,7 @@ class Run:
         self._started = 0.0
         self._writer: records.ResultsWriter | None = None
         self.pack_sizes: dict[str, int] = {}  # runtime -> cases per model (packs.sizes)
+        self.shared_sizes: dict[str, int] = {}  # of cases sharing large data (packs.shared_sizes)
         self.model_keys = packs.ModelKeys()  # one-node models met: those run alone, cached
 
     def __enter__(self) -> Run:
@@ -342,6 +343,7 @@ class Run:
             options = self.options
             adapters = {name: about.get("adapter") for name, about in self.pool.info.items()}
             self.pack_sizes = packs.sizes(adapters, options.pack)
+            self.shared_sizes = packs.shared_sizes(adapters, options.pack)
             settings = {
                 "variants": list(options.variants),
                 "workers_per_runtime": options.workers,
@@ -423,6 +425,7 @@ class Run:
             self.case_problems,
             first,
             confirm,
+            self.shared_sizes,
         )
         finished = False
         try:
