@@ -130,3 +130,19 @@ def test_a_value_larger_than_a_worker_holds_is_sent_whole_each_time():
     big = b"x" * (2 * SHARED_BYTES)
     assert parent.wire(b"big", len(big), big) is big
     assert parent.wire(b"big", len(big), big) is big
+
+
+def test_a_model_in_parts_is_joined_only_when_the_adapter_loads_it():
+    """The worker joins a model's head and its large tail (a 90 MB copy) only
+    for a load: a cached session (Adapter.holds) never reads the model."""
+    from conformance.adapters.contract import Adapter
+    from conformance.engine.worker import PARTS, joined, resolved
+
+    adapter = Adapter()
+    tail = b"t" * SHARED_BYTES
+    wired = (PARTS, b"head", Blobs(2 * SHARED_BYTES).wire(b"tail", len(tail), tail))
+    job = resolved(Blobs(2 * SHARED_BYTES), (b"key", wired, {}))
+    assert joined(adapter, job)[1] == b"head" + tail  # not held: loaded from the whole model
+    adapter._sessions[b"key"] = object()
+    assert adapter.holds(b"key") and not adapter.holds(None)
+    assert joined(adapter, job)[1] == b"head"  # held: the session runs, the model unread
