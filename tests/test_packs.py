@@ -308,26 +308,42 @@ def test_a_discrepancy_the_caller_does_not_confirm_keeps_the_packs_word(tmp_path
     assert "rests on the pack" in wrong["note"]
 
 
-def test_a_case_with_large_data_runs_alone_its_table_carried_once(tmp_path):
-    """A model node's embedding table is in each of its cases: packed, every
-    case would carry its own copy; alone, the cases share one model's table
-    (models.serialized) and it crosses to a worker once."""
+def test_cases_sharing_large_data_pack_together_the_table_carried_once(tmp_path):
+    """A model node's embedding table is in each of its cases: they pack with
+    one another only, the pack holding the table once (one data tensor its
+    nodes share), in each variant but data_initializer (one model for them
+    all, cached); a large case with other data packs with none of them."""
     from conformance.cases.case import Case
     from conformance.engine import models
 
     rows = models.SHARED_BAKED_BYTES // (4 * 64)
     table = np.arange(rows * 64, dtype=np.float32).reshape(rows, 64)
-    small = table[:8]
+    other = table + 1  # large too, other values
     cases = [
         Case("Gather", 13, 0, data, np.array([index], np.int64), id=f"{name}-{index}")
-        for name, data in (("large", table), ("small", small))
+        for name, data in (("large", table), ("small", table[:8]))
         for index in range(3)
-    ]
+    ] + [Case("Gather", 13, 0, other, np.array([1], np.int64), id="other-1")]
+    variants = ("both_initializers", "static", "data_initializer")
     folder = tmp_path / "run"
-    run_cases(cases, folder, Options([PACK_AWARE], BAKED, pack=4))
-    found = _records(folder)
-    assert {case_id: record["kind"] for case_id, record in found.items()} == dict.fromkeys(
-        found, "pass"
-    )
-    assert [found[f"large-{index}"]["packed"] for index in range(3)] == [False] * 3
-    assert [found[f"small-{index}"]["packed"] for index in range(3)] == [True] * 3
+    run_cases(cases, folder, Options([PACK_AWARE], variants, pack=4))
+    lines = (folder / "results.jsonl").read_text().splitlines()
+    found = {(r["case_id"], r["variant"]): r for r in map(json.loads, lines)}
+    assert {r["kind"] for r in found.values()} == {"pass"}
+    for variant in variants:
+        shared = variant != "data_initializer"
+        assert [found[f"large-{i}", variant]["packed"] for i in range(3)] == [shared] * 3
+        # small: packed but where a fed model met before is cached (static)
+        small = variant != "static"
+        assert [found[f"small-{i}", variant]["packed"] for i in range(3)] == [small] * 3
+        assert found["other-1", variant]["packed"] is False  # no case shares its table
+    large = [case for case in cases if case.id.startswith("large")]
+    for variant in ("both_initializers", "static"):
+        pack = models.build_pack(large, variant)
+        tables = [
+            *(t.name for t in pack.graph.initializer if t.dims == list(table.shape)),
+            *(i.name for i in pack.graph.input if len(i.type.tensor_type.shape.dim) == 2),
+        ]
+        assert tables == [models.SHARED_DATA]
+        assert [node.input[0] for node in pack.graph.node] == [models.SHARED_DATA] * 3
+    assert models.shared_data([*large, cases[-1]]) is None  # another table: not shared

@@ -137,6 +137,11 @@ class Adapter:
         raise NotImplementedError
 
     # -- the protocol --------------------------------------------------------
+    def holds(self, key: bytes | None) -> bool:
+        """Whether :meth:`run` with ``key`` takes its cached session (and does
+        not read the model): the worker then need not join a model's parts."""
+        return key is not None and key in self._sessions
+
     def run(self, model: bytes, feeds: dict[str, np.ndarray], key: bytes | None = None) -> Timed:
         """Run the model on the feeds; the session is cached under ``key`` when given."""
         cached = key is not None and key in self._sessions

@@ -48,12 +48,21 @@ def _value_info(name: str, array_dtype: dtypes.DType, shape, symbolic: bool):
 
 
 def _parts(
-    prefix: str, op: str, data, indices, axis: int | None, variant: str, left_out: tuple = ()
+    prefix: str,
+    op: str,
+    data,
+    indices,
+    axis: int | None,
+    variant: str,
+    left_out: tuple = (),
+    data_name: str | None = None,
 ):
     """One case's node, graph inputs, output and initializers, every name
     starting with ``prefix`` ("" for a one-node model; a pack gives each case
     its own, so no two cases' names can collide); ``left_out``: inputs baked
-    but not made initializers here (:func:`serialized` appends them)."""
+    but not made initializers here (:func:`serialized` appends them);
+    ``data_name``: the data is that tensor of the pack, shared by its cases
+    (:func:`build_pack`), neither a graph input nor an initializer of this case."""
     if variant not in _INITIALIZERS:
         raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
     baked = _INITIALIZERS[variant]
@@ -63,12 +72,15 @@ def _parts(
     row = OPERATORS[op]  # ``axis`` holds the operator's attribute (GatherND: batch_dims)
     attributes: dict[str, Any] = {} if axis is None else {row.attribute: int(axis)}
     names = [prefix + name for name in INPUTS]
+    if data_name is not None:
+        names[INPUTS.index("data")] = data_name
+        left_out = (*left_out, "data")
     node = helper.make_node(op, names, [prefix + OUTPUT], **attributes)
     shape = oracle.output_shape(op, data.shape, indices.shape, axis)
     inputs = [
         _value_info(prefix + name, types[name], arrays[name].shape, symbolic)
         for name in INPUTS
-        if name not in baked
+        if name not in baked and name not in left_out
     ]
     output = _value_info(prefix + OUTPUT, types["data"], shape, symbolic)
     initializers = [
@@ -108,33 +120,94 @@ def pack_prefix(position: int) -> str:
     return f"c{position}_"
 
 
-def build_pack(cases, variant: str) -> onnx.ModelProto:
+# The one data tensor of a pack whose cases share their large data array
+# (:func:`shared_data`): the name a one-node model gives its data, so that a
+# baked one is the very tail its cases' one-node models end with (tail_of).
+SHARED_DATA = "data"
+
+
+def shared_data(cases) -> np.ndarray | None:
+    """The large data array (:data:`SHARED_BAKED_BYTES` or more) that every
+    case of a pack holds, equal in dtype, shape and bytes (a model node's
+    constant: its embedding table), or None."""
+    first = cases[0].data
+    if first.nbytes < SHARED_BAKED_BYTES or first.dtype.hasobject:
+        return None
+    digest = array_digest(first)
+    for case in cases[1:]:
+        data = case.data
+        if data is first:
+            continue
+        if data.dtype != first.dtype or data.shape != first.shape or data.dtype.hasobject:
+            return None
+        if array_digest(data) != digest:
+            return None
+    return first
+
+
+def build_pack(cases, variant: str, left_out: bool = False) -> onnx.ModelProto:
     """One model holding many cases of one opset, each with its own node,
     inputs, initializers and output (named ``c<position>_data`` and so on):
-    the graph outputs come in the cases' order."""
+    the graph outputs come in the cases' order. Cases that share a large data
+    array (:func:`shared_data`) share one data tensor, :data:`SHARED_DATA`,
+    fed or baked once: the pack carries the table once, not once a case;
+    ``left_out``: that baked table is not made an initializer here
+    (:func:`serialized_pack` appends it)."""
     opsets = {case.opset for case in cases}
     if len(opsets) != 1:
         raise ValueError(f"a pack holds cases of one opset, not {sorted(opsets)}")
+    shared = shared_data(cases) if len(cases) > 1 else None
+    name = None if shared is None else SHARED_DATA
     nodes, inputs, outputs, initializers = [], [], [], []
     for position, case in enumerate(cases):
         node, fed, output, baked = _parts(
-            pack_prefix(position), case.op, case.data, case.indices, case.axis, variant
+            pack_prefix(position),
+            case.op,
+            case.data,
+            case.indices,
+            case.axis,
+            variant,
+            data_name=name,
         )
         nodes.append(node)
         inputs += fed
         outputs.append(output)
         initializers += baked
+    if shared is not None and "data" not in _INITIALIZERS[variant]:
+        dtype = dtypes.of_array(shared)
+        inputs.insert(0, _value_info(SHARED_DATA, dtype, shared.shape, variant == "dynamic"))
+    elif shared is not None and not left_out:
+        initializers.insert(0, numpy_helper.from_array(shared, SHARED_DATA))
     graph = helper.make_graph(nodes, f"pack_{variant}", inputs, outputs, initializer=initializers)
     return _model(graph, opsets.pop())
 
 
+def serialized_pack(cases, variant: str) -> tuple[bytes, tuple[bytes, bytes] | None]:
+    """A pack's model serialized, as :func:`serialized` gives a case's: (its
+    bytes, None), or, where its cases share a baked large data array, (its
+    head, (the array's digest, the tail its cases' one-node models end with too))."""
+    shared = shared_data(cases) if len(cases) > 1 else None
+    if shared is None or "data" not in _INITIALIZERS[variant]:
+        return build_pack(cases, variant).SerializeToString(), None
+    head = build_pack(cases, variant, left_out=True).SerializeToString()
+    return head, tail_of(shared, SHARED_DATA)
+
+
 def pack_feeds(cases, variant: str) -> dict[str, np.ndarray]:
-    """The inputs to feed at run time for a pack of this variant."""
-    return {
-        pack_prefix(position) + name: array
-        for position, case in enumerate(cases)
-        for name, array in feeds(case.data, case.indices, variant).items()
-    }
+    """The inputs to feed at run time for a pack of this variant (a data
+    array its cases share, once: :func:`build_pack`)."""
+    shared = shared_data(cases) if len(cases) > 1 else None
+    if shared is None:
+        return {
+            pack_prefix(position) + name: array
+            for position, case in enumerate(cases)
+            for name, array in feeds(case.data, case.indices, variant).items()
+        }
+    fed = {SHARED_DATA: shared} if "data" not in _INITIALIZERS[variant] else {}
+    for position, case in enumerate(cases):
+        if "indices" not in _INITIALIZERS[variant]:
+            fed[pack_prefix(position) + "indices"] = case.indices
+    return fed
 
 
 def feeds(data: np.ndarray, indices: np.ndarray, variant: str) -> dict[str, np.ndarray]:
@@ -192,11 +265,17 @@ def _baked_key(op, opset, data, indices, axis, variant, shape) -> tuple | None:
     return (op, opset, *names, axis, variant, shapes, digest.hexdigest())
 
 
+def shared_by_key(variant: str) -> bool:
+    """Whether the variant's one-node model bakes the data alone: the same
+    model, by its key, for every indices of a shape on a large data array."""
+    return _INITIALIZERS[variant] == ("data",)
+
+
 def build_for_case(case, variant: str) -> onnx.ModelProto:
     return build(case.op, case.opset, case.data, case.indices, case.axis, variant)
 
 
-# A large baked data array's serialized initializer, by its digest: the few
+# A large baked data array's serialized initializer, by its digest and name: the few
 # last met (each as large as the array). A model node's cases share their
 # constant, and building and serializing a 90 MB initializer again for each
 # case's both_initializers model was a second a case (docs/development.md,
@@ -205,14 +284,16 @@ _TAILS: OrderedDict[bytes, bytes] = OrderedDict()
 TAILS_KEPT = 2
 
 
-def serialized(case, variant: str) -> tuple[bytes, tuple[bytes, int] | None]:
-    """A case's one-node model, serialized, and where it ends with a large
-    baked data array: (its digest, the length of the bytes it takes at the
-    model's end), or None. Its bytes are the model's with that initializer
-    appended as a second ``graph`` field, which protobuf merges into the
-    first (a repeated field's elements appended): the same model, the
-    initializer built once for every case that bakes it and, in the pool,
-    sent once per worker (:class:`conformance.engine.worker.Blobs`)."""
+def serialized(case, variant: str) -> tuple[bytes, tuple[bytes, bytes] | None]:
+    """A case's one-node model, serialized: (its bytes, None), or, where it
+    bakes a large data array, (its head, (the array's digest, its tail)),
+    the model being the head and the tail joined. The tail is that array's
+    initializer serialized as a second ``graph`` field, which protobuf merges
+    into the first (a repeated field's elements appended): the same model,
+    the initializer built once for every case that bakes it, never copied
+    into each case's bytes here and, in the pool, sent once per worker
+    (:class:`conformance.engine.worker.Blobs`), where it is joined to a head
+    only when the model is loaded."""
     data = case.data
     large = data.nbytes >= SHARED_BAKED_BYTES and not data.dtype.hasobject
     if "data" not in _INITIALIZERS[variant] or not large:
@@ -223,14 +304,20 @@ def serialized(case, variant: str) -> tuple[bytes, tuple[bytes, int] | None]:
     graph = helper.make_graph(
         [node], f"{case.op.lower()}_{variant}", inputs, [output], initializer=initializers
     )
-    head = _model(graph, case.opset).SerializeToString()
+    return _model(graph, case.opset).SerializeToString(), tail_of(data, "data")
+
+
+def tail_of(data: np.ndarray, name: str) -> tuple[bytes, bytes]:
+    """(the array's digest, a model's tail baking it as initializer ``name``):
+    kept for the few arrays last met (:data:`TAILS_KEPT`)."""
     digest = array_digest(data)
-    tail = _TAILS.get(digest)
+    key = digest + name.encode()
+    tail = _TAILS.get(key)
     if tail is None:
-        table = onnx.GraphProto(initializer=[numpy_helper.from_array(data, "data")])
+        table = onnx.GraphProto(initializer=[numpy_helper.from_array(data, name)])
         tail = onnx.ModelProto(graph=table).SerializeToString()
-        _TAILS[digest] = tail
+        _TAILS[key] = tail
         while len(_TAILS) > TAILS_KEPT:
             _TAILS.popitem(last=False)
-    _TAILS.move_to_end(digest)
-    return head + tail, (digest, len(tail))
+    _TAILS.move_to_end(key)
+    return key, tail

@@ -23,10 +23,16 @@ What never goes into a pack (:func:`packable`) runs alone, in its one-node model
   them all made generated runs several times slower than --pack 1 (the
   figures: docs/development.md, "Pack sizes");
 - a case whose data is large (:data:`conformance.engine.models.SHARED_BAKED_BYTES`
-  or more: a model's embedding table): alone, its one-node model carries the
-  table once, built once for all the cases that share it
-  (:func:`conformance.engine.models.serialized`) and sent once per worker;
-  a pack would carry one copy per case (docs/development.md, Benchmarks).
+  or more: a model's embedding table) with cases of other data: the pack
+  would carry one copy per case. Such a case packs only with the cases that
+  share its data (:func:`sharing`: a model node's cases, which hold its
+  constant), the pack holding it once (:func:`conformance.engine.models.build_pack`),
+  in every variant but ``data_initializer``, whose one-node model (the table
+  baked, the indices fed) is already the same for all of them and loaded
+  once per worker; on every measured runtime, up to :data:`SHARED_SIZE`
+  cases (:func:`shared_sizes`): each one-node model baking the table is a
+  load of the table, and so is each run feeding it on OpenVINO (a copy),
+  which the pack makes one (docs/development.md, Benchmarks).
 
 Isolation stays exact (:class:`conformance.engine.schedule.Schedule` keeps
 the books of a run's packs, by these rules):
@@ -50,6 +56,7 @@ from conformance.adapters import registry
 from conformance.cases.case import Case
 from conformance.engine import models
 from conformance.engine.pool import Raw
+from conformance.engine.worker import array_digest
 from conformance.oracle import Verdict
 
 # Cases per pack by adapter, each chosen by measurement and declared in its
@@ -74,16 +81,50 @@ def sizes(adapters: dict[str, str | None], chosen: int | None) -> dict[str, int]
     return {name: PACK_SIZES.get(adapter or name, UNMEASURED) for name, adapter in adapters.items()}
 
 
+# Cases per pack of cases sharing a large data array (:func:`sharing`) on each
+# measured runtime, whatever its own pack size: such a pack saves loads of the
+# table, not compiles, on an evaluator too (docs/development.md, Benchmarks).
+SHARED_SIZE = 32
+
+
+def shared_sizes(adapters: dict[str, str | None], chosen: int | None) -> dict[str, int]:
+    """Cases per pack of cases sharing a large data array, by runtime:
+    ``chosen`` (``--pack``), else :data:`SHARED_SIZE` on every measured
+    runtime (an adapter not measured runs alone, as in :func:`sizes`)."""
+    if chosen is not None:
+        return dict.fromkeys(adapters, chosen)
+    return {
+        name: SHARED_SIZE if (adapter or name) in PACK_SIZES else UNMEASURED
+        for name, adapter in adapters.items()
+    }
+
+
 def packable(case: Case, verdict: Verdict | None) -> bool:
-    """Whether the case may share a model with others (see the module's docstring)."""
+    """Whether the case may share a model with others (see the module's
+    docstring); one with large data only with those that share it (:func:`sharing`)."""
     return (
         verdict is not None
         and verdict.valid
         and case.data.size > 0
         and case.indices.size > 0
         and verdict.output.size > 0
-        and case.data.nbytes < models.SHARED_BAKED_BYTES
     )
+
+
+def large(case: Case) -> bool:
+    """Whether the case's data is large: it packs only by :func:`sharing`."""
+    return case.data.nbytes >= models.SHARED_BAKED_BYTES
+
+
+def sharing(case: Case, variant: str) -> bytes | None:
+    """The digest of the large data array by which the case packs in this
+    variant (only with cases holding the same), or None: its data is small,
+    or it runs alone (``data_initializer``: one model for all the cases
+    sharing the table, loaded once per worker; strings: their bytes are not
+    the array's)."""
+    if not large(case) or case.data.dtype.hasobject or models.shared_by_key(variant):
+        return None
+    return array_digest(case.data)
 
 
 class ModelKeys:

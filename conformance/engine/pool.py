@@ -171,9 +171,10 @@ class Job:
     feeds: dict[str, np.ndarray]
     tag: object = None  # the caller's handle, returned untouched
     runtimes: Sequence[str] | None = None  # run on these runtimes only (None: all)
-    # (digest, length) of the model's last bytes, a large constant's that
-    # other jobs' models end with too (models.serialized): sent once per worker.
-    tail: tuple[bytes, int] | None = None
+    # (digest, bytes) of the model's last bytes, a large constant's that other
+    # jobs' models end with too (models.serialized): ``model`` is then the
+    # head, the model being the two joined; the tail is sent once per worker.
+    tail: tuple[bytes, bytes] | None = None
     # Bookkeeping of WorkerPool.run: results still to come, bytes held in the queues.
     pending: int = field(default=0, init=False, repr=False)
     size: int = field(default=0, init=False, repr=False)
@@ -450,11 +451,8 @@ class Worker:
         has a session key) or feed this worker holds goes by its digest."""
         model: object = job.model
         if job.tail is not None:
-            digest, length = job.tail
-            end = len(job.model) - length
-            # The tail goes as a buffer of the model's bytes: copied only when sent.
-            tail = pickle.PickleBuffer(memoryview(job.model)[end:])
-            model = (PARTS, job.model[:end], self.blobs.wire(b"tail:" + digest, length, tail))
+            digest, tail = job.tail
+            model = (PARTS, job.model, self.blobs.wire(b"tail:" + digest, len(tail), tail))
         elif job.session_key is not None and len(job.model) >= SHARED_BYTES:
             model = self.blobs.wire(b"model:" + job.session_key, len(job.model), job.model)
         feeds = {
@@ -902,7 +900,11 @@ class WorkerPool:
             nonlocal queued_bytes
             targets = [lane for lane in lanes if job.runtimes is None or lane.name in job.runtimes]
             job.pending = len(targets)
-            job.size = len(job.model) + sum(a.nbytes for a in job.feeds.values())
+            job.size = (
+                len(job.model)
+                + len(job.tail[1] if job.tail else b"")
+                + sum(a.nbytes for a in job.feeds.values())
+            )
             queued_bytes += job.size if targets else 0
             for lane in targets:
                 (lane.queue.appendleft if first else lane.queue.append)(job)

@@ -120,22 +120,22 @@ class _Models:
     """Serialized one-node models, shared by every case with the same model key."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple, tuple[bytes, bytes, tuple[bytes, int] | None]] = {}
+        self._cache: dict[tuple, tuple[bytes, bytes, tuple[bytes, bytes] | None]] = {}
 
     def get(
         self, case: Case, variant: str, key: tuple | None = None
-    ) -> tuple[bytes, bytes, tuple[bytes, int] | None]:
-        """(session key: the model's digest, serialized model, its large tail:
-        models.serialized); ``key``: the case's models.model_key when the
-        caller has it already (None: computed here)."""
+    ) -> tuple[bytes, bytes, tuple[bytes, bytes] | None]:
+        """(session key: the model's digest, serialized model or its head, its
+        large tail: models.serialized); ``key``: the case's models.model_key
+        when the caller has it already (None: computed here)."""
         if key is None:
             key = models.model_key(case.op, case.opset, case.data, case.indices, case.axis, variant)
         if key is not None and key in self._cache:
             return self._cache[key]
         model, tail = models.serialized(case, variant)
         # A large tail is named by its digest: hashing its bytes again for each case costs.
-        head = model if tail is None else model[: len(model) - tail[1]] + tail[0]
-        built = (hashlib.blake2b(head, digest_size=16).digest(), model, tail)
+        named = model if tail is None else model + tail[0]
+        built = (hashlib.blake2b(named, digest_size=16).digest(), model, tail)
         if key is not None:
             if len(self._cache) >= MODEL_CACHE:
                 self._cache.pop(next(iter(self._cache)))
@@ -317,6 +317,7 @@ class Run:
         self._started = 0.0
         self._writer: records.ResultsWriter | None = None
         self.pack_sizes: dict[str, int] = {}  # runtime -> cases per model (packs.sizes)
+        self.shared_sizes: dict[str, int] = {}  # of cases sharing large data (packs.shared_sizes)
         self.model_keys = packs.ModelKeys()  # one-node models met: those run alone, cached
 
     def __enter__(self) -> Run:
@@ -342,6 +343,7 @@ class Run:
             options = self.options
             adapters = {name: about.get("adapter") for name, about in self.pool.info.items()}
             self.pack_sizes = packs.sizes(adapters, options.pack)
+            self.shared_sizes = packs.shared_sizes(adapters, options.pack)
             settings = {
                 "variants": list(options.variants),
                 "workers_per_runtime": options.workers,
@@ -423,6 +425,7 @@ class Run:
             self.case_problems,
             first,
             confirm,
+            self.shared_sizes,
         )
         finished = False
         try:

@@ -89,9 +89,12 @@ class Schedule:
         check: Callable[[Case, Verdict], object],
         first: int = 0,
         confirm: Confirm | None = None,
+        shared_sizes: dict[str, int] | None = None,
     ) -> None:
         self.runtimes = list(runtimes)
         self.pack_sizes = pack_sizes
+        # cases per pack of cases sharing a large data array (packs.shared_sizes)
+        self.shared_sizes = pack_sizes if shared_sizes is None else shared_sizes
         self.model_keys = model_keys
         self.case_memory = case_memory
         self._one_node = one_node
@@ -114,7 +117,8 @@ class Schedule:
         return self._jobs()
 
     def _jobs(self) -> Iterator[Job]:
-        filling: dict[tuple, list] = {}  # (runtimes, opset, variant, dtype) -> members
+        # (runtimes, opset, variant, dtype, shared data's digest or None) -> members
+        filling: dict[tuple, list] = {}
         for case, variants, *only in self._items:
             index, self._next = self._next, self._next + 1
             chosen = [rt for rt in self.runtimes if not only or rt in only[0]]
@@ -135,6 +139,7 @@ class Schedule:
             awaiting = Counter((variant, runtime) for variant in variants for runtime in chosen)
             self._pending[index] = _Pending(case, verdict, awaiting)
             shared = packs.packable(case, verdict)
+            large = packs.large(case)
             sized = packs.groups(chosen, self.pack_sizes)
             for variant in variants:
                 by_itself: list[str] = []
@@ -142,11 +147,18 @@ class Schedule:
                     case.op, case.opset, case.data, case.indices, case.axis, variant
                 )
                 cached = self.model_keys.repeated(key)
-                for size, group in sized:
+                # large data packs only with the cases that share it, cached or not
+                # (each model or run of it is a load or copy of the table: packs.sharing)
+                digest = packs.sharing(case, variant) if shared else None
+                if digest is not None:
+                    each, cached = packs.groups(chosen, self.shared_sizes), False
+                else:
+                    each = [(1, tuple(chosen))] if large else sized
+                for size, group in each:
                     if size == 1 or not shared or cached:
                         by_itself += group
                         continue
-                    packing = (group, case.opset, variant, case.dtype)
+                    packing = (group, case.opset, variant, case.dtype, digest)
                     members = filling.setdefault(packing, [])
                     members.append((index, variant))
                     if len(members) >= size:
@@ -154,7 +166,7 @@ class Schedule:
                 if by_itself:
                     alone_on = None if len(by_itself) == len(self.runtimes) else by_itself
                     yield self._one_node(case, variant, (index, variant), alone_on, key)
-        for (group, _, variant, _), members in filling.items():
+        for (group, _, variant, _, _), members in filling.items():
             if len(members) == 1:  # a pack of one is its one-node model
                 ((index, _),) = members
                 yield self._one_node(
@@ -165,12 +177,14 @@ class Schedule:
 
     def _pack_job(self, members: list, variant: str, group: tuple, halved: bool = False) -> Job:
         cases = [self._pending[index].case for index, _ in members]
+        model, tail = models.serialized_pack(cases, variant)
         return Job(
             None,  # a pack never repeats: its session is not kept
-            models.build_pack(cases, variant).SerializeToString(),
+            model,
             models.pack_feeds(cases, variant),
             Pack(members, variant, group, halved),
             group,
+            tail=tail,
         )
 
     def _alone(self, tag: Alone, runtime: str) -> None:

@@ -255,18 +255,29 @@ def _run_jobs(prepared, runtimes, timeout, worker_memory) -> dict[str, dict]:
     return _pool_run(jobs, runtimes, timeout, worker_memory)
 
 
-def _pool_run(jobs, runtimes, timeout, worker_memory) -> dict:
-    """Each (tag, model, feeds) on each target, in one pool: tag -> target name -> Raw."""
+def _pool_run(jobs, runtimes, timeout, worker_memory, only: dict | None = None) -> dict:
+    """Each (tag, model, feeds) on each target, in one pool: tag -> target name -> Raw;
+    ``only``: tag -> the targets its job runs on (None: all)."""
     results: dict = {}
     limit = max(timeout or 0.0, WHOLE_TIMEOUT)
     with WorkerPool(
         list(runtimes), workers=1, batch_size=1, timeout=limit, worker_memory=worker_memory
     ) as pool:
         _NAMES.update(zip(runtimes, pool.runtimes, strict=False))
-        for batch in pool.run([Job(None, blob, feeds, tag=tag) for tag, blob, feeds in jobs]):
+        names = dict(zip(runtimes, pool.runtimes, strict=False))
+        made = [
+            Job(None, blob, feeds, tag=tag, runtimes=_only(only, tag, names))
+            for tag, blob, feeds in jobs
+        ]
+        for batch in pool.run(made):
             for job, runtime, raw in batch:
                 results.setdefault(job.tag, {})[runtime] = raw
     return results
+
+
+def _only(only: dict | None, tag, names: dict) -> list[str] | None:
+    """The names of the targets a job runs on (None: every target of its pool)."""
+    return None if only is None else [names[target] for target in only[tag]]
 
 
 # What a target may do with the model whose nodes are exposed that the model as
@@ -725,7 +736,10 @@ def _ulps(a: np.ndarray, b: np.ndarray, where: np.ndarray | None = None) -> int 
 def _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory) -> None:
     """Each target whose outputs differ, in its full-precision and no-optimisation
     profiles, on the model it ran (its nodes exposed, or as it is): does the
-    difference disappear? Recorded as measured."""
+    difference disappear? Recorded as measured. Every such profile of every
+    model's differing targets shares one pool (one start, side by side)."""
+    wanted = []  # (model, its difference record, the base outputs, the profiles)
+    jobs, only, agains_all = [], {}, []
     for made in prepared:
         model = str(made.found.path)
         record = wholes[model]
@@ -737,24 +751,26 @@ def _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory) -
             target = next(t for t in runtimes if name_of(t) == difference_of["target"])
             views = ran[model][difference_of["target"]].views
             blob = made.blob if views and views[0][0] is made.exposed else made.original
-            reruns = []
             agains = _precise_targets(target)
-            # the precise profiles of one target share one pool (one start, side by side)
-            got = (
-                _pool_run([(model, blob, made.feeds)], agains, timeout, worker_memory)
-                if agains
-                else {}
-            )
-            for again in agains:
-                raw = got.get(model, {}).get(name_of(again))
-                if raw is None or raw.status != "ok":
-                    said = _said(raw, True)
-                    reruns.append({"target": name_of(again), "status": said["status"],
-                                   "message": said["message"]})  # fmt: skip
-                    continue
-                diffs = _differences(made.exposed.originals, base, raw.outputs or [])
-                reruns.append({"target": name_of(again), "status": "ran", "outputs": diffs})
-            difference_of["reruns"] = reruns
+            tag = (model, difference_of["target"])
+            wanted.append((made, tag, difference_of, base, agains))
+            if agains:
+                jobs.append((tag, blob, made.feeds))
+                only[tag] = agains
+                agains_all += [again for again in agains if again not in agains_all]
+    got = _pool_run(jobs, agains_all, timeout, worker_memory, only) if jobs else {}
+    for made, tag, difference_of, base, agains in wanted:
+        reruns = []
+        for again in agains:
+            raw = got.get(tag, {}).get(name_of(again))
+            if raw is None or raw.status != "ok":
+                said = _said(raw, True)
+                reruns.append({"target": name_of(again), "status": said["status"],
+                               "message": said["message"]})  # fmt: skip
+                continue
+            diffs = _differences(made.exposed.originals, base, raw.outputs or [])
+            reruns.append({"target": name_of(again), "status": "ran", "outputs": diffs})
+        difference_of["reruns"] = reruns
 
 
 def _precise_targets(target: Target) -> list[Target]:

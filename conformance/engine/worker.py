@@ -31,7 +31,8 @@ Wire format (pickled):
                     (KEEP, digest, size, value): hold it in the worker's
                     :class:`Blobs`; or (HELD, digest): the one held (below);
                     and a model ending with a large constant (models.serialized)
-                    as (PARTS, head, its tail so wired): the two joined
+                    as (PARTS, head, its tail so wired): the two joined when
+                    the adapter loads the model (not for a cached session)
   worker -> parent: first ("hello", info) or ("failed", message); then, per
                     batch, ("part", first, results) whenever FLUSH_S has passed
                     since the last message (so that a later crash or hang does
@@ -157,12 +158,27 @@ class Blobs:
 
 
 def resolved(blobs: Blobs, job: tuple) -> tuple:
+    """A job with its wired values resolved (every one, in order, so that the
+    worker's Blobs step with the parent's); a model in parts stays
+    (PARTS, head, tail) until :func:`joined`."""
     key, model, feeds = job
     if isinstance(model, tuple) and model[0] == PARTS:  # (PARTS, head, its wired tail)
-        model = model[1] + blobs.resolve(model[2])
+        model = (PARTS, model[1], blobs.resolve(model[2]))
     else:
         model = blobs.resolve(model)
     return key, model, {name: blobs.resolve(value) for name, value in feeds.items()}
+
+
+def joined(adapter, job: tuple) -> tuple:
+    """The job as the adapter takes it: a model in parts joined, unless the
+    adapter's cached session serves its key (``Adapter.holds``: the join is
+    a copy of a 90 MB table the cached session never reads)."""
+    key, model, feeds = job
+    if isinstance(model, tuple):
+        _, head, tail = model
+        held = getattr(adapter, "holds", None)
+        model = head if callable(held) and held(key) else head + tail
+    return key, model, feeds
 
 
 # Digests of the large arrays sent so far, by the array's id while it lives:
@@ -463,7 +479,7 @@ def main(argv: list[str], parent: int | None = None) -> None:
         for index, job in enumerate(batch):
             started += 1
             PROGRESS.pack_into(progress, 0, started)
-            results.append(run_job(adapter, job, limit))
+            results.append(run_job(adapter, joined(adapter, job), limit))
             if index + 1 < len(batch) and time.perf_counter() - last_sent > FLUSH_S:
                 _send(conn, "part", first, results)
                 first, results = index + 1, []
