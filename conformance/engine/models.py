@@ -1,7 +1,9 @@
 """One-node ONNX models for a case, in five variants.
 
 The variants exercise different paths of a runtime: shapes known at load time
-(``static``), symbolic shapes resolved at run time (``dynamic``), and constant
+(``static``), symbolic shapes resolved at run time (``dynamic``: every dim a
+name but those that set the output's rank, the operator row's ``fixed_dims``,
+as every exporter writes them), and constant
 folding or initializer handling when an input is baked into the model (the
 three ``*_initializer(s)`` variants).
 """
@@ -40,10 +42,13 @@ IR_VERSION = 10
 OUTPUT = "output"
 
 
-def _value_info(name: str, array_dtype: dtypes.DType, shape, symbolic: bool):
+def _value_info(name: str, array_dtype: dtypes.DType, shape, symbolic: bool, fixed=()):
+    """A graph input's or output's type: its dims as numbers, or (``symbolic``) as
+    names but for the dims in ``fixed`` (the operator's ``fixed_dims``)."""
     if shape is None:
         return helper.make_tensor_value_info(name, array_dtype.proto, None)
-    dims = [f"{name}_d{i}" for i in range(len(shape))] if symbolic else list(shape)
+    kept = {d % len(shape) for d in fixed} if shape else set()
+    dims = [f"{name}_d{i}" if symbolic and i not in kept else size for i, size in enumerate(shape)]
     return helper.make_tensor_value_info(name, array_dtype.proto, dims)
 
 
@@ -70,6 +75,7 @@ def _parts(
     arrays = dict(zip(INPUTS, (data, indices), strict=True))
     types = {name: dtypes.of_array(arrays[name]) for name in INPUTS}
     row = OPERATORS[op]  # ``axis`` holds the operator's attribute (GatherND: batch_dims)
+    fixed = {name: tuple(d for tensor, d in row.fixed_dims if tensor == name) for name in INPUTS}
     attributes: dict[str, Any] = {} if axis is None else {row.attribute: int(axis)}
     names = [prefix + name for name in INPUTS]
     if data_name is not None:
@@ -78,7 +84,7 @@ def _parts(
     node = helper.make_node(op, names, [prefix + OUTPUT], **attributes)
     shape = oracle.output_shape(op, data.shape, indices.shape, axis)
     inputs = [
-        _value_info(prefix + name, types[name], arrays[name].shape, symbolic)
+        _value_info(prefix + name, types[name], arrays[name].shape, symbolic, fixed[name])
         for name in INPUTS
         if name not in baked and name not in left_out
     ]
@@ -221,7 +227,8 @@ def model_key(op, opset, data, indices, axis, variant) -> tuple | None:
     model, or None.
 
     Models of the fed variants do not depend on the values: the static model
-    depends on the shapes, the dynamic one only on the ranks. Models with an
+    depends on the shapes, the dynamic one on the ranks and the dims it keeps
+    fixed (the operator's ``fixed_dims``). Models with an
     initializer carry their values, so no two inputs share one (None), unless
     what they bake is large (:data:`SHARED_BAKED_BYTES`): then its digest is
     part of the key. (Not a
@@ -232,7 +239,11 @@ def model_key(op, opset, data, indices, axis, variant) -> tuple | None:
     if _INITIALIZERS[variant]:
         return _baked_key(op, opset, data, indices, axis, variant, shape)
     if variant == "dynamic":
-        shapes = (data.ndim, indices.ndim, None if shape is None else len(shape))
+        fixed = tuple(
+            dict(zip(INPUTS, (data, indices), strict=True))[tensor].shape[dim:][:1]
+            for tensor, dim in OPERATORS[op].fixed_dims
+        )  # the dims the dynamic model keeps (``Operator.fixed_dims``) are part of it
+        shapes = (data.ndim, indices.ndim, None if shape is None else len(shape), fixed)
     else:
         shapes = (data.shape, indices.shape, shape is None)
     return (op, opset, dtypes.name_of(data), dtypes.name_of(indices), axis, variant, shapes)

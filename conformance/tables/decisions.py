@@ -564,6 +564,27 @@ _GATHER_ND: tuple[Decision, ...] = (
         "for b > 1. '0:b-1' is not Python slice notation (it would drop the last batch dim).",
     ),
     Decision(
+        id="dynamic-variant-fixed-dims",
+        title="GatherND: the dynamic variant keeps indices.shape[-1] fixed",
+        kind="silent",
+        ops=_ND,
+        clauses=(
+            Clause(
+                S005,
+                "this operator gathers slices of `data` into an output tensor of rank "
+                "`q + r - indices_shape[-1] - 1 - b`.",
+            ),
+        ),
+        oracle="Not the oracle's: the model builder's dynamic variant names every dim of its "
+        "inputs but indices' last (the row's fixed_dims), whose size it writes as a number.",
+        why="The texts are silent on symbolic shapes. With indices.shape[-1] a name the "
+        "output's rank is unknown until run time: OpenVINO, tract, TVM and IREE refused every "
+        "such GatherND, so the variant tested no value on four runtimes, and `conformance "
+        "model` judged a user's node that way although exporters write that dim as a number "
+        "(shape inference needs it to know the output's rank at all). Every other dim stays "
+        "symbolic.",
+    ),
+    Decision(
         id="gnd-output-rank-without-b",
         title="GatherND: the Outputs line gives rank q + r - indices_shape[-1] - 1, without b",
         kind="erratum",

@@ -141,6 +141,11 @@ class Operator:
     # (graphs/sources.py) and the drawing of a node's indices (graphs/drawing.py)
     # read it.
     index_dims: Callable[[int, DeclaredShape, int], tuple[int, ...]] = _the_axis
+    # The input dims the dynamic variant keeps fixed, (input, dim) pairs (a
+    # negative dim counts from the back): a dim that sets the output's rank,
+    # which every exporter fixes and shape inference needs to know the rank at
+    # all (GatherND's indices.shape[-1]: decision dynamic-variant-fixed-dims).
+    fixed_dims: tuple[tuple[str, int], ...] = ()
 
     def value(self, attribute: int | None) -> int:
         """The attribute's value (its default when absent), not normalised."""
@@ -213,6 +218,7 @@ GATHER_ND = Operator(
     wraps=False,
     fits=_nd_fit,
     index_dims=_nd_index_dims,
+    fixed_dims=(("indices", -1),),  # m sets the output's rank, q + r - m - 1 - b
 )
 # In the order every listing of operators keeps (the strategies shrink
 # toward the first).
