@@ -139,8 +139,9 @@ class Schedule:
             for variant in variants:
                 by_itself: list[str] = []
                 key = models.model_key(
-                    case.op, case.opset, case.data, case.indices, case.axis, variant
-                )
+                    case.op, case.opset, case.data, case.indices, case.axis, variant,
+                    case.updates, case.reduction,
+                )  # fmt: skip
                 cached = self.model_keys.repeated(key)
                 for size, group in sized:
                     if size == 1 or not shared or cached:
