@@ -56,7 +56,9 @@ def op_spec(opset: int) -> OpSpec:
     return row_spec(NAME, opset)
 
 
-def check_reduction(opset: int, reduction: str | None, data: np.ndarray) -> str:
+def check_reduction(
+    opset: int, reduction: str | None, data: np.ndarray, name: str = NAME
+) -> str:
     """The reduction to apply ("none" when absent); raises where the opset
     lacks it (sc-reduction-opset) or the data's type has no such operation
     (sc-reduction-string, sc-reduction-complex)."""
@@ -68,7 +70,7 @@ def check_reduction(opset: int, reduction: str | None, data: np.ndarray) -> str:
     if reduction not in allowed:
         raise SpecViolation(
             "sc-reduction-opset",
-            f"reduction={reduction!r} is given, but {NAME}-{opset} "
+            f"reduction={reduction!r} is given, but {name}-{opset} "
             + (
                 f"allows only {', '.join(allowed)}"
                 if allowed

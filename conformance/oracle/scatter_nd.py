@@ -105,7 +105,7 @@ def evaluate(
     checks.check_dtypes(spec, data, indices, "snd-indices-dtype", f"{NAME}'s indices type")
     scatter_elements.check_updates(data, updates)
     checks.check_data_rank(data)
-    chosen = scatter_elements.check_reduction(opset, reduction, data)
+    chosen = scatter_elements.check_reduction(opset, reduction, data, NAME)
     k = check_shapes(data.shape, indices.shape, updates.shape)
     return _scatter(data, indices, updates, k, chosen)
 
