@@ -96,9 +96,7 @@ class Case:
         """The inputs by their names, in the node's order (its row's ``inputs``)."""
         given = {"data": self.data, "indices": self.indices, "updates": self.updates}
         return {
-            name: array
-            for name in OPERATORS[self.op].inputs
-            if (array := given[name]) is not None
+            name: array for name in OPERATORS[self.op].inputs if (array := given[name]) is not None
         }
 
     @property

@@ -23,6 +23,7 @@ WRITES = (
     "leaves it open): not exported by this version, judged by conformance run"
 )
 
+
 class ExportError(ConformanceError, ValueError):
     """An export that cannot be written as asked: ``error: FILE: REASON``."""
 

@@ -56,9 +56,7 @@ def op_spec(opset: int) -> OpSpec:
     return row_spec(NAME, opset)
 
 
-def check_reduction(
-    opset: int, reduction: str | None, data: np.ndarray, name: str = NAME
-) -> str:
+def check_reduction(opset: int, reduction: str | None, data: np.ndarray, name: str = NAME) -> str:
     """The reduction to apply ("none" when absent); raises where the opset
     lacks it (sc-reduction-opset) or the data's type has no such operation
     (sc-reduction-string, sc-reduction-complex)."""
