@@ -190,7 +190,7 @@ def _unchecked_offset(
         past = _plus_zero(actual) if actual.dtype.kind in "fc" else actual == 0
         return np.where(outside, past, _same_bits(output, actual))
     read = data[np.where(inside, offsets, 0)]
-    last = np.broadcast_to(data[-1:], actual.shape)
+    last = np.full(actual.shape, data[-1], dtype=data.dtype)
     zero = np.zeros_like(actual)
     past = _same_bits(zero, actual) | _same_bits(last, actual)
     return np.where(outside, np.where(inside, _same_bits(read, actual), past), _same_bits(output, actual))
