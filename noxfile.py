@@ -509,9 +509,7 @@ def _browser_targets(session: nox.Session) -> list[str]:
         )
     found = []
     for target in BROWSER_TARGETS:
-        lacking = session.run(
-            "python", "-c", BROWSER_MISSING, target.split(":")[1], silent=True
-        )
+        lacking = session.run("python", "-c", BROWSER_MISSING, target.split(":")[1], silent=True)
         if lacking:
             session.log(f"{target} skipped: {lacking}")
         else:

@@ -158,7 +158,9 @@ def in_range(
         base = evaluate(op, opset, table, safe, axis)
     except SpecViolation:  # another clause, hidden behind the first
         return None
-    step = np.broadcast_to(_unchecked_step(row.indexing, data.shape, indices, at).reshape(placed), shape)
+    step = np.broadcast_to(
+        _unchecked_step(row.indexing, data.shape, indices, at).reshape(placed), shape
+    )
     offsets = np.where(outside, base + step, base)
     return InRange(output, np.array(outside, dtype=bool), offsets, data.ravel())
 

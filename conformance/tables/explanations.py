@@ -193,7 +193,9 @@ def _unchecked_offset(
     last = np.full(actual.shape, data[-1], dtype=data.dtype)
     zero = np.zeros_like(actual)
     past = _same_bits(zero, actual) | _same_bits(last, actual)
-    return np.where(outside, np.where(inside, _same_bits(read, actual), past), _same_bits(output, actual))
+    return np.where(
+        outside, np.where(inside, _same_bits(read, actual), past), _same_bits(output, actual)
+    )
 
 
 EXPLANATIONS: tuple[Explanation, ...] = (
