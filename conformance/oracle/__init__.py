@@ -200,6 +200,11 @@ class InRange(NamedTuple):
 
     output: np.ndarray  # the spec's output where ``outside`` is False (elsewhere: index 0's)
     outside: np.ndarray  # bool, the output's shape: the positions an out-of-range index selects
+    # int64, the output's shape: the element of data (flat, row-major) each position
+    # reads when no index is checked, a negative index wrapped once (+ its dimension's
+    # size); outside [0, data.size) where that is past either end. None: data is empty.
+    offsets: np.ndarray | None = None
+    data: np.ndarray | None = None  # the input's data, flat
 
 
 def in_range(
@@ -235,10 +240,40 @@ def in_range(
     safe = np.where(wide, 0, indices).astype(indices.dtype)
     try:
         output = evaluate(op, opset, data, safe, axis)
+        # Index 0's offsets, and each out-of-range index's own step from them.
+        table = np.arange(data.size, dtype=np.int64).reshape(data.shape)
+        base = evaluate(op, opset, table, safe, axis)
     except SpecViolation:  # another clause, hidden behind the first
         return None
     assert isinstance(output, np.ndarray)  # an operator that reads: one output
-    return InRange(output, np.array(outside, dtype=bool))
+    assert isinstance(base, np.ndarray)
+    step = np.broadcast_to(
+        _unchecked_step(row.indexing, data.shape, indices, at).reshape(placed), shape
+    )
+    offsets = np.where(outside, base + step, base)
+    return InRange(output, np.array(outside, dtype=bool), offsets, data.ravel())
+
+
+def _unchecked_step(indexing: str, data_shape, indices: np.ndarray, at: int) -> np.ndarray:
+    """How far (in elements of data) each out-of-range index (tuple, for
+    GatherND) moves the read from index 0's when nothing checks it, a
+    negative index wrapped once; 0 for indices in range. Clamped to a step
+    past either end of the data, which is where any larger one lands too."""
+    size = int(np.prod(data_shape))
+    strides = [int(np.prod(data_shape[d + 1 :])) for d in range(len(data_shape))]
+    wide = indices.astype(np.int64)
+    if indexing != "tuple":
+        wide = wide[..., None]
+    dims = np.array(data_shape[at : at + wide.shape[-1]], dtype=np.int64)
+    # A tuple out of range is replaced whole by index 0's: each component steps.
+    bad = ((wide < -dims) | (wide >= dims)).any(axis=-1)
+    steps = np.zeros(wide.shape[:-1], dtype=np.int64)
+    for k in range(wide.shape[-1]):
+        component = wide[..., k]
+        wrapped = np.where(component < 0, component + dims[k], component)
+        wrapped = np.clip(np.where(bad, wrapped, 0), -size - 1, size + 1)
+        steps += wrapped * strides[at + k]
+    return steps
 
 
 def _out_of_range(indexing: str, data_shape, indices: np.ndarray, at: int):
