@@ -507,3 +507,61 @@ def test_max_examples_is_a_whole_number_from_1(tmp_path, given):
     assert done.returncode == 2
     assert f"--max-examples: {given!r}: give a whole number >= 1" in done.stderr
     assert not (tmp_path / "x").exists()
+
+
+# -- GatherND: drawn, found, shrunk, reproduced -----------------------------------------
+UNWRAPPED_TUPLES = "tests.faulty_adapter:UnwrappedTuplesAdapter"  # GatherND's negatives read as 0
+FIRST_ROUND_GATHER_ND_SEED = 2  # its first round is GatherND's (a key depends on the seed alone)
+
+
+def test_the_gather_nd_seed_draws_its_first_round_at_gather_nd():
+    options = CampaignOptions(["onnxruntime"], 1, FIRST_ROUND_GATHER_ND_SEED, Path("unused"))
+    draw, *arguments = Campaign(options)._next_batch(0)
+    assert {made.op for made in draw(*arguments)} == {"GatherND"}
+
+
+@pytest.fixture(scope="module")
+def gather_nd_campaign(tmp_path_factory):
+    """One round (64 examples) of GatherND on a runtime that reads a tuple's
+    negative components as 0, every bug shrunk within 60 runtime calls:
+    bounded by examples and calls, never by seconds (a shrink share of the
+    whole elapsed time, and seconds it never reaches)."""
+    out = tmp_path_factory.mktemp("gnd-campaign") / "fz"
+    options = CampaignOptions(
+        [UNWRAPPED_TUPLES], 3600, FIRST_ROUND_GATHER_ND_SEED, out, max_examples=64,
+        shrink_share=1.0, shrink_seconds=3600, shrink_calls=60,
+    )  # fmt: skip
+    Campaign(options, command=["conformance"]).execute()
+    return out, _findings(out)
+
+
+def test_fuzz_finds_and_shrinks_a_gather_nd_wrong_value(gather_nd_campaign, tmp_path):
+    out, findings = gather_nd_campaign
+    assert findings["examples"] == 64
+    bugs = findings["bugs"]
+    assert bugs and {(b["op"], b["kind"]) for b in bugs} == {("GatherND", "value_mismatch")}
+    classes = {c["number"]: c for c in findings["classes"]}
+    cases = []
+    for bug in bugs:  # one bug per mechanism: an unexplained one per feature set
+        first = classes[bug["classes"][0]]
+        assert first["shrunk"] and first["shrink"]["steps"] >= 1, first["shrink"]
+        assert first["shrink"]["calls"] <= 60
+        case = loader.load_file(out / first["files"]["case"])[0]
+        assert (case.op, case.dtype) == ("GatherND", first["signature"]["dtype"])
+        assert tuple(first["signature"]["features"]) == features(case)  # the class's
+        assert "negative" in first["signature"]["features"]
+        cases.append(first)
+    # The case file is the reproducer: `conformance run` shows the wrong value again.
+    first = cases[0]
+    again = conformance_here(
+        "run", "--cases", str(out / first["files"]["case"]), "--runtime", UNWRAPPED_TUPLES,
+        "--gate", "--known", str(tmp_path), "--out", str(tmp_path / "again"),
+    )  # fmt: skip
+    assert again.returncode == 1 and "value_mismatch" in again.stdout, again.stdout
+    # The stand-alone script runs GatherND's model on a real runtime, which wraps them.
+    ran = subprocess.run(
+        [sys.executable, "-I", str(out / first["files"]["repro"]), "onnxruntime"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "indices: dtype int64" in ran.stdout and "same as expected, bit for bit" in ran.stdout
