@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import ml_dtypes
@@ -565,3 +565,37 @@ def test_fuzz_finds_and_shrinks_a_gather_nd_wrong_value(gather_nd_campaign, tmp_
     )  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "indices: dtype int64" in ran.stdout and "same as expected, bit for bit" in ran.stdout
+
+
+def test_fuzz_model_draws_around_a_gather_nd_node():
+    """`fuzz --model`: a GatherND node's signature (batch_dims 1, tuples of 2)
+    is drawn around, its batch dimensions shared and its tuple's length kept;
+    nodes whose shapes or attribute the spec refuses are left out."""
+    from hypothesis import HealthCheck, given, settings
+
+    from conformance.fuzz import model_nodes
+
+    node = model_nodes.NodeSignature("GatherND", 13, 1, "float32", "int64", (2, 3, 4), (2, 5, 2))
+    assert model_nodes.fuzzable(node)
+    for refused in (
+        dict(opset=11),  # batch_dims given at 11
+        dict(indices_dtype="int32"),
+        dict(indices_shape=(2, 5, 3)),  # 3 > r - b = 2
+        dict(indices_shape=(3, 5, 2)),  # batch dims differ
+        dict(axis=-1),  # batch_dims does not count from the back
+    ):
+        assert not model_nodes.fuzzable(replace(node, **refused)), refused
+
+    @settings(max_examples=40, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(model_nodes.examples([node], 64))
+    def check(example):
+        assert (example.op, example.opset, example.axis) == ("GatherND", 13, 1)
+        assert example.data.ndim == 3 and example.indices.shape[-1] == 2
+        assert example.indices.shape[:1] == example.data.shape[:1]
+        verdict = oracle.verdict(
+            example.op, example.opset, example.data, example.indices, example.axis
+        )
+        assert verdict.valid or verdict.violation.clause == "index-out-of-range"
+
+    check()
