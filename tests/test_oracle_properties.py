@@ -9,8 +9,7 @@ from hypothesis import strategies as st
 
 from conformance import oracle
 from conformance.oracle import SpecViolation, compare
-from conformance.strategies import invalid_examples, valid_examples
-from conformance.strategies import examples
+from conformance.strategies import examples, invalid_examples, valid_examples
 from tests import slow_reference
 from tests.test_oracle_gather_nd import Refused, slow_gather_nd
 

@@ -39,7 +39,17 @@ Where shrinking goes (the meta-tests hold the strategies to this):
 - data elements toward all-zero bits (0, 0.0, ``""``, ``False``);
 - in-range indices toward 0; an out-of-range index toward the nearest
   out-of-range value (``s`` or ``-s-1`` for an axis of size ``s``);
-- invalid axes toward just outside ``[-r, r-1]``.
+- invalid axes toward just outside ``[-r, r-1]``;
+- GatherND: batch_dims toward 0, index tuples toward length 1, an invalid
+  batch_dims toward just outside ``[0, min(q, r) - 1]`` (``min(q, r)`` or -1),
+  a tuple too long toward ``r - b + 1``; its three opsets draw alike (b and
+  its attribute drawn at 11 too, then dropped), so the newest stays simplest.
+
+GatherND's examples are drawn from its row's facts (``indexing`` "tuple", an
+attribute that does not wrap, absent at opset 11: ``OpSpec.takes_attribute``):
+batch_dims 0 to 7, data of rank b+1 to 8, indices sharing data's first b
+dimensions and ending in tuples of 1 to r - b components, each component
+within the dimension it indexes (:func:`tuples_in_range`), int64 alone.
 """
 
 from __future__ import annotations
@@ -1273,10 +1283,12 @@ def valid_examples(
     to narrow the draw; the rest varies.
 
     ``axis_length`` (a key of :data:`AXIS_LENGTH_RANGES`) puts the length of
-    the gathered axis of data in that class, within ``max_elements``.
+    the gathered axis of data in that class, within ``max_elements``
+    (GatherND: data's dimension b, the first its tuples index).
     ``index_class`` asks for non-empty indices that are all in [0, s-1]
     (``"in_range"``: no negative index) or that hold at least one index in
-    [-s, -1] (``"negative"``), for an axis of size ``s``.
+    [-s, -1] (``"negative"``), for an axis of size ``s`` (GatherND: each
+    component against the size of the dimension it indexes).
 
     Raises InvalidArgument, when called, unless ``op`` is None or an operator,
     ``opset`` None or an opset of it (of either operator when ``op`` is None),
@@ -1369,10 +1381,13 @@ def invalid_examples(
     Raises InvalidArgument, when called, on the arguments
     :func:`valid_examples` refuses, with two differences: ``clause`` must be None
     or a clause every operator and opset that can be drawn can break (GatherElements
-    only: ``rank-mismatch``, ``ge-indices-larger-off-axis``; ``data-dtype`` needs
-    an opset whose T lacks a dtype), and with ``clause='data-dtype'`` the
-    ``dtype`` must be one T refuses, with ``clause='indices-dtype'`` the
-    ``index_dtype`` an integer dtype outside Tind.
+    only: ``rank-mismatch``, ``ge-indices-larger-off-axis``; GatherND only:
+    its ``gnd-`` clauses, of which ``gnd-batch-dims-opset-11`` at opset 11
+    alone and ``gnd-batch-dims-out-of-range``, ``gnd-batch-dims-unequal`` at
+    12 and 13 alone; ``data-dtype`` needs an opset whose T lacks a dtype), and
+    with ``clause='data-dtype'`` the ``dtype`` must be one T refuses, with
+    ``clause='indices-dtype'`` (GatherND: ``'gnd-indices-dtype'``) the
+    ``index_dtype`` an integer dtype outside the operator's index type.
 
     A clause drawn (``clause`` None) is one the other arguments leave
     breakable: not ``data-dtype`` when ``dtype`` is given (it must then be one
