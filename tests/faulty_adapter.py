@@ -19,6 +19,7 @@ from onnx import numpy_helper
 
 from conformance import oracle
 from conformance.adapters import Adapter, HarnessUnsupported, LoadError, RunError
+from conformance.tables.operators import OPERATORS
 
 SEGV, FPE, ABORT, EXIT, LOOP, ALLOCATE, FLAKY, REFUSE, FAIL, WRONG, LONE = (
     -1011,
@@ -88,7 +89,8 @@ class FaultyAdapter(Adapter):
     def load(self, model: bytes):
         parsed = onnx.load_model_from_string(model)
         node = parsed.graph.node[0]
-        axis = next((a.i for a in node.attribute if a.name == "axis"), None)
+        attribute = OPERATORS[node.op_type].attribute  # axis, or GatherND's batch_dims
+        axis = next((a.i for a in node.attribute if a.name == attribute), None)
         baked = {t.name: _array(t) for t in parsed.graph.initializer}
         opset = parsed.opset_import[0].version
         first = baked.get("data")
@@ -160,6 +162,26 @@ class FaultyAdapter(Adapter):
         if code == TWO:
             return [output, output]
         return [output]
+
+
+class UnwrappedTuplesAdapter(FaultyAdapter):
+    """Conforms, but for index tuples (GatherND) with a negative component,
+    which it reads as 0 instead of counting it from the end: a wrong value
+    for a fuzz campaign to find, shrink and save a reproducer of."""
+
+    name = "unwrapped-tuples"
+
+    def execute(self, session, feeds):
+        op, opset, axis, baked = session
+        indices = {**baked, **feeds}["indices"]
+        if OPERATORS[op].indexing != "tuple" or not indices.size or indices.min() >= 0:
+            return super().execute(session, feeds)
+        data = {**baked, **feeds}["data"]
+        try:
+            oracle.evaluate(op, opset, data, indices, axis)  # refuse what the spec refuses
+        except oracle.SpecViolation as violation:
+            raise RunError(f"faulty: {violation}") from None
+        return [oracle.evaluate(op, opset, data, np.maximum(indices, 0), axis)]
 
 
 class SlowAdapter(FaultyAdapter):

@@ -70,6 +70,35 @@ def test_index_classes_come_from_the_values(shape, indices, index_dtype, axis, e
     assert cv.index_classes(ex(shape, indices, axis, index_dtype=index_dtype)) == expected
 
 
+def nd(shape, indices, batch_dims=None, opset=13):
+    return Example("GatherND", opset, batch_dims, np.zeros(shape, np.float32),
+                   np.array(indices, np.int64))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "shape,indices,batch_dims,length,classes",
+    [
+        ((3, 5), [[2, -5]], None, "2-63", ("in_range", "negative")),  # dim 0: the first indexed
+        ((2, 70), [[1], [0]], 1, "64-255", ("in_range",)),  # b = 1: dim 1
+        ((2, 3), [[-2, 0]], 0, "2-63", ("in_range", "negative")),
+        ((3, 4), [[0, 4]], None, "2-63", ("in_range", "out_of_range")),  # 4 is past dim 1's 4
+        ((3, 4), [[3, 0]], None, "2-63", ("in_range", "out_of_range")),  # 3 is past dim 0's 3
+        ((4, 3), [[3, 0]], None, "2-63", ("in_range",)),  # the same values in range
+        ((0, 4), [[0]], None, "0", ("out_of_range",)),
+        ((3, 4), [[0, 2**31]], None, "2-63", ("in_range", "out_of_range", "beyond_int32")),
+        ((3, 4), [[0, 0, 0]], None, "2-63", ()),  # a tuple longer than r - b: no bounds
+        ((3, 4), [0], 1, None, ()),  # batch_dims outside [0, min(q, r) - 1]: no axis
+        ((3, 4), [[0]], -1, None, ()),  # nor does a negative one count from the back
+    ],
+)  # fmt: skip
+def test_gather_nd_cells_are_its_first_indexed_dimension_and_each_component(
+    shape, indices, batch_dims, length, classes
+):
+    example = nd(shape, indices, batch_dims)
+    assert cv.axis_length(example) == length
+    assert cv.index_classes(example) == classes
+
+
 def test_an_example_counts_in_a_cell_of_each_table():
     example = Example("GatherElements", 11, 1, np.zeros((2, 3), np.float16),
                       np.array([[0, -1]], np.int32), "dynamic")  # fmt: skip
@@ -85,9 +114,8 @@ def test_an_example_counts_in_a_cell_of_each_table():
 # -- the cells that mean something ------------------------------------------------------
 def test_meaningful_cells_follow_the_spec_tables():
     cells = cv.meaningful_cells(256)
-    # the operators the strategies draw: GatherND and the Scatter operators are not
-    # drawn yet, so they have no cells
-    assert set(strategies.OPSETS) == set(OPSETS) - {"GatherND", "ScatterElements", "ScatterND"}
+    # the strategies draw every operator but those that write (issue 47): no cells
+    assert set(strategies.OPSETS) == set(OPSETS) - {"ScatterElements", "ScatterND"}
     assert not [c for table in cells.values() for c in table if c[0] not in strategies.OPSETS]
     for op in strategies.OPSETS:
         allowed = {d for v in OPSETS[op] for d in op_spec(op, v).data_dtypes}
@@ -99,8 +127,12 @@ def test_meaningful_cells_follow_the_spec_tables():
     assert ("Gather", "static", "bfloat16") in cells["dtypes"]  # opset 13 allows it
     gather = {f for o, f in cells["features"] if o == "Gather"}
     elements = {f for o, f in cells["features"] if o == "GatherElements"}
-    assert gather == set(FEATURES) - {"smaller_off_axis", "axis_size_differs"}
-    assert elements == set(FEATURES) - {"block_copy"}
+    tuples = {f for o, f in cells["features"] if o == "GatherND"}
+    nd_own = {"batched", "tuple_slices"}
+    assert gather == set(FEATURES) - {"smaller_off_axis", "axis_size_differs"} - nd_own
+    assert elements == set(FEATURES) - {"block_copy"} - nd_own
+    assert tuples == set(FEATURES) - {"smaller_off_axis", "axis_size_differs", "block_copy"}
+    assert ("GatherND", "static", "bfloat16") in cells["dtypes"]  # opset 13 allows it
 
 
 def test_a_small_cap_makes_long_axes_and_blocks_meaningless():
@@ -120,15 +152,19 @@ def test_an_operator_only_feature_is_computed_for_that_operator_only(feature, ow
     """The table of op-only features agrees with features() itself: the same
     shapes give the feature with its operator and never with the other."""
     data = np.zeros((2, 3), np.float32)
-    shaped = {
-        "block_copy": np.array([0], np.int64),
-        "smaller_off_axis": np.array([[0, 1]], np.int64),  # (1, 2) against (2, 3) on axis 0
-        "axis_size_differs": np.array([[0, 1, 1]], np.int64),  # 1 against 2 on axis 0
+    shaped, axis = {
+        "block_copy": ([0], 0),
+        "smaller_off_axis": ([[0, 1]], 0),  # (1, 2) against (2, 3) on axis 0
+        "axis_size_differs": ([[0, 1, 1]], 0),  # 1 against 2 on axis 0
+        "batched": ([[0], [2]], 1),  # GatherND, b = 1: each of 2 batches picks an element
+        "tuple_slices": ([[1]], 0),  # GatherND: a tuple of 1 < r = 2 picks a row
     }[feature]
-    other = next(op for op in OPSETS if op != owner)
-    assert feature in features(Example(owner, 13, 0, data, shaped))
-    assert feature not in features(Example(other, 13, 0, data, shaped))
-    assert owner in cv._FEATURE_OPS[feature] and other not in cv._FEATURE_OPS[feature]
+    indices = np.array(shaped, np.int64)
+    assert feature in features(Example(owner, 13, axis, data, indices))
+    for other in (op for op in OPSETS if op != owner):
+        assert feature not in features(Example(other, 13, axis, data, indices))
+        assert other not in cv._FEATURE_OPS[feature]
+    assert owner in cv._FEATURE_OPS[feature]
 
 
 # -- counting, findings.json ---------------------------------------------------------------
@@ -157,7 +193,7 @@ def test_counts_cold_cells_and_the_json_form():
         "meaningful": False,
     }
     assert by_key["GatherElements", "0"]["count"] == 0
-    assert (lengths["reached"], lengths["meaningful"]) == (1, 6)
+    assert (lengths["reached"], lengths["meaningful"]) == (1, 9)  # 3 lengths of 3 operators
     total = sum(len(c) for c in cv.meaningful_cells(16).values())
     assert (
         content["meaningful"] == total == sum(t["meaningful"] for t in content["tables"].values())
@@ -274,7 +310,7 @@ def test_a_round_pulls_toward_cold_cells():
 def test_a_few_rounds_reach_every_axis_length_and_index_class():
     coverage = Coverage(256)
     rng = random.Random(1)
-    for _ in range(6):
+    for _ in range(9):  # three operators: two rounds of GatherND's among them
         for example in _draw_round(coverage, next_key(coverage, rng), rounds=1):
             coverage.add(example)
     cold = [cell for cell in coverage.cold() if cell[0] in ("axis_lengths", "index_classes")]

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import ml_dtypes
@@ -507,3 +507,95 @@ def test_max_examples_is_a_whole_number_from_1(tmp_path, given):
     assert done.returncode == 2
     assert f"--max-examples: {given!r}: give a whole number >= 1" in done.stderr
     assert not (tmp_path / "x").exists()
+
+
+# -- GatherND: drawn, found, shrunk, reproduced -----------------------------------------
+UNWRAPPED_TUPLES = "tests.faulty_adapter:UnwrappedTuplesAdapter"  # GatherND's negatives read as 0
+FIRST_ROUND_GATHER_ND_SEED = 2  # its first round is GatherND's (a key depends on the seed alone)
+
+
+def test_the_gather_nd_seed_draws_its_first_round_at_gather_nd():
+    options = CampaignOptions(["onnxruntime"], 1, FIRST_ROUND_GATHER_ND_SEED, Path("unused"))
+    draw, *arguments = Campaign(options)._next_batch(0)
+    assert {made.op for made in draw(*arguments)} == {"GatherND"}
+
+
+@pytest.fixture(scope="module")
+def gather_nd_campaign(tmp_path_factory):
+    """One round (64 examples) of GatherND on a runtime that reads a tuple's
+    negative components as 0, every bug shrunk within 60 runtime calls:
+    bounded by examples and calls, never by seconds (a shrink share of the
+    whole elapsed time, and seconds it never reaches)."""
+    out = tmp_path_factory.mktemp("gnd-campaign") / "fz"
+    options = CampaignOptions(
+        [UNWRAPPED_TUPLES], 3600, FIRST_ROUND_GATHER_ND_SEED, out, max_examples=64,
+        shrink_share=1.0, shrink_seconds=3600, shrink_calls=60,
+    )  # fmt: skip
+    Campaign(options, command=["conformance"]).execute()
+    return out, _findings(out)
+
+
+def test_fuzz_finds_and_shrinks_a_gather_nd_wrong_value(gather_nd_campaign, tmp_path):
+    out, findings = gather_nd_campaign
+    assert findings["examples"] == 64
+    bugs = findings["bugs"]
+    assert bugs and {(b["op"], b["kind"]) for b in bugs} == {("GatherND", "value_mismatch")}
+    classes = {c["number"]: c for c in findings["classes"]}
+    cases = []
+    for bug in bugs:  # one bug per mechanism: an unexplained one per feature set
+        first = classes[bug["classes"][0]]
+        assert first["shrunk"] and first["shrink"]["steps"] >= 1, first["shrink"]
+        assert first["shrink"]["calls"] <= 60
+        case = loader.load_file(out / first["files"]["case"])[0]
+        assert (case.op, case.dtype) == ("GatherND", first["signature"]["dtype"])
+        assert tuple(first["signature"]["features"]) == features(case)  # the class's
+        assert "negative" in first["signature"]["features"]
+        cases.append(first)
+    # The case file is the reproducer: `conformance run` shows the wrong value again.
+    first = cases[0]
+    again = conformance_here(
+        "run", "--cases", str(out / first["files"]["case"]), "--runtime", UNWRAPPED_TUPLES,
+        "--gate", "--known", str(tmp_path), "--out", str(tmp_path / "again"),
+    )  # fmt: skip
+    assert again.returncode == 1 and "value_mismatch" in again.stdout, again.stdout
+    # The stand-alone script runs GatherND's model on a real runtime, which wraps them.
+    ran = subprocess.run(
+        [sys.executable, "-I", str(out / first["files"]["repro"]), "onnxruntime"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "indices: dtype int64" in ran.stdout and "same as expected, bit for bit" in ran.stdout
+
+
+def test_fuzz_model_draws_around_a_gather_nd_node():
+    """`fuzz --model`: a GatherND node's signature (batch_dims 1, tuples of 2)
+    is drawn around, its batch dimensions shared and its tuple's length kept;
+    nodes whose shapes or attribute the spec refuses are left out."""
+    from hypothesis import HealthCheck, given, settings
+
+    from conformance.fuzz import model_nodes
+
+    node = model_nodes.NodeSignature("GatherND", 13, 1, "float32", "int64", (2, 3, 4), (2, 5, 2))
+    assert model_nodes.fuzzable(node)
+    for refused in (
+        dict(opset=11),  # batch_dims given at 11
+        dict(indices_dtype="int32"),
+        dict(indices_shape=(2, 5, 3)),  # 3 > r - b = 2
+        dict(indices_shape=(3, 5, 2)),  # batch dims differ
+        dict(axis=-1),  # batch_dims does not count from the back
+    ):
+        assert not model_nodes.fuzzable(replace(node, **refused)), refused
+
+    @settings(max_examples=40, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(model_nodes.examples([node], 64))
+    def check(example):
+        assert (example.op, example.opset, example.axis) == ("GatherND", 13, 1)
+        assert example.data.ndim == 3 and example.indices.shape[-1] == 2
+        assert example.indices.shape[:1] == example.data.shape[:1]
+        verdict = oracle.verdict(
+            example.op, example.opset, example.data, example.indices, example.axis
+        )
+        assert verdict.valid or verdict.violation.clause == "index-out-of-range"
+
+    check()

@@ -199,6 +199,12 @@ def test_the_heat_map_sums_runs_and_marks_cold_and_meaningless_cells():
     features = dict(rows["features"])
     assert not features["smaller_off_axis"].meaningful  # GatherElements only
     assert features["block_copy"].meaningful
+    assert not features["batched"].meaningful and not features["tuple_slices"].meaningful
+    tuples = next(part for part in heat.ops if part.op == "GatherND")  # its own features
+    nd_features = dict(dict(tuples.rows)["features"])
+    assert nd_features["batched"].meaningful and nd_features["tuple_slices"].meaningful
+    assert not nd_features["block_copy"].meaningful
+    assert len({cell.key for _, cells in tuples.dtype_rows for cell in cells}) == 5 * 16
     assert [name for name, _ in rows["axis length"]] == ["0", "1", "2-63", "64-255", ">=256"]
     assert len(heat.cold) == heat.meaningful - heat.reached
     every = [cell for part in heat.ops for _, cells in part.dtype_rows for cell in cells]

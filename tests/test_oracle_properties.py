@@ -9,14 +9,17 @@ from hypothesis import strategies as st
 
 from conformance import oracle
 from conformance.oracle import SpecViolation, compare
-from conformance.strategies import invalid_examples, valid_examples
+from conformance.strategies import examples, invalid_examples, valid_examples
 from tests import slow_reference
+from tests.test_oracle_gather_nd import Refused, slow_gather_nd
 
 SLOW = {"Gather": slow_reference.gather, "GatherElements": slow_reference.gather_elements}
 SMALL = 64  # elements per tensor: the slow reference is a Python loop
 
 
 def valid(op=None):
+    if op is None:  # the operators of the slow reference (GatherND's is its own, below)
+        return st.one_of(*(valid_examples(op=o, max_elements=SMALL) for o in SLOW))
     return valid_examples(op=op, max_elements=SMALL)
 
 
@@ -24,7 +27,7 @@ def valid(op=None):
 # ones it trips over (an index out of range, GatherElements indices too large).
 computable = st.one_of(
     valid(),
-    invalid_examples(clause="index-out-of-range", max_elements=SMALL),
+    *(invalid_examples(op=o, clause="index-out-of-range", max_elements=SMALL) for o in SLOW),
     invalid_examples(op="GatherElements", clause="ge-indices-larger-off-axis", max_elements=SMALL),
 )
 
@@ -43,6 +46,21 @@ def _assert_same(expected: np.ndarray, actual: np.ndarray) -> None:
 def test_valid_inputs_match_the_slow_reference_bit_for_bit(case):
     expected = SLOW[case.op](case.data, case.indices, 0 if case.axis is None else case.axis)
     _assert_same(expected, oracle.evaluate(*args(case)))
+
+
+@given(examples(op="GatherND", max_elements=SMALL))
+def test_gather_nd_drawn_by_the_strategies_matches_its_slow_reference(case):
+    """The strategies' GatherND examples, valid and invalid, against 005 read
+    literally (tests/test_oracle_gather_nd.py): the same output bit for bit,
+    or both refuse by the same clause."""
+    try:
+        expected = slow_gather_nd(case.opset, case.data, case.indices, case.axis)
+    except Refused as refused:
+        with pytest.raises(SpecViolation) as raised:
+            oracle.evaluate(*args(case))
+        assert raised.value.clause == refused.rule
+    else:
+        _assert_same(expected, oracle.evaluate(*args(case)))
 
 
 @given(valid(op="Gather"))

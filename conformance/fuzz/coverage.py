@@ -42,21 +42,26 @@ from conformance.fuzz import strategies
 from conformance.fuzz.strategies import Example
 from conformance.tables import dtypes
 from conformance.tables.features import FEATURES, OWN, features
+from conformance.tables.operators import OPERATORS
 from conformance.tables.spec import OPSETS, op_spec
 
 FORMAT = 1  # of the findings.json ``coverage`` field
 
 # Axis-length classes: the size ``s`` of the gathered axis of data (the axis
-# attribute, absent meaning 0, taken modulo the rank). An example whose axis is
-# outside [-r, r-1], or whose data has rank 0, has no gathered axis: it counts
-# in no axis-length cell. The bounds are strategies.AXIS_LENGTH_RANGES, which
+# attribute, absent meaning 0, taken modulo the rank; GatherND's: data's
+# dimension b = batch_dims, the first its index tuples index). An example
+# whose attribute is outside its range ([-r, r-1]; GatherND's [0, min(q, r) -
+# 1]), or whose data has rank 0, has no gathered axis: it counts in no
+# axis-length cell. The bounds are strategies.AXIS_LENGTH_RANGES, which
 # draws them: 0 (empty), 1, 2-63, 64-255 and 256 or more elements.
 AXIS_LENGTHS: tuple[str, ...] = tuple(strategies.AXIS_LENGTH_RANGES)
 
 # Index classes, decided from the index values (integer indices only) and,
-# for the first three, the size ``s`` of the gathered axis (none of those
-# without a gathered axis). An example is in every class one of its index
-# values puts it in, so in several at once, or in none (empty indices):
+# for the first three, the size ``s`` of the gathered axis (GatherND: each
+# component of a tuple against the size of the dimension it indexes; none of
+# those without a gathered axis, or with tuples data has no room for). An
+# example is in every class one of its index values puts it in, so in several
+# at once, or in none (empty indices):
 INDEX_CLASSES: dict[str, str] = {
     "in_range": "some index is in [0, s-1]",
     "negative": "some index is in [-s, -1] (a negative index the runtime must wrap)",
@@ -70,7 +75,8 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 # Features only one operator can have (tables.features.OWN): features()
 # computes them for that operator alone (Gather copies blocks; only
-# GatherElements indices have a shape of their own off and on the axis).
+# GatherElements indices have a shape of their own off and on the axis; only
+# GatherND has batch dimensions and index tuples).
 # Every other feature can occur with either, valid or not.
 _FEATURE_OPS: dict[str, tuple[str, ...]] = {name: (owner.name,) for name, (owner, _) in OWN.items()}
 # Features that need more than one element in data: a block of two elements
@@ -98,8 +104,9 @@ VALUES: dict[str, tuple[str, ...]] = {
 
 
 def axis_length(example) -> str | None:
-    """The axis-length class of the gathered axis of data, or None when the
-    input has none (rank-0 data, an axis outside [-r, r-1])."""
+    """The axis-length class of the gathered axis of data (GatherND: its
+    dimension b), or None when the input has none (rank-0 data, an attribute
+    outside its range)."""
     size = _axis_size(example)
     if size is None:
         return None
@@ -122,13 +129,16 @@ def index_classes(example) -> tuple[str, ...]:
     low, high = int(flat.min()), int(flat.max())
     signed = indices.dtype.kind == "i"
     found = set()
-    size = _axis_size(example)
-    if size is not None:
-        if low < size and bool(np.any((flat >= 0) & (flat < size))):
+    sizes = _index_sizes(example) or ()
+    # GatherND: each component of a tuple against its own dimension.
+    columns = list(flat.reshape(-1, len(sizes)).T) if len(sizes) > 1 else [flat][: len(sizes)]
+    for size, column in zip(sizes, columns, strict=True):
+        least, most = (low, high) if len(sizes) == 1 else (int(column.min()), int(column.max()))
+        if least < size and bool(np.any((column >= 0) & (column < size))):
             found.add("in_range")
-        if signed and low < 0 and bool(np.any((flat < 0) & (flat >= -size))):
+        if signed and least < 0 and bool(np.any((column < 0) & (column >= -size))):
             found.add("negative")
-        if low < -size or high > size - 1:
+        if least < -size or most > size - 1:
             found.add("out_of_range")
     if low < _INT32[0] or high > _INT32[1]:
         found.add("beyond_int32")
@@ -138,11 +148,23 @@ def index_classes(example) -> tuple[str, ...]:
 
 
 def _axis_size(example) -> int | None:
+    """The size of the gathered axis (GatherND: data's dimension b), or None."""
+    operator = OPERATORS[example.op]
     rank = example.data.ndim
-    axis = 0 if example.axis is None else int(example.axis)
-    if rank == 0 or not -rank <= axis < rank:
+    value = operator.value(example.axis)
+    shapes = operator.shapes(example.data.shape, example.indices.shape)
+    if rank == 0 or value not in operator.attribute_range(shapes):
         return None
-    return int(example.data.shape[axis])
+    return int(example.data.shape[value % rank])
+
+
+def _index_sizes(example) -> tuple[int, ...] | None:
+    """The sizes an index value is bounded by (GatherND: one per component of
+    a tuple), or None where there is no gathered axis."""
+    if _axis_size(example) is None:
+        return None
+    operator = OPERATORS[example.op]
+    return operator.index_sizes(example.data.shape, example.indices.shape, example.axis)
 
 
 def cells_of(example) -> dict[str, list[tuple]]:

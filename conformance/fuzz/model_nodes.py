@@ -1,10 +1,11 @@
 """``conformance fuzz --model``: examples that stay within a model's node signatures.
 
 A signature is what a node case group of :mod:`conformance.graphs.drawing`
-fixes: op, opset, axis, data and index dtypes, and the shapes. The strategy
-draws a signature (weighted by how many nodes share it), then shapes around
-the model's (each dim within two of the model's, the rank and the axis
-kept, within the element cap), data over the dtype's whole range with its
+fixes: op, opset, axis (GatherND: batch_dims), data and index dtypes, and
+the shapes. The strategy draws a signature (weighted by how many nodes share
+it), then shapes around the model's (each dim within two of the model's, the
+rank and the axis kept, within the element cap; GatherND's batch dimensions
+shared and its tuple's length kept), data over the dtype's whole range with its
 edge values (:func:`conformance.fuzz.strategies.tensors`), indices in range
 nine times in ten and out of range the tenth, and a model variant: a fuzz
 budget goes to what the model uses, not to every dtype and rank.
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from conformance.fuzz import strategies
 from conformance.fuzz.strategies import Example
 from conformance.tables.operators import OPERATORS
+from conformance.tables.spec import op_spec
 
 NEAR = 2  # how far a drawn dim may stray from the model's
 WEIGHT_CAP = 20  # a signature shared by more nodes is drawn no more often than this many
@@ -64,16 +66,22 @@ class NodeSignature:
 
 
 def fuzzable(signature: NodeSignature) -> bool:
-    """Whether the strategy can draw around it: data of rank >= 1 whose axis
-    is inside its rank, index dtypes the strategies draw (int32, int64), an
-    operator they draw (not GatherND yet)."""
-    rank = len(signature.data_shape)
-    axis = 0 if signature.axis is None else signature.axis
+    """Whether the strategy can draw around it: an operator and opset the
+    strategies draw, data of rank >= 1 whose axis (batch_dims) is in its range,
+    an index dtype the opset allows; GatherND's shapes fit its rules (batch
+    dimensions equal, tuples of 1 to r - b) and batch_dims is absent at 11."""
+    if signature.opset not in strategies.OPSETS.get(signature.op, ()):
+        return False
+    row = OPERATORS[signature.op]
+    spec = op_spec(signature.op, signature.opset)
+    shapes = row.shapes(signature.data_shape, signature.indices_shape)
+    axis = row.value(signature.axis)
     return (
-        signature.op in strategies.OPSETS
-        and rank >= 1
-        and -rank <= axis < rank
-        and signature.indices_dtype in ("int32", "int64")
+        len(signature.data_shape) >= 1
+        and axis in row.attribute_range(shapes)
+        and signature.indices_dtype in spec.index_dtypes
+        and (row.indexing != "tuple" or row.fits(shapes, axis))
+        and (spec.takes_attribute or signature.axis is None)
     )
 
 
@@ -93,6 +101,11 @@ def near(draw, signature: NodeSignature, max_elements: int) -> Example:
     rank = len(signature.data_shape)
     axis = (0 if signature.axis is None else signature.axis) % rank
     data_shape = _near(draw, signature.data_shape, 1, max_elements)
+    if OPERATORS[signature.op].indexing == "tuple":
+        indices = draw(_near_tuples(signature, data_shape, axis, max_elements))
+        data = draw(strategies.tensors(signature.dtype, data_shape))
+        variant = draw(strategies.variants())
+        return Example(signature.op, signature.opset, signature.axis, data, indices, variant)
     size = data_shape[axis]
     if OPERATORS[signature.op].indexing == "element":
         index_shape = draw(strategies.ge_indices_shapes(data_shape, axis, "equal", max_elements))
@@ -106,6 +119,22 @@ def near(draw, signature: NodeSignature, max_elements: int) -> Example:
     data = draw(strategies.tensors(signature.dtype, data_shape))
     variant = draw(strategies.variants())
     return Example(signature.op, signature.opset, signature.axis, data, indices, variant)
+
+
+@st.composite
+def _near_tuples(draw, signature: NodeSignature, data_shape: tuple, batch_dims: int, cap: int):
+    """GatherND indices around the model's: data's batch dimensions, the
+    others within two of the model's, the tuple's length kept; in range nine
+    times in ten, a component out of range the tenth."""
+    length = signature.indices_shape[-1]
+    per_tuple = math.prod(data_shape[:batch_dims]) * length
+    own = _near(draw, signature.indices_shape[batch_dims:-1], 0, max(1, cap // per_tuple))
+    index_shape = (*data_shape[:batch_dims], *own, length)
+    sizes = data_shape[batch_dims : batch_dims + length]
+    dtype = signature.indices_dtype
+    if math.prod(index_shape) > 0 and draw(st.integers(0, 9)) == 9:
+        return draw(strategies.tuples_out_of_range(dtype, index_shape, sizes))
+    return draw(strategies.tuples_in_range(dtype, index_shape, sizes))
 
 
 def examples(signatures: list[NodeSignature], max_elements: int) -> st.SearchStrategy[Example]:

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for Gather and GatherElements inputs.
+"""Hypothesis strategies for Gather, GatherElements and GatherND inputs.
 
 Public: use them in your own property tests as well as in ``conformance fuzz``.
 Every strategy draws a whole :class:`Example` (operator, opset, axis, data,
@@ -39,7 +39,17 @@ Where shrinking goes (the meta-tests hold the strategies to this):
 - data elements toward all-zero bits (0, 0.0, ``""``, ``False``);
 - in-range indices toward 0; an out-of-range index toward the nearest
   out-of-range value (``s`` or ``-s-1`` for an axis of size ``s``);
-- invalid axes toward just outside ``[-r, r-1]``.
+- invalid axes toward just outside ``[-r, r-1]``;
+- GatherND: batch_dims toward 0, index tuples toward length 1, an invalid
+  batch_dims toward just outside ``[0, min(q, r) - 1]`` (``min(q, r)`` or -1),
+  a tuple too long toward ``r - b + 1``; its three opsets draw alike (b and
+  its attribute drawn at 11 too, then dropped), so the newest stays simplest.
+
+GatherND's examples are drawn from its row's facts (``indexing`` "tuple", an
+attribute that does not wrap, absent at opset 11: ``OpSpec.takes_attribute``):
+batch_dims 0 to 7, data of rank b+1 to 8, indices sharing data's first b
+dimensions and ending in tuples of 1 to r - b components, each component
+within the dimension it indexes (:func:`tuples_in_range`), int64 alone.
 """
 
 from __future__ import annotations
@@ -66,13 +76,13 @@ from conformance.tables.operators import OPERATORS
 from conformance.tables.spec import OPSETS as ALL_OPSETS
 from conformance.tables.spec import OpSpec, op_spec
 
-# The operators (and their opsets) the strategies draw: every row but GatherND's,
-# whose index tuples no strategy here draws yet (issue 46; its cases are in cases/),
-# and the Scatter operators', whose third input no strategy draws yet (issue 47).
+# The operators (and their opsets) the strategies draw: every row of the
+# operators table but those that write (ScatterElements, ScatterND), whose third
+# input no strategy draws yet (issue 47). What an index selects (its row's
+# ``indexing``: a slice, an element, a tuple's slice) decides how indices are
+# shaped and drawn.
 OPSETS: dict[str, tuple[int, ...]] = {
-    name: opsets
-    for name, opsets in ALL_OPSETS.items()
-    if OPERATORS[name].indexing != "tuple" and not OPERATORS[name].writes
+    name: opsets for name, opsets in ALL_OPSETS.items() if not OPERATORS[name].writes
 }
 
 __all__ = [
@@ -96,6 +106,8 @@ __all__ = [
     "shapes",
     "special_values",
     "tensors",
+    "tuples_in_range",
+    "tuples_out_of_range",
     "valid_examples",
     "variants",
 ]
@@ -123,9 +135,31 @@ INVALID_CLAUSES: dict[str, tuple[str, ...]] = {
         "indices-dtype",
         "data-dtype",
     ),
+    # The oracle's order (gather_nd.evaluate): dtypes, data rank, indices
+    # rank, batch_dims, batch dims, last dimension, index bounds.
+    "GatherND": (
+        "index-out-of-range",
+        "data-rank-zero",
+        "gnd-indices-rank-zero",
+        "gnd-batch-dims-opset-11",
+        "gnd-batch-dims-out-of-range",
+        "gnd-batch-dims-unequal",
+        "gnd-last-dim-out-of-range",
+        "gnd-indices-dtype",
+        "data-dtype",
+    ),
 }
-# Index dtypes outside Tind that still make a loadable model.
+# The clauses an index dtype outside the operator's index type breaks (Tind;
+# GatherND's indices are int64 alone).
+_INDEX_DTYPE_CLAUSES = ("indices-dtype", "gnd-indices-dtype")
+# Index dtypes outside Tind that still make a loadable model (and int32 and
+# int64 where the operator's index type leaves them out).
 _WRONG_INDEX_DTYPES = ("int8", "int16", "uint8", "uint16", "uint32", "uint64")
+_TIND = ("int32", "int64")
+# The clauses on the attribute that only some opsets can break: those of an
+# attribute the opset's schema lacks, or has (GatherND-11 has no batch_dims).
+_WITHOUT_ATTRIBUTE = ("gnd-batch-dims-opset-11",)
+_WITH_ATTRIBUTE = ("gnd-batch-dims-out-of-range", "gnd-batch-dims-unequal")
 
 # The classes ``axis_length`` and ``index_class`` ask for (what each means, and
 # how an input is put in them, is :mod:`conformance.fuzz.coverage`'s to say).
@@ -143,10 +177,19 @@ VALID_INDEX_CLASSES = ("in_range", "negative")  # what a valid input's indices c
 # ... and an invalid one's (clause index-out-of-range); the last two need int64 indices
 INVALID_INDEX_CLASSES = ("out_of_range", "beyond_int32", "int64_extremes")
 _INT64_ONLY = INVALID_INDEX_CLASSES[1:]
+_OUT_OF_RANGE = "index-out-of-range"  # every operator's first clause in INVALID_CLAUSES
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
-# Clauses whose inputs have no gathered axis (data of rank 0, an axis outside [-r, r-1]).
-_AXISLESS = ("data-rank-zero", "axis-out-of-range")
+# Clauses whose inputs have no gathered axis (data of rank 0, an axis outside
+# [-r, r-1]; GatherND: no tuple, batch_dims outside [0, min(q, r) - 1]): the
+# axis of GatherND's axis-length class is data's dimension b, the first its
+# tuples index (:mod:`conformance.fuzz.coverage`).
+_AXISLESS = (
+    "data-rank-zero",
+    "axis-out-of-range",
+    "gnd-indices-rank-zero",
+    "gnd-batch-dims-out-of-range",
+)
 
 
 def _cap(given: int | None) -> int:
@@ -274,10 +317,23 @@ def _wrong_data_dtypes(spec: OpSpec) -> list[str]:
     return [d for d in dtypes.NAMES if d not in spec.data_dtypes]
 
 
+def _wrong_index_dtypes(spec: OpSpec) -> list[str]:
+    """The integer dtypes the operator's index type refuses at this opset, int32
+    first where it is one (GatherND's), that still make a loadable model."""
+    return [d for d in _TIND if d not in spec.index_dtypes] + list(_WRONG_INDEX_DTYPES)
+
+
 def _breakable(spec: OpSpec) -> list[str]:
     """The clauses an invalid example can break at this operator and opset
-    ('data-dtype' needs a dtype T refuses)."""
-    return [c for c in INVALID_CLAUSES[spec.op] if c != "data-dtype" or _wrong_data_dtypes(spec)]
+    ('data-dtype' needs a dtype T refuses; a clause on the attribute, an
+    opset whose schema has it, or lacks it)."""
+    return [
+        c
+        for c in INVALID_CLAUSES[spec.op]
+        if (c != "data-dtype" or _wrong_data_dtypes(spec))
+        and (c not in _WITHOUT_ATTRIBUTE or not spec.takes_attribute)
+        and (c not in _WITH_ATTRIBUTE or spec.takes_attribute)
+    ]
 
 
 def _check_example_args(
@@ -309,9 +365,10 @@ def _check_example_args(
             right = {where: s.data_dtypes for where, s in specs.items()}
             _check_dtype(right, "a data dtype allowed at", dtype=dtype)
     if index_dtype is not None:
-        if clause == "indices-dtype":
-            wrong = {"": _WRONG_INDEX_DTYPES}
-            _check_dtype(wrong, f"an index dtype that breaks {clause!r}", index_dtype=index_dtype)
+        if clause in _INDEX_DTYPE_CLAUSES:
+            wrong = {where: _wrong_index_dtypes(s) for where, s in specs.items()}
+            what = f"an index dtype that breaks {clause!r} at"
+            _check_dtype(wrong, what, index_dtype=index_dtype)
         else:
             right = {where: s.index_dtypes for where, s in specs.items()}
             _check_dtype(right, "an index dtype allowed at", index_dtype=index_dtype)
@@ -373,7 +430,7 @@ def _check_invalid_example_args(
         _bad(what, f"None (or a clause other than {_listing(_AXISLESS)})", axis_length=axis_length)
     if index_class is None:
         return
-    bound = INVALID_CLAUSES["Gather"][0]  # index-out-of-range: the one that puts an index there
+    bound = _OUT_OF_RANGE  # the one clause that puts an index out of range
     if clause not in (None, bound):
         what = f"possible with clause={clause!r}: only {bound!r} puts an index out of range"
         _bad(what, f"None (or clause={bound!r})", index_class=index_class)
@@ -886,6 +943,273 @@ def indices_out_of_range(draw, dtype_name: str, shape: tuple[int, ...], size: in
     return np.array(values.tolist(), dtype=dtypes.by_name(dtype_name).numpy).reshape(shape)
 
 
+# -- GatherND's index tuples ----------------------------------------------------
+def _check_tuples_args(dtype_name: object, shape: object, sizes: object) -> None:
+    """An integer dtype, a shape of rank 1 or more, and one size >= 0 per
+    component of its last dimension."""
+    _check_dtype({"": _INTEGER_DTYPES}, "an integer dtype (for indices)", dtype_name=dtype_name)
+    _check_shape(shape=shape)
+    dims = tuple(cast(tuple[int, ...], shape))  # checked above
+    if not dims or dims[-1] < 1:
+        what = "a shape of index tuples"
+        _bad(what, "a tuple of ints whose last one (the tuple's length) is >= 1", shape=shape)
+    if not (
+        isinstance(sizes, tuple | list)
+        and len(sizes) == dims[-1]
+        and all(_is_int(s) and s >= 0 for s in sizes)
+    ):
+        what = f"the sizes of the {dims[-1]} dimensions a tuple of shape={shape!r} indexes"
+        _bad(what, f"a tuple of {dims[-1]} ints >= 0", sizes=sizes)
+
+
+def _check_tuples_in_range_args(
+    dtype_name: object, shape: object, sizes: object, negative: object
+) -> None:
+    _check_tuples_args(dtype_name, shape, sizes)
+    dims = cast(tuple[int, ...], shape)  # checked above
+    if 0 in cast(tuple[int, ...], sizes) and math.prod(dims[:-1]) != 0:
+        what = f"possible with shape={shape!r}: no tuple is valid on an empty dimension"
+        _bad(what, "sizes >= 1 (or a shape holding no tuple)", sizes=sizes)
+    _check_bool("a bool (True: allow negatives)", negative=negative)
+
+
+@_checked_by(_check_tuples_in_range_args)
+@st.composite
+def tuples_in_range(
+    draw, dtype_name: str, shape: tuple[int, ...], sizes: tuple[int, ...], negative: bool = True
+) -> np.ndarray:
+    """GatherND indices of ``shape`` whose last dimension holds index tuples:
+    component i in [-sizes[i], sizes[i]-1] (or [0, sizes[i]-1] without
+    ``negative``), each as :func:`indices_in_range` draws one axis's; values
+    shrink toward 0. A dimension of size 0 admits only shapes with no tuple.
+
+    Raises InvalidArgument, when called, unless ``dtype_name`` is an integer
+    dtype, ``shape`` a shape whose last dimension is >= 1, ``sizes`` that many
+    ints >= 0 (>= 1 unless the shape holds no tuple) and ``negative`` a bool."""
+    count = math.prod(shape[:-1])
+    columns = [
+        draw(indices_in_range(dtype_name, (count,), size if count else 0, negative))
+        for size in sizes
+    ]
+    return np.stack(columns, axis=-1).reshape(shape)
+
+
+def _check_tuples_out_of_range_args(dtype_name: object, shape: object, sizes: object) -> None:
+    _check_tuples_args(dtype_name, shape, sizes)
+    if not math.prod(cast(tuple[int, ...], shape)):  # checked above
+        what = "a shape with a tuple to put the bad index in"
+        _bad(what, "a tuple of ints, each >= 1", shape=shape)
+    low, high = _index_range(cast(str, dtype_name))
+    for size in cast(tuple[int, ...], sizes):
+        if -size - 1 < low and size > high:
+            what = f"sizes that leave {dtype_name} ([{low}, {high}]) an index out of range"
+            _bad(what, f"ints from 0 to {high}", sizes=sizes)
+
+
+@_checked_by(_check_tuples_out_of_range_args)
+@st.composite
+def tuples_out_of_range(
+    draw, dtype_name: str, shape: tuple[int, ...], sizes: tuple[int, ...]
+) -> np.ndarray:
+    """Non-empty GatherND indices with at least one component outside
+    [-sizes[i], sizes[i]-1] of its dimension: just past either bound, far past
+    it, or at the extremes of the index dtype. The others are in range where
+    there is a range; an out-of-range component shrinks toward the first
+    component and its nearest bad value (``s`` or ``-s-1``).
+
+    Raises InvalidArgument, when called, unless ``dtype_name`` is an integer
+    dtype, ``shape`` a shape with at least one element, ``sizes`` one int >= 0
+    per component that leaves the dtype a value outside its range."""
+    count, width = math.prod(shape[:-1]), len(sizes)
+    columns = []
+    for size in sizes:
+        if size:
+            columns.append(draw(indices_in_range(dtype_name, (count,), size)).astype(object))
+        else:  # every value is out of range on an empty dimension: 0 the simplest
+            columns.append(np.zeros(count, dtype=object))
+    values = np.stack(columns, axis=-1).reshape(-1)
+    bad = draw(st.integers(1, max(1, min(len(values), MAX_SPECIALS))))
+    for _ in range(bad):
+        at = draw(st.integers(0, len(values) - 1))
+        values[at] = draw(_out_of_range(sizes[at % width], dtype_name))
+    return np.array(values.tolist(), dtype=dtypes.by_name(dtype_name).numpy).reshape(shape)
+
+
+def _batch_dims(draw, top: int = MAX_RANK - 1) -> int:
+    """A batch_dims of 0 to ``top``, small ones most (shrinks toward 0)."""
+    return draw(st.one_of(st.integers(0, min(2, top)), st.integers(0, top)))
+
+
+# GatherND's opsets draw alike (b and its attribute drawn at opset 11 too, then
+# dropped): Hypothesis counts fewer draws as simpler, and an opset that drew
+# less would pull shrinking toward it and away from the newest opset.
+def _nd_batch_dims(draw, spec: OpSpec) -> int:
+    """b: 0 where the opset has no batch_dims, else :func:`_batch_dims`."""
+    batch_dims = _batch_dims(draw)
+    return batch_dims if spec.takes_attribute else 0
+
+
+def _nd_attribute(draw, spec: OpSpec, batch_dims: int) -> int | None:
+    """The batch_dims attribute: absent where the opset has none (decision
+    gnd-batch-dims-opset-11), else as an axis is (0 sometimes absent)."""
+    attribute = _axis_attribute(draw, batch_dims)
+    return attribute if spec.takes_attribute else None
+
+
+def _nd_shapes(
+    draw,
+    batch_dims: int,
+    axis_length: str | None,
+    cap: int,
+    empty: bool | None,
+    empty_own: bool | None,
+    tuple_length: Callable[[int, int], int] | None = None,
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Data's shape and indices' for GatherND with ``batch_dims`` b: data of
+    rank b+1 to 8 (``empty`` as for :func:`shapes`; dimension b, the first a
+    tuple indexes, in the class ``axis_length`` when given), indices of rank
+    b+1 to 8 sharing data's first b dimensions, then dimensions of their own
+    (``empty_own``), then the tuple's length m: 1 to r - b (the slices' and
+    the elements' case), within ``cap``; or ``tuple_length(r, b)``."""
+    if axis_length is not None:
+        data_shape, _ = _axis_shape(draw, batch_dims + 1, axis_length, cap, axis=batch_dims)
+    else:
+        data_shape = draw(
+            shapes(min_rank=batch_dims + 1, max_rank=MAX_RANK, max_elements=cap, empty=empty)
+        )
+    rank = len(data_shape)
+    batch = data_shape[:batch_dims]
+    per_tuple = max(1, math.prod(batch))
+    if tuple_length is None:
+        length = draw(st.integers(1, max(1, min(rank - batch_dims, cap // per_tuple))))
+    else:
+        length = tuple_length(rank, batch_dims)
+    room = max(1, cap // (per_tuple * max(1, length)))
+    middle = draw(
+        shapes(min_rank=0, max_rank=MAX_RANK - 1 - batch_dims, max_elements=room, empty=empty_own)
+    )
+    return data_shape, (*batch, *middle, length)
+
+
+def _tuples_emptied(
+    index_shape: tuple[int, ...], sizes: tuple[int, ...], batch_dims: int
+) -> tuple[int, ...]:
+    """Indices for data with an empty dimension a tuple indexes: no tuple (any
+    would be out of range): indices' first dimension after the batch ones
+    made 0, or one of 0 put before the tuple's where there is none (indices
+    of rank 9 at most)."""
+    if 0 not in sizes or 0 in index_shape[:-1]:
+        return index_shape
+    batch, own, length = index_shape[:batch_dims], index_shape[batch_dims:-1], index_shape[-1]
+    return (*batch, 0, *own[1:], length)
+
+
+def _valid_tuples(
+    draw,
+    spec: OpSpec,
+    dtype: str,
+    index_dtype: str,
+    cap: int,
+    axis_length: str | None,
+    index_class: str | None,
+) -> tuple[np.ndarray, np.ndarray, int | None]:
+    """GatherND's data, indices and batch_dims attribute for :func:`valid_examples`."""
+    nonempty = False if index_class else None
+    batch_dims = _nd_batch_dims(draw, spec)
+    data_shape, index_shape = _nd_shapes(draw, batch_dims, axis_length, cap, nonempty, nonempty)
+    sizes = data_shape[batch_dims : batch_dims + index_shape[-1]]
+    index_shape = _tuples_emptied(index_shape, sizes, batch_dims)
+    negative = index_class != VALID_INDEX_CLASSES[0]  # "in_range": none negative
+    indices = draw(tuples_in_range(index_dtype, index_shape, sizes, negative))
+    if index_class == VALID_INDEX_CLASSES[1]:  # one component in [-s, -1]
+        flat = indices.reshape(-1).copy()
+        at = draw(st.integers(0, flat.size - 1))
+        flat[at] = draw(st.integers(-sizes[at % len(sizes)], -1))
+        indices = flat.reshape(index_shape)
+    data = draw(tensors(dtype, data_shape))
+    return data, indices, _nd_attribute(draw, spec, batch_dims)
+
+
+def _invalid_batch_dims(bound: int) -> st.SearchStrategy[int]:
+    """batch_dims outside [0, bound-1] (bound = min(q, r)): just outside
+    first, then far outside."""
+    return st.one_of(
+        st.integers(bound, bound + 3),
+        st.integers(-3, -1),
+        st.sampled_from([2**31 - 1, -(2**31), 2**63 - 1, -(2**63)]),
+    )
+
+
+def _invalid_tuples(
+    draw,
+    spec: OpSpec,
+    clause: str,
+    dtype: str,
+    index_dtype: str,
+    cap: int,
+    axis_length: str | None,
+    index_class: str | None,
+) -> tuple[np.ndarray, np.ndarray, int | None]:
+    """GatherND's data, indices and batch_dims attribute for
+    :func:`invalid_examples`: valid but for ``clause``."""
+    if clause == "data-rank-zero":
+        indices = _some_indices(draw, index_dtype, (draw(st.integers(0, 2)),), 1)
+        return draw(tensors(dtype, ())), indices, _nd_attribute(draw, spec, 0)
+    if clause == "gnd-indices-rank-zero":
+        data_shape, _ = _data_shape(draw, 1, axis_length, cap)
+        indices = _some_indices(draw, index_dtype, (), data_shape[0])
+        return draw(tensors(dtype, data_shape)), indices, _nd_attribute(draw, spec, 0)
+    if clause == "gnd-batch-dims-unequal":  # a batch dimension to differ in
+        batch_dims = 1 + _batch_dims(draw, MAX_RANK - 2)
+    elif clause == "gnd-batch-dims-out-of-range":
+        batch_dims = 0  # the shapes of b = 0; the attribute then outside [0, min(q, r) - 1]
+    elif clause in _WITHOUT_ATTRIBUTE:
+        batch_dims = _batch_dims(draw)
+    else:
+        batch_dims = _nd_batch_dims(draw, spec)
+    tuple_length = None
+    if clause == "gnd-last-dim-out-of-range":  # just past r - b first, or 0
+
+        def tuple_length(rank: int, b: int) -> int:
+            return draw(st.one_of(st.integers(rank - b + 1, rank - b + 2), st.just(0)))
+
+    # An index out of range needs a tuple to hold it: no empty dimension of indices.
+    full = False if clause == _OUT_OF_RANGE else None
+    data_shape, index_shape = _nd_shapes(
+        draw, batch_dims, axis_length, cap, None, full, tuple_length
+    )
+    if clause == _OUT_OF_RANGE:  # nor an empty batch dimension
+        data_shape = tuple(max(1, d) if k < batch_dims else d for k, d in enumerate(data_shape))
+        index_shape = (*data_shape[:batch_dims], *index_shape[batch_dims:])
+    sizes = data_shape[batch_dims : batch_dims + index_shape[-1]]
+    attribute = _nd_attribute(draw, spec, batch_dims)
+    if clause == _OUT_OF_RANGE:
+        indices = draw(tuples_out_of_range(index_dtype, index_shape, sizes))
+        if index_class in _INT64_ONLY:
+            indices = _overwrite_one(draw, indices, _beyond_int32(index_class))
+    elif clause == "gnd-last-dim-out-of-range":
+        indices = _some_indices(draw, index_dtype, index_shape, data_shape[batch_dims])
+    else:
+        if clause == "gnd-batch-dims-unequal":  # one batch dimension of indices differs
+            at = draw(st.integers(0, batch_dims - 1))
+            shape = list(index_shape)
+            shape[at] += draw(st.integers(1, 2))
+            if data_shape[at] > 1 and draw(st.integers(0, 3)) == 3:  # or is smaller
+                shape[at] = draw(st.integers(0, data_shape[at] - 1))
+            index_shape = tuple(shape)
+        else:
+            index_shape = _tuples_emptied(index_shape, sizes, batch_dims)
+        if 0 in sizes and 0 not in index_shape[:-1]:
+            indices = _some_indices(draw, index_dtype, index_shape, 0)
+        else:
+            indices = draw(tuples_in_range(index_dtype, index_shape, sizes))
+        if clause in _WITHOUT_ATTRIBUTE:  # given, whatever its value
+            attribute = batch_dims
+        elif clause == "gnd-batch-dims-out-of-range":
+            attribute = draw(_invalid_batch_dims(min(len(data_shape), len(index_shape))))
+    return draw(tensors(dtype, data_shape)), indices, attribute
+
+
 # -- whole examples -------------------------------------------------------------
 def _axis_attribute(draw, axis: int) -> int | None:
     # An absent attribute means 0; it is drawn after the axis so 0 stays simplest.
@@ -898,14 +1222,16 @@ def _pick(draw, given, strategy):
     return given if given is not None else draw(strategy)
 
 
-def _axis_shape(draw, min_rank: int, axis_length: str, cap: int) -> tuple[tuple[int, ...], int]:
-    """A data shape and an axis of it whose length is in the class ``axis_length``
-    (at most ``cap``, which the argument checks made room for); the other
-    dimensions are 1 to 8 (1 half the time), within what the cap leaves, and
-    shrink toward 1."""
+def _axis_shape(
+    draw, min_rank: int, axis_length: str, cap: int, axis: int | None = None
+) -> tuple[tuple[int, ...], int]:
+    """A data shape and an axis of it (drawn, or ``axis``, below ``min_rank``)
+    whose length is in the class ``axis_length`` (at most ``cap``, which the
+    argument checks made room for); the other dimensions are 1 to 8 (1 half
+    the time), within what the cap leaves, and shrink toward 1."""
     low, high = AXIS_LENGTH_RANGES[axis_length]
     rank = draw(st.integers(min_rank, MAX_RANK))
-    axis = draw(axes(rank))
+    axis = draw(axes(rank)) if axis is None else axis
     top = cap if high is None else min(high, cap)
     # An open class (>=256) is drawn near its low end mostly: up to the cap (4M
     # elements at most) every draw would make a tensor of megabytes.
@@ -961,10 +1287,12 @@ def valid_examples(
     to narrow the draw; the rest varies.
 
     ``axis_length`` (a key of :data:`AXIS_LENGTH_RANGES`) puts the length of
-    the gathered axis of data in that class, within ``max_elements``.
+    the gathered axis of data in that class, within ``max_elements``
+    (GatherND: data's dimension b, the first its tuples index).
     ``index_class`` asks for non-empty indices that are all in [0, s-1]
     (``"in_range"``: no negative index) or that hold at least one index in
-    [-s, -1] (``"negative"``), for an axis of size ``s``.
+    [-s, -1] (``"negative"``), for an axis of size ``s`` (GatherND: each
+    component against the size of the dimension it indexes).
 
     Raises InvalidArgument, when called, unless ``op`` is None or an operator,
     ``opset`` None or an opset of it (of either operator when ``op`` is None),
@@ -978,6 +1306,12 @@ def valid_examples(
     op, opset = _op_opset(draw, op, opset)
     dtype = _pick(draw, dtype, data_dtypes(op, opset))
     index_dtype = _pick(draw, index_dtype, index_dtypes(op, opset))
+    if OPERATORS[op].indexing == "tuple":
+        spec = op_spec(op, opset)
+        data, indices, attribute = _valid_tuples(
+            draw, spec, dtype, index_dtype, cap, axis_length, index_class
+        )
+        return Example(op, opset, attribute, data, indices, _pick(draw, variant, variants()))
     # An index class needs an index: no empty dimension (in data, so that
     # GatherElements indices, no larger off the axis, can have one either).
     nonempty = False if index_class else None
@@ -1051,10 +1385,13 @@ def invalid_examples(
     Raises InvalidArgument, when called, on the arguments
     :func:`valid_examples` refuses, with two differences: ``clause`` must be None
     or a clause every operator and opset that can be drawn can break (GatherElements
-    only: ``rank-mismatch``, ``ge-indices-larger-off-axis``; ``data-dtype`` needs
-    an opset whose T lacks a dtype), and with ``clause='data-dtype'`` the
-    ``dtype`` must be one T refuses, with ``clause='indices-dtype'`` the
-    ``index_dtype`` an integer dtype outside Tind.
+    only: ``rank-mismatch``, ``ge-indices-larger-off-axis``; GatherND only:
+    its ``gnd-`` clauses, of which ``gnd-batch-dims-opset-11`` at opset 11
+    alone and ``gnd-batch-dims-out-of-range``, ``gnd-batch-dims-unequal`` at
+    12 and 13 alone; ``data-dtype`` needs an opset whose T lacks a dtype), and
+    with ``clause='data-dtype'`` the ``dtype`` must be one T refuses, with
+    ``clause='indices-dtype'`` (GatherND: ``'gnd-indices-dtype'``) the
+    ``index_dtype`` an integer dtype outside the operator's index type.
 
     A clause drawn (``clause`` None) is one the other arguments leave
     breakable: not ``data-dtype`` when ``dtype`` is given (it must then be one
@@ -1081,17 +1418,22 @@ def invalid_examples(
     if clause is None:
         left_out = set(_AXISLESS if axis_length is not None else ())
         left_out |= {"data-dtype"} if dtype is not None else set()
-        left_out |= {"indices-dtype"} if index_dtype is not None else set()
+        left_out |= set(_INDEX_DTYPE_CLAUSES) if index_dtype is not None else set()
         clause = draw(st.sampled_from([c for c in _breakable(spec) if c not in left_out]))
     if clause == "data-dtype":
         dtype = dtype or draw(st.sampled_from(wrong_data_dtypes))
     else:
         dtype = _pick(draw, dtype, data_dtypes(op, opset))
-    if clause == "indices-dtype":
-        index_dtype = index_dtype or draw(st.sampled_from(_WRONG_INDEX_DTYPES))
+    if clause in _INDEX_DTYPE_CLAUSES:
+        index_dtype = index_dtype or draw(st.sampled_from(_wrong_index_dtypes(spec)))
     else:
         index_dtype = _pick(draw, index_dtype, index_dtypes(op, opset))
     variant = _pick(draw, variant, variants())
+    if OPERATORS[op].indexing == "tuple":
+        data, indices, attribute = _invalid_tuples(
+            draw, spec, clause, dtype, index_dtype, cap, axis_length, index_class
+        )
+        return Example(op, opset, attribute, data, indices, variant)
 
     if clause == "data-rank-zero":
         index_shape = (draw(st.integers(0, 2)),) if OPERATORS[op].indexing == "element" else ()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from conformance.tables.operators import GATHER, GATHER_ELEMENTS, OPERATORS, Operator
+from conformance.tables.operators import GATHER, GATHER_ELEMENTS, GATHER_ND, OPERATORS, Operator
 
 # name -> what it means; the order is the order in slugs and reports.
 FEATURES: dict[str, str] = {
@@ -29,12 +29,17 @@ FEATURES: dict[str, str] = {
     "axis_size_differs": "GatherElements indices differ from data in size on the axis",
     "block_copy": "Gather: each index selects more than one element (the dimensions "
     "after the axis hold more than one)",
+    "batched": "GatherND: batch_dims > 0 (data and indices share their leading dimensions)",
+    "tuple_slices": "GatherND: index tuples shorter than r - b (indices.shape[-1] < r - b): "
+    "each selects a slice of data's trailing dimensions, not one element",
 }
 _INT32 = (-(2**31), 2**31 - 1)
 
 
 # The features only one operator's inputs have, each from the shapes and the
-# axis (in [0, r-1]; paired indices have data's rank).
+# attribute (normalised), for shapes the operator's shape rules accept (an
+# attribute in range, paired indices of data's rank, GatherND's batch dims
+# equal and its tuples no longer than r - b).
 def _block_copy(data_shape, indices_shape, axis: int) -> bool:
     return math.prod(data_shape[axis + 1 :]) > 1
 
@@ -47,10 +52,20 @@ def _axis_size_differs(data_shape, indices_shape, axis: int) -> bool:
     return indices_shape[axis] != data_shape[axis]
 
 
+def _batched(data_shape, indices_shape, batch_dims: int) -> bool:
+    return batch_dims > 0
+
+
+def _tuple_slices(data_shape, indices_shape, batch_dims: int) -> bool:
+    return indices_shape[-1] < len(data_shape) - batch_dims
+
+
 OWN: dict[str, tuple[Operator, Callable[..., bool]]] = {
     "block_copy": (GATHER, _block_copy),
     "smaller_off_axis": (GATHER_ELEMENTS, _smaller_off_axis),
     "axis_size_differs": (GATHER_ELEMENTS, _axis_size_differs),
+    "batched": (GATHER_ND, _batched),
+    "tuple_slices": (GATHER_ND, _tuple_slices),
 }
 
 
@@ -61,7 +76,6 @@ def features(example) -> tuple[str, ...]:
     operator = OPERATORS[example.op]
     rank = data.ndim
     axis = operator.value(example.axis)
-    axis_ok = rank > 0 and -rank <= axis < rank
     sizes = operator.index_sizes(data.shape, indices.shape, axis)  # the axis; a tuple's dims
     if indices.size and indices.dtype.kind in "iu":
         low, high = int(indices.min()), int(indices.max())
@@ -83,7 +97,11 @@ def features(example) -> tuple[str, ...]:
         found.add("zero_size_axis")
     if indices.ndim == 0:
         found.add("scalar_indices")
-    if axis_ok and (indices.ndim == rank or operator.indexing == "slice"):
+    # The operator's own features, of inputs whose shapes its rules accept (every
+    # input of its row: ScatterElements' and ScatterND's updates too).
+    given = {"data": data, "indices": indices, "updates": getattr(example, "updates", None)}
+    shapes = {name: tuple(given[name].shape) for name in operator.inputs if given[name] is not None}
+    if len(shapes) == len(operator.inputs) and operator.output_shape(shapes, axis) is not None:
         axis %= rank
         found.update(
             name

@@ -37,6 +37,9 @@ class OpSpec:
     index_dtypes: tuple[str, ...]  # allowed for `indices` (Tind, or its fixed type)
     axis_default: int  # the default of the row's attribute (axis, batch_dims)
     axis_required: bool
+    # Whether the opset's schema has the row's attribute at all (GatherND-11 has
+    # no batch_dims: decision gnd-batch-dims-opset-11).
+    takes_attribute: bool = True
 
 
 def _allowed(schema: onnx.defs.OpSchema, param: str) -> tuple[str, ...]:
@@ -72,6 +75,7 @@ def op_spec(op: str, opset: int) -> OpSpec:
             else onnx.helper.get_attribute_value(attribute.default_value)
         ),
         axis_required=attribute is not None and attribute.required,
+        takes_attribute=attribute is not None,
     )
 
 
