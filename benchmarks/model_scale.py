@@ -17,6 +17,7 @@ shape inference, making the cases, the capture, the whole-model runs) and
 imports, the gate and the report.
 
     python benchmarks/model_scale.py [gathers|bert ...] [--count N] [--runtime ...] [--json]
+        [--keep DIR]
 """
 
 from __future__ import annotations
@@ -149,11 +150,16 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=10_000, help="Gathers of `gathers`")
     parser.add_argument("--runtime", nargs="+", default=["onnxruntime", "openvino", "reference"])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--keep", type=Path, help="build and run in this folder, kept (to compare run folders)"
+    )
     args = parser.parse_args()
     figures = []
     with tempfile.TemporaryDirectory(prefix="model-scale-") as scratch:
+        folder = args.keep or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
         for label in args.models or ["gathers", "bert"]:
-            figures.append(measure(Path(scratch), label, args.runtime, args.count))
+            figures.append(measure(folder, label, args.runtime, args.count))
     if args.json:
         print(json.dumps(figures, indent=2))
         return

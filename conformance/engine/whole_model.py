@@ -26,7 +26,8 @@ Nothing here is inferred: every claim is a run's outputs.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import ml_dtypes
@@ -35,7 +36,7 @@ import onnx
 
 from conformance import oracle
 from conformance.adapters.registry import PRECISE, PROFILES, declared
-from conformance.engine.pool import Job, Raw, WorkerPool
+from conformance.engine.pool import EngineError, Job, Raw, WorkerPool
 from conformance.engine.targets import Target
 from conformance.errors import ConformanceError
 from conformance.graphs import as_fed, exposing
@@ -96,6 +97,22 @@ class Ran:
 
 
 @dataclass
+class Beside:
+    """Jobs of another target that run in the whole model's first pool, side by
+    side with its runs: ``conformance model --inputs``' capture
+    (:mod:`conformance.engine.capturing`), which the runs do not need until
+    their nodes are judged, so it costs no pool start of its own and no wait
+    before them (docs/development.md, Benchmarks). ``settle`` makes the
+    :class:`Captured` of their results (Raw by ``id(job)``); ``seconds``: from
+    the pool's start to their last result."""
+
+    target: Target
+    jobs: list[Job]
+    settle: Callable[[dict[int, Raw]], Captured]
+    seconds: float = 0.0
+
+
+@dataclass
 class Prepared:
     found: GraphFile
     exposed: exposing.Exposed  # every node that can be exposed, exposed
@@ -113,10 +130,12 @@ def run(
     timeout: float | None,
     worker_memory: int,
     captured: Captured | None = None,
+    beside: Beside | None = None,
 ) -> tuple[dict, dict]:
     """(per model: its whole-model record; per node key: its in-situ verdict per target).
     ``captured``: the nodes' inputs on ``fed`` (onnx.reference), which say whether
-    the inputs break the spec at a node (issue 49)."""
+    the inputs break the spec at a node (issue 49); or ``beside``, the jobs that
+    capture them, run in the first pool (its Captured replaces ``captured``)."""
     prepared: list[Prepared] = []
     wholes: dict[str, dict] = {}
     for found in files:
@@ -133,8 +152,12 @@ def run(
         prepared.append(made)
     in_situ: dict[tuple, dict] = {}
     if not prepared:
+        if beside is not None:  # the capture still runs, in a pool of its own
+            beside.settle(_pool_run([], [], timeout, worker_memory, beside=beside).get(_BESIDE, {}))
         return wholes, in_situ
-    results = _run_jobs(prepared, runtimes, timeout, worker_memory)
+    results = _run_jobs(prepared, runtimes, timeout, worker_memory, beside)
+    if beside is not None:
+        captured = beside.settle(results.pop(_BESIDE, {}))
     ran = _exposed_where_refused(
         prepared, results, runtimes, fed is not None, timeout, worker_memory
     )
@@ -249,30 +272,72 @@ def _plain_dim_names(proto: onnx.ModelProto) -> None:
                 dim.dim_param = re.sub(r"\W", "_", dim.dim_param)
 
 
-def _run_jobs(prepared, runtimes, timeout, worker_memory) -> dict[str, dict]:
-    """model -> target name -> Raw."""
+def _run_jobs(prepared, runtimes, timeout, worker_memory, beside=None) -> dict:
+    """model -> target name -> Raw (and, with ``beside``, :data:`_BESIDE` -> its
+    results by ``id(job)``)."""
     jobs = [(str(made.found.path), made.blob, made.feeds) for made in prepared]
-    return _pool_run(jobs, runtimes, timeout, worker_memory)
+    return _pool_run(jobs, runtimes, timeout, worker_memory, beside=beside)
 
 
-def _pool_run(jobs, runtimes, timeout, worker_memory, only: dict | None = None) -> dict:
+_BESIDE = object()  # the key of the Beside jobs' results in _pool_run's
+
+
+def _pool_run(
+    jobs, runtimes, timeout, worker_memory, only: dict | None = None, beside: Beside | None = None
+) -> dict:
     """Each (tag, model, feeds) on each target, in one pool: tag -> target name -> Raw;
-    ``only``: tag -> the targets its job runs on (None: all)."""
+    ``only``: tag -> the targets its job runs on (None: all); ``beside``: its jobs
+    run there too, on its target alone (their Raw by ``id(job)`` under :data:`_BESIDE`)."""
     results: dict = {}
     limit = max(timeout or 0.0, WHOLE_TIMEOUT)
+    extra = [beside.target] if beside is not None and beside.jobs else []
+    start = time.perf_counter()
     with WorkerPool(
-        list(runtimes), workers=1, batch_size=1, timeout=limit, worker_memory=worker_memory
+        [*runtimes, *extra], workers=1, batch_size=1, timeout=limit, worker_memory=worker_memory
     ) as pool:
         _NAMES.update(zip(runtimes, pool.runtimes, strict=False))
         names = dict(zip(runtimes, pool.runtimes, strict=False))
-        made = [
-            Job(None, blob, feeds, tag=tag, runtimes=_only(only, tag, names))
+        made = []
+        if beside is not None and extra:
+            _as_alone(pool)
+            mine = pool.runtimes[len(runtimes) :]
+            for job in beside.jobs:  # first: the capture starts with the runs
+                job.runtimes = mine
+            made += beside.jobs
+        every = list(names.values()) if extra else None  # not the Beside target's
+        made += [
+            Job(
+                None,
+                blob,
+                feeds,
+                tag=tag,
+                runtimes=every if only is None else _only(only, tag, names),
+            )
             for tag, blob, feeds in jobs
         ]
+        waiting = {id(job) for job in beside.jobs} if beside is not None else set()
         for batch in pool.run(made):
             for job, runtime, raw in batch:
+                if id(job) in waiting:
+                    results.setdefault(_BESIDE, {})[id(job)] = raw
+                    waiting.discard(id(job))
+                    if not waiting and beside is not None:
+                        beside.seconds = time.perf_counter() - start
+                    continue
                 results.setdefault(job.tag, {})[runtime] = raw
     return results
+
+
+def _as_alone(pool: WorkerPool) -> None:
+    """A pool shared with :class:`Beside` jobs raises as each pool would have alone:
+    when a target of either part does not start at all (WorkerPool raises only
+    when none does), EngineError says why."""
+    lanes = list(pool.lanes.values())
+    parts = [lanes[:-1], lanes[-1:]] if len(lanes) > 1 else [lanes]
+    for part in parts:
+        if part and all(lane.lost for lane in part):
+            more = f" (and {len(part) - 1} other target(s))" if len(part) > 1 else ""
+            raise EngineError(part[0].lost.removeprefix("not run: ") + more)
 
 
 def _only(only: dict | None, tag, names: dict) -> list[str] | None:
