@@ -64,6 +64,15 @@ def _dtypes() -> dict:
     }
 
 
+# A fed array of this many bytes or more is shared with OpenVINO, not copied
+# (a fed embedding table: docs/development.md, Benchmarks). The CPU plugin
+# reads a shared input in place only when no node of the model writes to its
+# memory (else it copies it first: "the user's memory will not be modified"),
+# and the outputs are copied out before anything else runs; so the feeds stay
+# as fed, and the outputs own their bytes (tests/test_adapters.py holds both).
+SHARE_BYTES = 1 << 20
+
+
 def _to_tensor(array: np.ndarray) -> ov.Tensor:
     if array.dtype == object:
         strings = array.ravel().tolist()
@@ -82,7 +91,9 @@ def _to_tensor(array: np.ndarray) -> ov.Tensor:
         if array.size:
             tensor.data.view(np.uint16)[...] = array.view(np.uint16)
         return tensor
-    return ov.Tensor(array, shared_memory=False)
+    # a read-only array cannot be shared (the binding refuses it): copied
+    shared = array.nbytes >= SHARE_BYTES and array.flags.writeable
+    return ov.Tensor(array, shared_memory=shared)
 
 
 def _from_tensor(tensor: ov.Tensor) -> np.ndarray:
