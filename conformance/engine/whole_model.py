@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -153,18 +154,19 @@ def run(
     in_situ: dict[tuple, dict] = {}
     if not prepared:
         if beside is not None:  # the capture still runs, in a pool of its own
-            beside.settle(_pool_run([], [], timeout, worker_memory, beside=beside).get(_BESIDE, {}))
+            beside.settle(_first_pool([], [], None, timeout, worker_memory, beside).beside)
         return wholes, in_situ
-    results = _run_jobs(prepared, runtimes, timeout, worker_memory, beside)
+    first = _first_pool(prepared, runtimes, fed, timeout, worker_memory, beside)
+    results = first.results
     if beside is not None:
-        captured = beside.settle(results.pop(_BESIDE, {}))
+        captured = beside.settle(first.beside)
     ran = _exposed_where_refused(
         prepared, results, runtimes, fed is not None, timeout, worker_memory
     )
     for made in prepared:
         breaks = spec_breaks(made.found, captured)
         _judge_model(made, wholes[str(made.found.path)], ran, runtimes, fed, in_situ, breaks)
-    _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory)
+    _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory, first.reruns)
     return wholes, in_situ
 
 
@@ -272,68 +274,131 @@ def _plain_dim_names(proto: onnx.ModelProto) -> None:
                 dim.dim_param = re.sub(r"\W", "_", dim.dim_param)
 
 
-def _run_jobs(prepared, runtimes, timeout, worker_memory, beside=None) -> dict:
-    """model -> target name -> Raw (and, with ``beside``, :data:`_BESIDE` -> its
-    results by ``id(job)``)."""
-    jobs = [(str(made.found.path), made.blob, made.feeds) for made in prepared]
-    return _pool_run(jobs, runtimes, timeout, worker_memory, beside=beside)
-
-
-_BESIDE = object()  # the key of the Beside jobs' results in _pool_run's
-
-
-def _pool_run(
-    jobs, runtimes, timeout, worker_memory, only: dict | None = None, beside: Beside | None = None
-) -> dict:
+def _pool_run(jobs, runtimes, timeout, worker_memory, only: dict | None = None) -> dict:
     """Each (tag, model, feeds) on each target, in one pool: tag -> target name -> Raw;
-    ``only``: tag -> the targets its job runs on (None: all); ``beside``: its jobs
-    run there too, on its target alone (their Raw by ``id(job)`` under :data:`_BESIDE`)."""
+    ``only``: tag -> the targets its job runs on (None: all)."""
     results: dict = {}
     limit = max(timeout or 0.0, WHOLE_TIMEOUT)
-    extra = [beside.target] if beside is not None and beside.jobs else []
-    start = time.perf_counter()
     with WorkerPool(
-        [*runtimes, *extra], workers=1, batch_size=1, timeout=limit, worker_memory=worker_memory
+        list(runtimes), workers=1, batch_size=1, timeout=limit, worker_memory=worker_memory
     ) as pool:
         _NAMES.update(zip(runtimes, pool.runtimes, strict=False))
         names = dict(zip(runtimes, pool.runtimes, strict=False))
-        made = []
-        if beside is not None and extra:
-            _as_alone(pool)
-            mine = pool.runtimes[len(runtimes) :]
-            for job in beside.jobs:  # first: the capture starts with the runs
-                job.runtimes = mine
-            made += beside.jobs
-        every = list(names.values()) if extra else None  # not the Beside target's
-        made += [
-            Job(
-                None,
-                blob,
-                feeds,
-                tag=tag,
-                runtimes=every if only is None else _only(only, tag, names),
-            )
+        made = [
+            Job(None, blob, feeds, tag=tag, runtimes=_only(only, tag, names))
             for tag, blob, feeds in jobs
         ]
-        waiting = {id(job) for job in beside.jobs} if beside is not None else set()
         for batch in pool.run(made):
             for job, runtime, raw in batch:
-                if id(job) in waiting:
-                    results.setdefault(_BESIDE, {})[id(job)] = raw
-                    waiting.discard(id(job))
-                    if not waiting and beside is not None:
-                        beside.seconds = time.perf_counter() - start
-                    continue
                 results.setdefault(job.tag, {})[runtime] = raw
     return results
 
 
-def _as_alone(pool: WorkerPool) -> None:
-    """A pool shared with :class:`Beside` jobs raises as each pool would have alone:
-    when a target of either part does not start at all (WorkerPool raises only
-    when none does), EngineError says why."""
-    lanes = list(pool.lanes.values())
-    parts = [lanes[:-1], lanes[-1:]] if len(lanes) > 1 else [lanes]
+@dataclass
+class _First:
+    """What the first pool ran: ``results``, model -> target name -> Raw;
+    ``reruns``, (model, target name) -> precise target name -> Raw, the
+    precision reruns it ran (:func:`_early_reruns`); ``beside``, the Beside
+    jobs' Raw by ``id(job)``."""
+
+    results: dict = field(default_factory=dict)
+    reruns: dict = field(default_factory=dict)
+    beside: dict = field(default_factory=dict)
+
+
+def _first_pool(prepared, runtimes, fed, timeout, memory, beside: Beside | None) -> _First:
+    """The first pool: every model on every target; the :class:`Beside` jobs (the
+    capture) on their target; and, with ``--inputs``, each target's precise
+    profiles, idle until every target has run a model: the targets whose
+    outputs then differ (as :func:`_judge_model` will find) run it again there
+    at once (:func:`_early_reruns`), where a pool of their own would start
+    after (docs/development.md, Benchmarks). What cannot be decided then (a
+    target refused the model with its nodes exposed) is left to
+    :func:`_precision_reruns`' pool, as is a profile whose worker did not start."""
+    first = _First()
+    limit = max(timeout or 0.0, WHOLE_TIMEOUT)
+    taken = {t.name or t.adapter for t in runtimes}
+    precise: list[Target] = []
+    for target in runtimes if fed else ():
+        for again in _precise_targets(target):
+            if again.name not in taken:  # a target named twice cannot share a pool
+                taken.add(again.name)
+                precise.append(again)
+    extra = [beside.target] if beside is not None and beside.jobs else []
+    start = time.perf_counter()
+    with WorkerPool(
+        [*runtimes, *precise, *extra],
+        workers=1,
+        batch_size=1,
+        timeout=limit,
+        worker_memory=memory,
+    ) as pool:
+        lanes = list(pool.lanes.values())
+        main, spare = lanes[: len(runtimes)], lanes[len(runtimes) : len(runtimes) + len(precise)]
+        _as_alone([main, lanes[len(runtimes) + len(precise) :]])
+        _NAMES.update((t, lane.name) for t, lane in zip(runtimes, main, strict=True))
+        _NAMES.update((t, lane.name) for t, lane in zip(precise, spare, strict=True))
+        names = [lane.name for lane in main]
+        started = {lane.name for lane in spare if not lane.lost}
+        jobs: list[Job] = []
+        if beside is not None and extra:
+            for job in beside.jobs:  # first: the capture starts with the runs
+                job.runtimes = [lanes[-1].name]
+            jobs += beside.jobs
+        by_model = {str(made.found.path): made for made in prepared}
+        jobs += [Job(None, made.blob, made.feeds, tag=model, runtimes=names)
+                 for model, made in by_model.items()]  # fmt: skip
+        waiting = {id(job) for job in beside.jobs} if beside is not None else set()
+        more: deque = deque()
+        for batch in pool.run(jobs, more=more):
+            for job, runtime, raw in batch:
+                if id(job) in waiting:
+                    first.beside[id(job)] = raw
+                    waiting.discard(id(job))
+                    if not waiting and beside is not None:
+                        beside.seconds = time.perf_counter() - start
+                elif isinstance(job.tag, tuple):  # a precision rerun
+                    first.reruns.setdefault(job.tag, {})[runtime] = raw
+                else:
+                    got = first.results.setdefault(job.tag, {})
+                    got[runtime] = raw
+                    if len(got) == len(names) and fed:
+                        made = by_model[str(job.tag)]
+                        for tag, agains in _early_reruns(made, got, runtimes, started):
+                            more.append(Job(None, made.blob, made.feeds, tag=tag, runtimes=agains))
+    return first
+
+
+def _early_reruns(made: Prepared, got: dict, runtimes, started: set[str]) -> list:
+    """(tag, the names of its precise targets) of each target whose outputs differ,
+    once every target has run the model (``got``: name -> Raw): as
+    :func:`_judge_model` and :func:`_precision_reruns` will decide, so none is
+    decided here where a target refused the model with its nodes exposed (the
+    model as it is runs next) or a precise target is not in ``started``."""
+    raws = {name_of(t): got.get(name_of(t)) for t in runtimes}
+    if any(raw is None or raw.status in REFUSALS for raw in raws.values()):
+        return []
+    reference = _reference({}, raws, runtimes)
+    if reference is None:
+        return []
+    base = _outputs_of(raws[reference]) or []
+    found = []
+    for target in runtimes:
+        name = name_of(target)
+        outputs = _outputs_of(raws[name])
+        if name == reference or outputs is None:
+            continue
+        diffs = _differences(made.exposed.originals, base, outputs)
+        agains = [name_of(again) for again in _precise_targets(target)]
+        if any(d["differs"] for d in diffs) and agains and set(agains) <= started:
+            found.append(((str(made.found.path), name), agains))
+    return found
+
+
+def _as_alone(parts) -> None:
+    """A pool shared by parts that had pools of their own raises as each would
+    have alone: when no target of a part starts (WorkerPool raises only when
+    no target of the pool does), EngineError says why."""
     for part in parts:
         if part and all(lane.lost for lane in part):
             more = f" (and {len(part) - 1} other target(s))" if len(part) > 1 else ""
@@ -798,11 +863,15 @@ def _ulps(a: np.ndarray, b: np.ndarray, where: np.ndarray | None = None) -> int 
     return int(gap.max())
 
 
-def _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory) -> None:
+def _precision_reruns(
+    prepared, wholes, runtimes, ran, timeout, worker_memory, early: dict | None = None
+) -> None:
     """Each target whose outputs differ, in its full-precision and no-optimisation
     profiles, on the model it ran (its nodes exposed, or as it is): does the
-    difference disappear? Recorded as measured. Every such profile of every
-    model's differing targets shares one pool (one start, side by side)."""
+    difference disappear? Recorded as measured. ``early``: the reruns the first
+    pool ran (:func:`_early_reruns`); every other such profile of every model's
+    differing targets shares one pool (one start, side by side)."""
+    early = early or {}
     wanted = []  # (model, its difference record, the base outputs, the profiles)
     jobs, only, agains_all = [], {}, []
     for made in prepared:
@@ -819,11 +888,12 @@ def _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory) -
             agains = _precise_targets(target)
             tag = (model, difference_of["target"])
             wanted.append((made, tag, difference_of, base, agains))
-            if agains:
+            if agains and not {name_of(again) for again in agains} <= set(early.get(tag, {})):
                 jobs.append((tag, blob, made.feeds))
                 only[tag] = agains
                 agains_all += [again for again in agains if again not in agains_all]
     got = _pool_run(jobs, agains_all, timeout, worker_memory, only) if jobs else {}
+    got = {**early, **got}
     for made, tag, difference_of, base, agains in wanted:
         reruns = []
         for again in agains:
