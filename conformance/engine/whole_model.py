@@ -154,7 +154,10 @@ def run(
     in_situ: dict[tuple, dict] = {}
     if not prepared:
         if beside is not None:  # the capture still runs, in a pool of its own
-            beside.settle(_first_pool([], [], None, timeout, worker_memory, beside).beside)
+            alone = (
+                _first_pool([], [], None, timeout, worker_memory, beside) if beside.jobs else None
+            )
+            beside.settle(alone.beside if alone is not None else {})
         return wholes, in_situ
     first = _first_pool(prepared, runtimes, fed, timeout, worker_memory, beside)
     results = first.results
