@@ -111,13 +111,17 @@ def test_the_first_pool_reruns_the_targets_that_differ_as_the_verdict_will(tmp_p
     ort, ref = targets.parse("onnxruntime"), targets.parse("reference")
     y = np.arange(8, dtype=np.float32).reshape(2, 4)
     same, off = Raw("ok", outputs=[y]), Raw("ok", outputs=[np.nextafter(y, np.float32(99))])
-    started = {"onnxruntime:no-opt"}
+    started = set(whole_model._precise_targets(ort))  # onnxruntime:no-opt
     early = whole_model._early_reruns
     assert early(made, {"onnxruntime": off, "reference": same}, [ort, ref], started) == [
         ((str(path), "onnxruntime"), ["onnxruntime:no-opt"])
     ]
     assert early(made, {"onnxruntime": same, "reference": same}, [ort, ref], started) == []
     assert early(made, {"onnxruntime": off, "reference": same}, [ort, ref], set()) == []
+    # the profile of another target of the same name (its properties too) is not it
+    other = whole_model._precise_targets(targets.parse("onnxruntime:1thread"))
+    assert {t.name for t in other} == {t.name for t in started} and set(other) != started
+    assert early(made, {"onnxruntime": off, "reference": same}, [ort, ref], set(other)) == []
     refused = Raw("load_error", message="an output too many")
     assert early(made, {"onnxruntime": off, "reference": refused}, [ort, ref], started) == []
 

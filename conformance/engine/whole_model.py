@@ -342,7 +342,7 @@ def _first_pool(prepared, runtimes, fed, timeout, memory, beside: Beside | None)
         _NAMES.update((t, lane.name) for t, lane in zip(runtimes, main, strict=True))
         _NAMES.update((t, lane.name) for t, lane in zip(precise, spare, strict=True))
         names = [lane.name for lane in main]
-        started = {lane.name for lane in spare if not lane.lost}
+        started = {again for again, lane in zip(precise, spare, strict=True) if not lane.lost}
         jobs: list[Job] = []
         if beside is not None and extra:
             for job in beside.jobs:  # first: the capture starts with the runs
@@ -372,12 +372,14 @@ def _first_pool(prepared, runtimes, fed, timeout, memory, beside: Beside | None)
     return first
 
 
-def _early_reruns(made: Prepared, got: dict, runtimes, started: set[str]) -> list:
+def _early_reruns(made: Prepared, got: dict, runtimes, started: set[Target]) -> list:
     """(tag, the names of its precise targets) of each target whose outputs differ,
     once every target has run the model (``got``: name -> Raw): as
     :func:`_judge_model` and :func:`_precision_reruns` will decide, so none is
     decided here where a target refused the model with its nodes exposed (the
-    model as it is runs next) or a precise target is not in ``started``."""
+    model as it is runs next) or a precise target is not in ``started`` (the
+    pool's, as they started: one of the same name made for another profile
+    of the target is not it)."""
     raws = {name_of(t): got.get(name_of(t)) for t in runtimes}
     if any(raw is None or raw.status in REFUSALS for raw in raws.values()):
         return []
@@ -392,9 +394,9 @@ def _early_reruns(made: Prepared, got: dict, runtimes, started: set[str]) -> lis
         if name == reference or outputs is None:
             continue
         diffs = _differences(made.exposed.originals, base, outputs)
-        agains = [name_of(again) for again in _precise_targets(target)]
+        agains = _precise_targets(target)
         if any(d["differs"] for d in diffs) and agains and set(agains) <= started:
-            found.append(((str(made.found.path), name), agains))
+            found.append(((str(made.found.path), name), [name_of(a) for a in agains]))
     return found
 
 
