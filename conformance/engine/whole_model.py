@@ -378,8 +378,8 @@ def _early_reruns(made: Prepared, got: dict, runtimes, started: set[Target]) -> 
     :func:`_judge_model` and :func:`_precision_reruns` will decide, so none is
     decided here where a target refused the model with its nodes exposed (the
     model as it is runs next) or a precise target is not in ``started`` (the
-    pool's, as they started: one of the same name made for another profile
-    of the target is not it)."""
+    pool's that started; one name, one target, as in :func:`_precision_reruns`'
+    own pool)."""
     raws = {name_of(t): got.get(name_of(t)) for t in runtimes}
     if any(raw is None or raw.status in REFUSALS for raw in raws.values()):
         return []
