@@ -491,6 +491,32 @@ def _elsewhere(session: nox.Session) -> list[str]:
     return found
 
 
+# onnxruntime-web's targets (docs/browser.md): their JavaScript side is npm's, not an
+# extra; the adapter's own check says what is missing (Node, the install, Chromium).
+BROWSER_TARGETS = ("onnxruntime-web:wasm", "onnxruntime-web:webgpu")
+BROWSER_MISSING = (
+    "import sys; from conformance.adapters import ortweb; "
+    "print(ortweb.missing(sys.argv[1]) or '', end='')"
+)
+
+
+def _browser_targets(session: nox.Session) -> list[str]:
+    """The browser targets this machine can run, after `npm ci` of their lockfile
+    into the cache (a no-op when done); each one it cannot run said on one line."""
+    if shutil.which("node") and shutil.which("npm"):
+        session.run(
+            "python", "-m", "conformance.adapters.ortweb_js.install", success_codes=[0, 1, 2]
+        )
+    found = []
+    for target in BROWSER_TARGETS:
+        lacking = session.run("python", "-c", BROWSER_MISSING, target.split(":")[1], silent=True)
+        if lacking:
+            session.log(f"{target} skipped: {lacking}")
+        else:
+            found.append(target)
+    return found
+
+
 REJUDGE = "import sys; from conformance.engine import rejudge; sys.exit(rejudge.main(sys.argv[1:]))"
 
 
@@ -498,9 +524,12 @@ REJUDGE = "import sys; from conformance.engine import rejudge; sys.exit(rejudge.
 def scoreboard(session: nox.Session) -> None:
     """The corpus on every target, one run, then docs/scoreboard.html and .json.
 
-    Eight targets: onnxruntime, openvino, reference, tract, tvm, iree and opencv
-    (this environment) and `onnxruntime:openvino-ep` (ONNX Runtime's OpenVINO execution provider, in
-    .nox/scoreboard/envs/onnxruntime-openvino/, pinned by constraints.txt). The
+    Ten targets: onnxruntime, openvino, reference, tract, tvm, iree and opencv
+    (this environment), `onnxruntime:openvino-ep` (ONNX Runtime's OpenVINO execution provider, in
+    .nox/scoreboard/envs/onnxruntime-openvino/, pinned by constraints.txt), and
+    onnxruntime-web's `wasm` and `webgpu` where Node, npm and Chromium are installed
+    (each skipped with a line saying what is missing otherwise; docs/browser.md
+    says what they add to the run's time). The
     run goes to reports/scoreboard/run/ (gated against cases/known/, with its
     HTML report), with reports/scoreboard/diff-openvino-ep.html saying which of
     OpenVINO's own outcomes reach ONNX Runtime users through the EP. Commit
@@ -514,6 +543,7 @@ def scoreboard(session: nox.Session) -> None:
     elsewhere = _elsewhere(session)
     ep_python, found = _ep_environment(session)
     session.log("onnxruntime:openvino-ep: " + ", ".join(f"{k} {v}" for k, v in found.items()))
+    browser = _browser_targets(session)
     targets = SCOREBOARD / "targets.yaml"
     targets.parent.mkdir(parents=True, exist_ok=True)
     targets.write_text(
@@ -524,6 +554,10 @@ def scoreboard(session: nox.Session) -> None:
         "    adapter: onnxruntime\n"
         "    profile: openvino-ep\n"
         f"    python: {json.dumps(os.path.relpath(ep_python, targets.parent))}\n"
+        + "".join(
+            f"  {name}: {{adapter: {name.split(':')[0]}, profile: {name.split(':')[1]}}}\n"
+            for name in browser
+        )
     )
     run = SCOREBOARD / "run"
     # Exit 1 is a verdict (a discrepancy outside cases/known/): the scoreboard

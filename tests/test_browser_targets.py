@@ -198,3 +198,38 @@ def test_an_adapter_scoped_entry_holds_only_on_that_webgpu_adapter():
     assert not entry.applies_to(baseline.Where("1.30.0", ortweb.WEBGPU, webgpu=real))
     assert not entry.applies_to(baseline.Where("1.30.0", ortweb.WEBGPU))
     assert "WebGPU adapter google swiftshader" in entry.conditions()
+
+
+def test_a_model_verdict_names_the_browser_target(tmp_path, capsys):
+    """`conformance model` on onnxruntime-web:wasm: the verdict of a one-Gather
+    embedding model names the target (issue 48), its as-built cases judged
+    there, exact, and the node's out-of-range what-ifs refused, as the spec
+    requires."""
+    needs(ortweb.WASM)
+    from onnx import numpy_helper
+
+    from conformance.cli import main
+
+    table = numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(4, 2), "table")
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["vectors"], axis=0)],
+        "embedding",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("vectors", TensorProto.FLOAT, [2, 2])],
+        initializer=[table],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = tmp_path / "embedding.onnx"
+    path.write_bytes(model.SerializeToString())
+    out = tmp_path / "run"
+    target = f"{ortweb.RUNTIME_NAME}:{ortweb.WASM}"
+    code = main(["model", str(path), "--runtime", target, "--variants", "data_initializer",
+                 "--out", str(out), "--no-progress"])  # fmt: skip
+    said = capsys.readouterr().out
+    assert f"{target}: safe" in said, said
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert records and {r["runtime"] for r in records} == {target}
+    kinds = {r["kind"] for r in records}
+    assert kinds <= {"pass", "both_rejected"} and "both_rejected" in kinds, kinds
+    assert code == 0

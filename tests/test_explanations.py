@@ -154,3 +154,45 @@ def test_uint32_saturating_outside_a_constant_is_new():
     constant = Example("GatherElements", 13, 0, data, indices, variant="data_initializer")
     _, gate = _gate(constant, saturated, OV_2026)
     assert not gate.unexpected
+
+
+UNCHECKED = "out-of-range-reads-unchecked-offset"
+
+
+@pytest.mark.parametrize(
+    ("op", "data", "indices", "attribute", "read", "fits"),
+    [
+        # GatherElements index 3 on axis 1 reads the next row's first element
+        ("GatherElements", np.arange(1, 10, dtype=np.float32).reshape(3, 3),
+         [[0, 3], [3, 1]], 1, [[1, 4], [7, 5]], True),
+        # -4 wraps once to -1: the previous row's last element
+        ("GatherElements", np.arange(1, 10, dtype=np.float32).reshape(3, 3),
+         [[0, 1], [-4, 1]], 1, [[1, 2], [3, 5]], True),
+        # past the end of the data: zero, or data's last element (a clamped read)
+        ("GatherND", np.arange(24, dtype=np.int32).reshape(2, 3, 4), [[1, 3]], 0,
+         [[0, 0, 0, 0]], True),
+        ("GatherND", np.arange(24, dtype=np.int32).reshape(2, 3, 4), [[1, 3]], 0,
+         [[23, 23, 23, 23]], True),
+        # (0, 3) of data (2, 3, 4): the row (1, 0), not zeros
+        ("GatherND", np.arange(24, dtype=np.int32).reshape(2, 3, 4), [[0, 3]], 0,
+         [[12, 13, 14, 15]], True),
+        ("GatherND", np.arange(24, dtype=np.int32).reshape(2, 3, 4), [[0, 3]], 0,
+         [[0, 0, 0, 0]], False),
+        # a value from nowhere the index leads
+        ("Gather", np.arange(1, 10, dtype=np.float32).reshape(3, 3), [3], 1,
+         [[4], [7], [1]], False),
+        ("Gather", np.arange(1, 10, dtype=np.float32).reshape(3, 3), [3], 1,
+         [[4], [7], [0]], True),
+    ],
+)  # fmt: skip
+def test_an_unchecked_offset_reads_the_neighbouring_row(op, data, indices, attribute, read, fits):
+    """out-of-range-reads-unchecked-offset: each out-of-range position holds
+    data at the offset its index gives unchecked, or past either end zero or
+    data's last element; anything else is not it (onnxruntime-web's WebGPU
+    shaders, issue 48)."""
+    from conformance import oracle
+
+    reads = oracle.in_range(op, 13, data, np.array(indices, np.int64), attribute)
+    assert reads is not None
+    actual = np.array(read, dtype=data.dtype)
+    assert (UNCHECKED in compare.explained_invalid(reads, actual)) is fits

@@ -10,11 +10,12 @@ import pytest
 
 from conformance import oracle
 from conformance.cases import load
+from conformance.cases.check import verdict_of
 from conformance.engine import models
 from conformance.oracle import compare
 from tests.conftest import CASES
 
-VALID = [c for c in load([CASES]) if oracle.verdict(c.op, c.opset, c.data, c.indices, c.axis).valid]
+VALID = [c for c in load([CASES]) if verdict_of(c).valid]
 
 
 @pytest.mark.parametrize("variant", models.VARIANTS)
@@ -37,6 +38,25 @@ def test_variants_feed_and_bake_the_right_inputs():
     dynamic = models.build("GatherElements", 13, data, indices, 1, "dynamic")
     dims = dynamic.graph.input[0].type.tensor_type.shape.dim
     assert all(d.dim_param and not d.dim_value for d in dims)
+
+
+def test_a_third_input_is_fed_but_where_every_input_is_baked():
+    """updates (ScatterElements, ScatterND): fed in every variant but
+    both_initializers, which bakes every input (docs/oracle.md)."""
+    data, indices, updates = (
+        np.zeros(3, np.float32),
+        np.zeros((1, 1), np.int64),
+        np.ones(1, np.float32),
+    )
+    for variant in models.VARIANTS:
+        model = models.build("ScatterND", 18, data, indices, None, variant, updates, "add")
+        fed = set(models.feeds(data, indices, variant, updates))
+        assert {i.name for i in model.graph.input} == fed
+        assert ("updates" in fed) == (variant != "both_initializers")
+        assert fed | {t.name for t in model.graph.initializer} == {"data", "indices", "updates"}
+        node = model.graph.node[0]
+        assert list(node.input) == ["data", "indices", "updates"]
+        assert [(a.name, a.s) for a in node.attribute] == [("reduction", b"add")]
 
 
 def test_absent_axis_is_left_out_of_the_node():

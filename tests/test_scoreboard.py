@@ -190,8 +190,10 @@ def test_a_group_two_entries_cover_is_in_each_family_with_the_results_each_cover
                             "-o", str(tmp_path / "board.html"),
                             "--json", str(data), "--known", str(known))  # fmt: skip
     assert done.returncode == 0, done.stderr
+    # Index 5 of [1, 2, 3] read as the adapter read it is past the data's end: an
+    # explanation fits (out-of-range-reads-unchecked-offset), named after the reason.
     families = {
-        f["mechanism"]: f for f in json.loads(data.read_text())["families"]
+        f["mechanism"].split(" (")[0]: f for f in json.loads(data.read_text())["families"]
         if f["runtime"] == "reference"
     }  # fmt: skip
     assert set(families) == {"the case entry", "the family entry"}

@@ -32,6 +32,12 @@ Traps handled here:
   loads its page again (a new device and onnxruntime-web) and says so, and
   the sessions cached here, which were the old page's, are dropped; a page
   that cannot be loaded again ends the runner (a crash record).
+- A model the WebGPU backend refuses for placement is refused again for every
+  model of the same nodes, types and edges (its placement is a function of
+  them: kernels are looked up by operator, opset and types): the adapter
+  remembers the refusal by that key (:func:`placement_key`) and gives it again
+  without a round trip to the page, where each attempt cost a session's
+  making (a failed pack is tried again as halves, then case by case).
 - onnxruntime-web has no bfloat16 or complex tensor: such an input or output
   cannot cross, harness-unsupported.
 - Node, npm's install or Chromium missing: the worker does not start, with a
@@ -135,6 +141,46 @@ def _array(wire: dict) -> np.ndarray:
     return data.astype(dtype.newbyteorder("="))
 
 
+def placement_key(model: bytes) -> tuple | None:
+    """What the WebGPU backend's placement of ``model``'s nodes depends on:
+    the opsets, each node's operator, attributes and edges, and the element
+    type of every graph input, initializer and output (names numbered in
+    order of appearance, so that models of one structure share a key
+    whatever their names); never shapes or values. None for bytes that
+    are no model (the runtime says why)."""
+    import onnx
+
+    try:
+        proto = onnx.ModelProto.FromString(model)
+    except Exception:  # not a model: onnxruntime-web's refusal says what is wrong
+        return None
+    graph = proto.graph
+    numbers: dict[str, int] = {}
+
+    def number(name: str) -> int:
+        return numbers.setdefault(name, len(numbers))
+
+    def typed(values) -> tuple:
+        return tuple((number(v.name), v.type.SerializeToString()) for v in values)
+
+    return (
+        tuple(sorted((o.domain, o.version) for o in proto.opset_import)),
+        typed(graph.input),
+        tuple((number(t.name), t.data_type) for t in graph.initializer),
+        tuple(
+            (
+                node.domain,
+                node.op_type,
+                tuple(number(name) for name in node.input),
+                tuple(number(name) for name in node.output),
+                tuple(a.SerializeToString() for a in node.attribute),
+            )
+            for node in graph.node
+        ),
+        typed(graph.output),
+    )
+
+
 class _Session:
     """A session of the runner's; its release is sent with the next request
     (not after the runner's page was loaded again: the number is another's)."""
@@ -158,6 +204,8 @@ class OrtWebAdapter(Adapter):
             raise ValueError(f"onnxruntime-web takes backend {WASM} or {WEBGPU}, got {properties}")
         self.released: list[int] = []
         self.page = 0  # the runner's page loads after the first
+        # placement_key -> the runtime's refusal of a model with that key (webgpu)
+        self.not_placed: dict[tuple, str] = {}
         self._runner: subprocess.Popen | None = None
 
     def _start(self) -> subprocess.Popen:
@@ -234,13 +282,19 @@ class OrtWebAdapter(Adapter):
         }
 
     def load(self, model: bytes):
+        key = placement_key(model) if self.backend == WEBGPU else None
+        if key is not None and key in self.not_placed:
+            raise HarnessUnsupported(self.not_placed[key])
         answer = self._ask({"op": "load", "model": base64.b64encode(model).decode("ascii")})
         if not answer["ok"]:
             if self.backend == WEBGPU and NOT_PLACED in answer["error"]:
-                raise HarnessUnsupported(
+                said = (
                     f"a node has no WebGPU kernel and CPU fallback is off, not the backend's "
                     f"verdict: {answer['error']}"
                 )
+                if key is not None:
+                    self.not_placed[key] = said
+                raise HarnessUnsupported(said)
             raise LoadError(answer["error"])
         return _Session(self, answer["session"]), answer["inputs"]
 

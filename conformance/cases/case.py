@@ -40,7 +40,9 @@ GENERATED = "<generated>"  # the source of an input built in code, not read from
 
 @dataclass(frozen=True, eq=False)
 class Case:
-    """One input: the operator, its opset and axis, and the two tensors.
+    """One input: the operator, its opset and attributes, and its tensors:
+    data and indices, and ``updates`` for an operator that writes (its row's
+    ``inputs`` name three), None otherwise.
 
     A case read from a case file says where it came from and what to expect;
     a case built in code (a fuzz example, a test's input) takes the defaults:
@@ -52,6 +54,10 @@ class Case:
     axis: int | None  # None: the attribute is absent
     data: np.ndarray
     indices: np.ndarray
+    # the third input of an operator that writes (ScatterElements, ScatterND)
+    updates: np.ndarray | None = field(default=None, kw_only=True)
+    # the string attribute of an operator that has one (None: absent)
+    reduction: str | None = field(default=None, kw_only=True)
     id: str = field(default="example", kw_only=True)  # <base_id>.op<opset>.<dtype>.<indices dtype>
     base_id: str = field(default="example", kw_only=True)  # the id written in the case file
     expectation: Expectation = field(default=Expectation("oracle"), kw_only=True)
@@ -73,10 +79,30 @@ class Case:
         return dtypes.name_of(self.indices)
 
     @property
-    def attributes(self) -> dict[str, int]:
-        """The node's attributes: ``axis`` holds the operator's attribute
-        (GatherND's ``batch_dims``), under the attribute's own name here."""
-        return {} if self.axis is None else {OPERATORS[self.op].attribute: self.axis}
+    def attributes(self) -> dict[str, int | str]:
+        """The node's attributes: ``axis`` holds the operator's int attribute
+        (GatherND's ``batch_dims``), under the attribute's own name here, and
+        ``reduction`` its string one."""
+        found: dict[str, int | str] = {}
+        name = OPERATORS[self.op].attribute
+        if self.axis is not None and name is not None:
+            found[name] = self.axis
+        if self.reduction is not None:
+            found["reduction"] = self.reduction
+        return found
+
+    @property
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The inputs by their names, in the node's order (its row's ``inputs``)."""
+        given = {"data": self.data, "indices": self.indices, "updates": self.updates}
+        return {
+            name: array for name in OPERATORS[self.op].inputs if (array := given[name]) is not None
+        }
+
+    @property
+    def size(self) -> int:
+        """Elements of every input together (what picks a group's smallest input)."""
+        return sum(array.size for array in self.arrays.values())
 
 
 def concrete_id(base_id: str, opset: int, dtype: str, indices_dtype: str) -> str:

@@ -338,14 +338,28 @@ class _CaseFileReader(YamlFileReader):
                     f"(known: {', '.join(map(str, spec.OPSETS[op]))})",
                 )
         attributes = case.get("attributes", {})
-        attribute = OPERATORS[op].attribute  # axis, or GatherND's batch_dims
-        wrong = sorted(set(attributes) - {attribute})
+        row = OPERATORS[op]
+        # axis, or GatherND's batch_dims (ScatterND: none), and the reduction where the row has one
+        own = [name for name in (row.attribute,) if name is not None]
+        own += ["reduction"] if row.reductions else []
+        wrong = sorted(set(attributes) - set(own))
         if wrong:
             return fail(
                 ("attributes", wrong[0]),
-                f"{op} has no attribute {wrong[0]} (its attribute: {attribute})",
+                f"{op} has no attribute {wrong[0]} (its attributes: {', '.join(own) or 'none'})",
             )
-        axis = attributes.get(attribute)  # a case's ``axis`` holds the operator's attribute
+        # a case's ``axis`` holds the operator's int attribute
+        axis = attributes.get(row.attribute) if row.attribute is not None else None
+        reduction = attributes.get("reduction")
+        for field in ("updates", "updates_dtype"):
+            if field in case and "updates" not in row.inputs:
+                return fail(
+                    field, f"{op} has no updates input (its inputs: {', '.join(row.inputs)})"
+                )
+        if "updates" in row.inputs and "updates" not in case:
+            return fail(
+                "updates", f"{op} needs an updates input (its inputs: {', '.join(row.inputs)})"
+            )
         # the model nodes it stands for (--save-cases), models as written: relative to the file
         try:
             nodes = self._nodes(case.get("nodes", ()))
@@ -370,10 +384,17 @@ class _CaseFileReader(YamlFileReader):
                     index_type = values.dtype_named(index_name)
                 except values.ValueProblem as problem:
                     return fail("indices_dtype", str(problem))
+                # updates are of T, data's type, unless the file says otherwise
+                # (a case of decision sc-updates-dtype)
+                try:
+                    updates_type = values.dtype_named(case.get("updates_dtype", dtype_name))
+                except values.ValueProblem as problem:
+                    return fail("updates_dtype", str(problem))
                 built: dict[str, np.ndarray] = {}
                 for field, dtype in (
                     ("data", data_type),
                     ("indices", index_type),
+                    ("updates", updates_type),
                     ("expected", data_type),
                 ):
                     if field not in case or (field == "expected" and case[field] == "oracle"):
@@ -407,6 +428,8 @@ class _CaseFileReader(YamlFileReader):
                         axis=axis,
                         data=built["data"],
                         indices=built["indices"],
+                        updates=built.get("updates"),
+                        reduction=reduction,
                         expectation=expectation,
                         description=case["description"].strip(),
                         spec=case["spec"],

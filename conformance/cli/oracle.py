@@ -75,9 +75,16 @@ def show_verdict(args) -> int:
         say(_indented(case.data))
         say(f"  indices {case.indices_dtype} {list(case.indices.shape)}:")
         say(_indented(case.indices))
+        if case.updates is not None:
+            reduction = "absent (none)" if case.reduction is None else case.reduction
+            say(f"  updates {case.dtype} {list(case.updates.shape)}, reduction {reduction}:")
+            say(_indented(case.updates))
         if verdict.valid:
             out = verdict.output
-            say(f"  output  {case.dtype} {list(out.shape)}:")
+            several = verdict.admissible is not None and not verdict.admissible.unique
+            say(f"  output  {case.dtype} {list(out.shape)}" + (
+                " (one of the admissible outputs: the writes in row-major order)" if several
+                else "") + ":")  # fmt: skip
             say(_indented(out))
         else:
             decision = decisions.get(verdict.violation.clause)

@@ -6,6 +6,17 @@ name but those that set the output's rank, the operator row's ``fixed_dims``,
 as every exporter writes them), and constant
 folding or initializer handling when an input is baked into the model (the
 three ``*_initializer(s)`` variants).
+
+An operator with a third input (``updates``: ScatterElements, ScatterND)
+keeps the five variants as storage choices of its three inputs: ``updates``
+is fed in every variant but ``both_initializers``, where every input is
+baked (the whole node constant: the constant-folding path).
+``indices_initializer`` is a KV-cache write (constant positions, cache and
+new values fed), ``data_initializer`` a one-hot or segment build (a
+constant buffer, values fed). The other mixes (updates baked alone, or with
+one of the two) take no path these do not: a runtime folds a node only when
+every input is constant, and binds a fed input the same whichever it is
+(docs/oracle.md, "ScatterElements and ScatterND").
 """
 
 from __future__ import annotations
@@ -24,12 +35,13 @@ from conformance.tables import dtypes
 from conformance.tables.operators import INPUTS, OPERATORS
 from conformance.tables.variants import VARIANTS as VARIANTS  # the names: a table
 
+# The inputs each variant bakes; an input the operator lacks is left out.
 _INITIALIZERS = {
     "static": (),
     "dynamic": (),
     "indices_initializer": ("indices",),
     "data_initializer": ("data",),
-    "both_initializers": ("data", "indices"),
+    "both_initializers": ("data", "indices", "updates"),  # every input
 }
 
 # onnx 1.23 writes IR version 14 by default, which ONNX Runtime 1.31 and older
@@ -52,6 +64,13 @@ def _value_info(name: str, array_dtype: dtypes.DType, shape, symbolic: bool, fix
     return helper.make_tensor_value_info(name, array_dtype.proto, dims)
 
 
+def _arrays(op: str, data, indices, updates) -> dict[str, np.ndarray]:
+    """The node's inputs by name, in its row's order (``updates``: the third
+    input of an operator that writes, None for the others)."""
+    given = {"data": data, "indices": indices, "updates": updates}
+    return {name: given[name] for name in OPERATORS[op].inputs}
+
+
 def _parts(
     prefix: str,
     op: str,
@@ -61,6 +80,8 @@ def _parts(
     variant: str,
     left_out: tuple = (),
     data_name: str | None = None,
+    updates=None,
+    reduction: str | None = None,
 ):
     """One case's node, graph inputs, output and initializers, every name
     starting with ``prefix`` ("" for a one-node model; a pack gives each case
@@ -72,27 +93,33 @@ def _parts(
         raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
     baked = _INITIALIZERS[variant]
     symbolic = variant == "dynamic"
-    arrays = dict(zip(INPUTS, (data, indices), strict=True))
-    types = {name: dtypes.of_array(arrays[name]) for name in INPUTS}
+    arrays = _arrays(op, data, indices, updates)
+    types = {name: dtypes.of_array(array) for name, array in arrays.items()}
     row = OPERATORS[op]  # ``axis`` holds the operator's attribute (GatherND: batch_dims)
-    fixed = {name: tuple(d for tensor, d in row.fixed_dims if tensor == name) for name in INPUTS}
-    attributes: dict[str, Any] = {} if axis is None else {row.attribute: int(axis)}
-    names = [prefix + name for name in INPUTS]
+    fixed = {name: tuple(d for tensor, d in row.fixed_dims if tensor == name) for name in arrays}
+    attributes: dict[str, Any] = {}
+    if axis is not None and row.attribute is not None:
+        attributes[row.attribute] = int(axis)
+    if reduction is not None:
+        attributes["reduction"] = reduction
+    names = [prefix + name for name in arrays]
     if data_name is not None:
-        names[INPUTS.index("data")] = data_name
+        names[list(arrays).index("data")] = data_name
         left_out = (*left_out, "data")
     node = helper.make_node(op, names, [prefix + OUTPUT], **attributes)
-    shape = oracle.output_shape(op, data.shape, indices.shape, axis)
+    shape = oracle.output_shape(
+        op, data.shape, indices.shape, axis, None if updates is None else updates.shape
+    )
     inputs = [
-        _value_info(prefix + name, types[name], arrays[name].shape, symbolic, fixed[name])
-        for name in INPUTS
+        _value_info(prefix + name, types[name], array.shape, symbolic, fixed[name])
+        for name, array in arrays.items()
         if name not in baked and name not in left_out
     ]
     output = _value_info(prefix + OUTPUT, types["data"], shape, symbolic)
     initializers = [
         numpy_helper.from_array(arrays[name], prefix + name)
         for name in baked
-        if name not in left_out
+        if name in arrays and name not in left_out
     ]
     return node, inputs, output, initializers
 
@@ -113,9 +140,14 @@ def build(
     indices: np.ndarray,
     axis: int | None,
     variant: str,
+    updates: np.ndarray | None = None,
+    reduction: str | None = None,
 ) -> onnx.ModelProto:
-    """A model computing ``op`` on (data, indices); invalid inputs still get a model."""
-    node, inputs, output, initializers = _parts("", op, data, indices, axis, variant)
+    """A model computing ``op`` on (data, indices) or (data, indices,
+    updates); invalid inputs still get a model."""
+    node, inputs, output, initializers = _parts(
+        "", op, data, indices, axis, variant, updates=updates, reduction=reduction
+    )
     graph = helper.make_graph(
         [node], f"{op.lower()}_{variant}", inputs, [output], initializer=initializers
     )
@@ -174,6 +206,8 @@ def build_pack(cases, variant: str, left_out: bool = False) -> onnx.ModelProto:
             case.axis,
             variant,
             data_name=name,
+            updates=case.updates,
+            reduction=case.reduction,
         )
         nodes.append(node)
         inputs += fed
@@ -207,22 +241,32 @@ def pack_feeds(cases, variant: str) -> dict[str, np.ndarray]:
         return {
             pack_prefix(position) + name: array
             for position, case in enumerate(cases)
-            for name, array in feeds(case.data, case.indices, variant).items()
+            for name, array in feeds(case.data, case.indices, variant, case.updates).items()
         }
     fed = {SHARED_DATA: shared} if "data" not in _INITIALIZERS[variant] else {}
     for position, case in enumerate(cases):
-        if "indices" not in _INITIALIZERS[variant]:
-            fed[pack_prefix(position) + "indices"] = case.indices
+        for name, array in feeds(case.data, case.indices, variant, case.updates).items():
+            if name != "data":
+                fed[pack_prefix(position) + name] = array
     return fed
 
 
-def feeds(data: np.ndarray, indices: np.ndarray, variant: str) -> dict[str, np.ndarray]:
-    """The inputs to feed at run time for a model of this variant."""
-    arrays = dict(zip(INPUTS, (data, indices), strict=True))
-    return {name: arrays[name] for name in INPUTS if name not in _INITIALIZERS[variant]}
+def feeds(
+    data: np.ndarray, indices: np.ndarray, variant: str, updates: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """The inputs to feed at run time for a model of this variant
+    (``updates``: the third input of an operator that writes)."""
+    arrays = {"data": data, "indices": indices, "updates": updates}
+    return {
+        name: array
+        for name, array in arrays.items()
+        if array is not None and name not in _INITIALIZERS[variant]
+    }
 
 
-def model_key(op, opset, data, indices, axis, variant) -> tuple | None:
+def model_key(
+    op, opset, data, indices, axis, variant, updates=None, reduction=None
+) -> tuple | None:
     """The model key: equal for every input that gets the same one-node
     model, or None.
 
@@ -235,18 +279,28 @@ def model_key(op, opset, data, indices, axis, variant) -> tuple | None:
     fuzz signature, :class:`conformance.engine.groups.Signature`, which says
     what makes two discrepancies the same class.)
     """
-    shape = oracle.output_shape(op, data.shape, indices.shape, axis)
+    shape = oracle.output_shape(
+        op, data.shape, indices.shape, axis, None if updates is None else updates.shape
+    )
     if _INITIALIZERS[variant]:
-        return _baked_key(op, opset, data, indices, axis, variant, shape)
-    if variant == "dynamic":
-        fixed = tuple(
-            dict(zip(INPUTS, (data, indices), strict=True))[tensor].shape[dim:][:1]
-            for tensor, dim in OPERATORS[op].fixed_dims
-        )  # the dims the dynamic model keeps (``Operator.fixed_dims``) are part of it
-        shapes = (data.ndim, indices.ndim, None if shape is None else len(shape), fixed)
+        if updates is not None and "updates" in _INITIALIZERS[variant]:
+            return None  # every input baked: no two inputs share one
+        key = _baked_key(op, opset, data, indices, axis, variant, shape)
     else:
-        shapes = (data.shape, indices.shape, shape is None)
-    return (op, opset, dtypes.name_of(data), dtypes.name_of(indices), axis, variant, shapes)
+        if variant == "dynamic":
+            fixed = tuple(
+                {"data": data, "indices": indices}[tensor].shape[dim:][:1]
+                for tensor, dim in OPERATORS[op].fixed_dims
+            )  # the dims the dynamic model keeps (``Operator.fixed_dims``) are part of it
+            shapes: tuple = (data.ndim, indices.ndim, None if shape is None else len(shape), fixed)
+        else:
+            shapes = (data.shape, indices.shape, shape is None)
+        key = (op, opset, dtypes.name_of(data), dtypes.name_of(indices), axis, variant, shapes)
+    if updates is None or key is None:
+        return key
+    # A third input, fed: its shape (its rank for dynamic), type and the reduction.
+    fed = updates.ndim if variant == "dynamic" else updates.shape
+    return (*key, fed, dtypes.name_of(updates), reduction)
 
 
 # Baked values at least this large give their model a key: a model node's
@@ -261,7 +315,7 @@ def _baked_key(op, opset, data, indices, axis, variant, shape) -> tuple | None:
     """A model key of an initializer variant, by the digest of what it bakes,
     when that is large; None (no two inputs share the model) otherwise."""
     arrays = dict(zip(INPUTS, (data, indices), strict=True))
-    baked = [arrays[name] for name in _INITIALIZERS[variant]]
+    baked = [arrays[name] for name in _INITIALIZERS[variant] if name in arrays]
     if sum(array.nbytes for array in baked) < SHARED_BAKED_BYTES:
         return None
     if any(array.dtype.hasobject for array in baked):
@@ -283,7 +337,10 @@ def shared_by_key(variant: str) -> bool:
 
 
 def build_for_case(case, variant: str) -> onnx.ModelProto:
-    return build(case.op, case.opset, case.data, case.indices, case.axis, variant)
+    return build(
+        case.op, case.opset, case.data, case.indices, case.axis, variant, case.updates,
+        case.reduction,
+    )  # fmt: skip
 
 
 # A large baked data array's serialized initializer, by its digest and name: the few
@@ -310,8 +367,9 @@ def serialized(case, variant: str) -> tuple[bytes, tuple[bytes, bytes] | None]:
     if "data" not in _INITIALIZERS[variant] or not large:
         return build_for_case(case, variant).SerializeToString(), None
     node, inputs, output, initializers = _parts(
-        "", case.op, data, case.indices, case.axis, variant, left_out=("data",)
-    )
+        "", case.op, data, case.indices, case.axis, variant, ("data",), case.updates,
+        case.reduction,
+    )  # fmt: skip
     graph = helper.make_graph(
         [node], f"{case.op.lower()}_{variant}", inputs, [output], initializer=initializers
     )

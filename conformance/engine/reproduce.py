@@ -18,6 +18,8 @@ Cuts keep ranks and the attribute, and cut data and indices alike on the
 dimensions they share (GatherElements off the axis, GatherND's batch
 dimensions), so the cut case never becomes one of the shape cases the
 documents disagree on (``smaller_off_axis``, unequal batch dimensions).
+The operators that write (ScatterElements, ScatterND) are not cut: their
+indices address the output, so no output element is one index's read.
 """
 
 from __future__ import annotations
@@ -89,8 +91,12 @@ def smallest(
 
     First the whole cut (one element) is tried, then one step at a time,
     keeping each step the runtime confirms. None when no cut reproduces (the
-    discrepancy needs the whole input, or did not recur).
+    discrepancy needs the whole input, or did not recur), and for an
+    operator that writes: an output element there is the sum of every
+    update whose index lands on it, which no cut of one dimension keeps.
     """
+    if OPERATORS[case.op].writes:
+        return None
     steps = _steps(case, position)
     everything = tuple(cut for step in steps for cut in step)
     tried = 1

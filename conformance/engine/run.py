@@ -129,7 +129,10 @@ class _Models:
         large tail: models.serialized); ``key``: the case's models.model_key
         when the caller has it already (None: computed here)."""
         if key is None:
-            key = models.model_key(case.op, case.opset, case.data, case.indices, case.axis, variant)
+            key = models.model_key(
+                case.op, case.opset, case.data, case.indices, case.axis, variant, case.updates,
+                case.reduction,
+            )  # fmt: skip
         if key is not None and key in self._cache:
             return self._cache[key]
         model, tail = models.serialized(case, variant)
@@ -141,6 +144,14 @@ class _Models:
                 self._cache.pop(next(iter(self._cache)))
             self._cache[key] = built
         return built
+
+
+def _written(case: Case) -> dict:
+    """A group's input fields of an operator that writes: its updates and
+    reduction (absent for an operator that reads: its entries stay as they were)."""
+    if case.updates is None:
+        return {}
+    return {"updates": tensors.to_json(case.updates), "reduction": case.reduction}
 
 
 def run_cases(
@@ -183,7 +194,7 @@ class SmallestInputs:
 
     def offer(self, record: dict, case: Case) -> None:
         key = group_key(record)
-        size = case.data.size + case.indices.size
+        size = case.size
         held = self._by_group.get(key)
         if held is None or size < held[0]:
             self._by_group[key] = (size, record, case)
@@ -198,7 +209,7 @@ class SmallestInputs:
             if key.kind == "value_mismatch"
             and not is_generated(record)
             and record.get("positions")
-            and case.data.size + case.indices.size > 2
+            and case.size > 2
         ]
 
     def reproduced(self, key: GroupKey, found: reproduce.Reproducer, outcome: Outcome) -> None:
@@ -207,6 +218,7 @@ class SmallestInputs:
             "axis": case.axis,
             "data": tensors.to_json(case.data),
             "indices": tensors.to_json(case.indices),
+            **_written(case),
             "runs": found.tried,
             "message": outcome.message,
             **{
@@ -237,6 +249,7 @@ class SmallestInputs:
                     "axis": case.axis,
                     "data": tensors.to_json(case.data),
                     "indices": tensors.to_json(case.indices),
+                    **_written(case),
                     **({"reproducer": self._reproducers[key]} if key in self._reproducers else {}),
                 }
                 text = json.dumps(entry, indent=2, ensure_ascii=False)
@@ -514,7 +527,7 @@ class Run:
     ) -> Job:
         """The one way a case in a variant becomes a job for the workers."""
         session_key, model, tail = self.models.get(case, variant, model_key)
-        feeds = models.feeds(case.data, case.indices, variant)
+        feeds = models.feeds(case.data, case.indices, variant, case.updates)
         return Job(session_key, model, feeds, tag, runtimes, tail=tail)
 
     def cut_reproducers(self) -> None:

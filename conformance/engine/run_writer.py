@@ -11,7 +11,11 @@ every record has (a contract: scripts and the report read them):
              out_of_range, empty_indices...), what baseline entries match on
   load_ms, run_ms, cached   timings (null when the runtime never got there)
 
-and, by kind: ``stage`` (rejected, both_rejected: "load" or "run");
+and, for an operator that writes (ScatterElements, ScatterND: its row has a
+third input and a reduction attribute), ``updates_shape`` and ``reduction``
+(the attribute as the node carries it; null when absent); ``expected_values``
+then name every value admissible at a position (``one of A, B``) where the
+spec leaves it open. By kind: ``stage`` (rejected, both_rejected: "load" or "run");
 ``differing``, ``elements``, ``positions``, ``expected_values``,
 ``actual_values`` (value_mismatch); ``actual`` {dtype, shape, values,
 elements} (dtype_mismatch, shape_mismatch, accepted_invalid); ``explained_by``
@@ -44,6 +48,7 @@ from conformance.engine.pool import Raw
 from conformance.oracle import Verdict
 from conformance.tables import dtypes
 from conformance.tables.features import features
+from conformance.tables.operators import OPERATORS
 
 FORMAT = 1  # bumped when a field changes meaning or goes away
 RESULTS, HEADER, SUMMARY = "results.jsonl", "header.json", "summary.json"
@@ -75,6 +80,7 @@ def about(case: Case, verdict: Verdict | None) -> dict:
         "axis": case.axis,
         "data_shape": list(case.data.shape),
         "indices_shape": list(case.indices.shape),
+        **_written(case),
         "source": str(case.source),
         "expected": expected,
         "disputed": list(verdict.disputed) if verdict is not None else [],
@@ -83,6 +89,19 @@ def about(case: Case, verdict: Verdict | None) -> dict:
     if case.nodes:  # a node case of `conformance model`: the model nodes it stands for
         described["nodes"] = [{"model": m, "graph": g, "node": n} for m, g, n in case.nodes]
     return described
+
+
+def _written(case: Case) -> dict:
+    """The fields of an operator that writes, where its row has them: its
+    third input's shape and its reduction (null: absent). None for an
+    operator that reads, whose records stay as they were."""
+    row = OPERATORS[case.op]
+    found: dict = {}
+    if "updates" in row.inputs and case.updates is not None:
+        found["updates_shape"] = list(case.updates.shape)
+    if row.reductions:
+        found["reduction"] = case.reduction
+    return found
 
 
 def record(

@@ -144,8 +144,9 @@ class Schedule:
             for variant in variants:
                 by_itself: list[str] = []
                 key = models.model_key(
-                    case.op, case.opset, case.data, case.indices, case.axis, variant
-                )
+                    case.op, case.opset, case.data, case.indices, case.axis, variant,
+                    case.updates, case.reduction,
+                )  # fmt: skip
                 cached = self.model_keys.repeated(key)
                 # large data packs only with the cases that share it, cached or not
                 # (each model or run of it is a load or copy of the table: packs.sharing)

@@ -13,6 +13,15 @@ from conformance.cases.check import OverMemory, problems, verdict_of
 from conformance.errors import ConformanceError
 from conformance.export import exactness, names
 from conformance.oracle import Defined
+from conformance.tables.operators import OPERATORS
+
+# Why a case of an operator that writes is not exported (issue 47): its test
+# folder would hold a third input the export's layout does not write yet,
+# and one output where the spec admits a set (duplicates, a reduction's order).
+WRITES = (
+    "an operator that writes (a third input, updates; its output a set where the spec "
+    "leaves it open): not exported by this version, judged by conformance run"
+)
 
 
 class ExportError(ConformanceError, ValueError):
@@ -60,6 +69,9 @@ def select(
     tests, refused, wrong = [], [], []
     seen: dict[str, Test] = {}
     for case in cases:
+        if OPERATORS[case.op].writes:
+            refused.append(NotExported(case, None, WRITES))
+            continue
         try:
             verdict = verdict_of(case, memory)
         except OverMemory as over:

@@ -28,7 +28,7 @@ import numpy as np
 from conformance.errors import ConformanceError
 from conformance.oracle import compare
 
-__all__ = ["Admissible", "TooManyOrders", "admits", "difference", "exact"]
+__all__ = ["Admissible", "TooManyOrders", "admits", "difference", "exact", "told"]
 
 
 class TooManyOrders(ConformanceError, ValueError):
@@ -234,7 +234,7 @@ def difference(admissible: Admissible, actual: np.ndarray) -> compare.Difference
     first = positions[0]
     return compare.Difference(
         "value",
-        _told(admissible, first),
+        told(admissible, first),
         compare.format_element(actual[first]),
         count=count,
         elements=int(expected.size),
@@ -242,7 +242,9 @@ def difference(admissible: Admissible, actual: np.ndarray) -> compare.Difference
     )
 
 
-def _told(admissible: Admissible, index: tuple[int, ...]) -> str:
+def told(admissible: Admissible, index: tuple[int, ...]) -> str:
+    """The values admissible at one element, formatted: the value, or
+    ``one of A, B`` (``any NaN`` among them where any NaN is)."""
     values, nan = admissible.at(index)
     shown = [compare.format_element(v) for v in values]
     if nan:

@@ -113,7 +113,7 @@ def explained_by(expected: np.ndarray, actual: np.ndarray) -> list[str]:
     same = ~differing_mask(expected, actual)
     found = []
     for explanation in explanations.EXPLANATIONS:
-        if name not in explanation.dtypes or explanation.invalid is not None:
+        if name not in explanation.dtypes or explanation.of_invalid:
             continue
         with np.errstate(all="ignore"):  # NaNs and extremes are what the explanations are about
             if explanation.transform is not None:
@@ -128,15 +128,31 @@ def explained_by(expected: np.ndarray, actual: np.ndarray) -> list[str]:
 
 def explained_invalid(in_range: InRange, actual: np.ndarray) -> list[str]:
     """The explanations of an output the spec does not define
-    (``accepted_invalid``: :attr:`Explanation.invalid`) that make exactly
+    (``accepted_invalid``: :attr:`Explanation.invalid`, or the relation
+    :attr:`Explanation.unchecked` with the offsets the indices read unchecked) that make exactly
     ``actual``, bit for bit at every position, from what the spec defines
     where the indices are in range (:func:`conformance.oracle.in_range`)."""
     name = dtypes.name_of(in_range.output)
     found = []
     for explanation in explanations.EXPLANATIONS:
-        if explanation.invalid is None or name not in explanation.dtypes:
+        if not explanation.of_invalid or name not in explanation.dtypes:
             continue
-        made = explanation.invalid(in_range.output, in_range.outside)
-        if difference(made, actual) is None:
+        if explanation.invalid is not None:
+            made = explanation.invalid(in_range.output, in_range.outside)
+            if difference(made, actual) is None:
+                found.append(explanation.name)
+            continue
+        assert explanation.unchecked is not None  # of_invalid: one or the other
+        fits = (
+            in_range.offsets is not None
+            and in_range.data is not None
+            and actual.dtype == in_range.output.dtype
+            and actual.shape == in_range.output.shape
+        )
+        if fits and bool(
+            explanation.unchecked(
+                in_range.output, in_range.outside, in_range.data, in_range.offsets, actual
+            ).all()
+        ):
             found.append(explanation.name)
     return found

@@ -14,10 +14,8 @@ The result is a set (:class:`conformance.oracle.admissible.Admissible`):
 duplicate indices make it depend on the order of the writes, which no text
 fixes (decisions ``sc-duplicates-none``, ``sc-reduction-order``). The
 decisions are in :mod:`conformance.tables.decisions` (ids ``sc-...``,
-``se-...`` and the shared entries it raises). Not yet a row of
-``tables.operators`` nor in ``oracle.OPERATORS`` (issue 47: the third
-input, ``updates``, does not travel through cases and models yet), so no
-run judges it.
+``se-...`` and the shared entries it raises); its row is
+``tables.operators.SCATTER_ELEMENTS``.
 
 How it is fast: each entry of ``indices`` becomes a flat position of data
 (index * B + the off-axis offset, negatives moved by S * B), and
@@ -28,6 +26,7 @@ the positions written more than once.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -35,19 +34,17 @@ from conformance.oracle import checks, reductions
 from conformance.oracle.admissible import Admissible
 from conformance.oracle.errors import SpecViolation
 from conformance.tables import dtypes
-from conformance.tables.spec import OpSpec, schema_spec
+from conformance.tables.operators import SCATTER_ELEMENTS
+from conformance.tables.spec import OpSpec
+from conformance.tables.spec import op_spec as row_spec
 
-NAME = "ScatterElements"
-OPSETS = (11, 13, 16, 18)  # S007: "All versions: 11, 13, 16, 18"
+OPERATOR = SCATTER_ELEMENTS
+NAME = OPERATOR.name
+OPSETS = OPERATOR.opsets  # S007: "All versions: 11, 13, 16, 18"
 # The reduction attribute's values per opset (S007: ScatterElements-16 "none
 # (default), add, mul", -18 "none (default), add, mul, max, min"; 11 and 13
-# have no reduction attribute).
-REDUCTIONS: dict[int, tuple[str, ...]] = {
-    11: (),
-    13: (),
-    16: ("none", "add", "mul"),
-    18: ("none", "add", "mul", "max", "min"),
-}
+# have no reduction attribute): the row's.
+REDUCTIONS: Mapping[int, tuple[str, ...]] = OPERATOR.reductions
 # OpenVINO ScatterElementsUpdate-12's reductions (S010), by the ONNX name
 # each computes as; mean is OpenVINO's own (decision sc-openvino-reductions).
 OPENVINO_12 = {"none": "none", "sum": "add", "prod": "mul", "min": "min", "max": "max",
@@ -56,10 +53,10 @@ OPENVINO_12 = {"none": "none", "sum": "add", "prod": "mul", "min": "min", "max":
 
 def op_spec(opset: int) -> OpSpec:
     """ScatterElements' types at ``opset``, from onnx.defs."""
-    return schema_spec(NAME, opset, OPSETS, "axis")
+    return row_spec(NAME, opset)
 
 
-def check_reduction(opset: int, reduction: str | None, data: np.ndarray) -> str:
+def check_reduction(opset: int, reduction: str | None, data: np.ndarray, name: str = NAME) -> str:
     """The reduction to apply ("none" when absent); raises where the opset
     lacks it (sc-reduction-opset) or the data's type has no such operation
     (sc-reduction-string, sc-reduction-complex)."""
@@ -71,7 +68,7 @@ def check_reduction(opset: int, reduction: str | None, data: np.ndarray) -> str:
     if reduction not in allowed:
         raise SpecViolation(
             "sc-reduction-opset",
-            f"reduction={reduction!r} is given, but {NAME}-{opset} "
+            f"reduction={reduction!r} is given, but {name}-{opset} "
             + (
                 f"allows only {', '.join(allowed)}"
                 if allowed

@@ -16,8 +16,7 @@ The result is a set (:class:`conformance.oracle.admissible.Admissible`):
 duplicate tuples make it depend on the order of the writes (decisions
 ``sc-duplicates-none``, ``sc-reduction-order``). The decisions are in
 :mod:`conformance.tables.decisions` (ids ``sc-...``, ``snd-...`` and the
-shared entries it raises). Not yet a row of ``tables.operators`` nor in
-``oracle.OPERATORS`` (issue 47), so no run judges it.
+shared entries it raises); its row is ``tables.operators.SCATTER_ND``.
 
 How it is fast: data is viewed as M rows of S elements (M the product of
 its first k dimensions, S of the rest); each tuple becomes one row number
@@ -35,13 +34,16 @@ import numpy as np
 from conformance.oracle import checks, reductions, scatter_elements
 from conformance.oracle.admissible import Admissible
 from conformance.oracle.errors import SpecViolation
-from conformance.tables.spec import OpSpec, schema_spec
+from conformance.tables.operators import SCATTER_ND
+from conformance.tables.spec import OpSpec
+from conformance.tables.spec import op_spec as row_spec
 
-NAME = "ScatterND"
-OPSETS = (11, 13, 16, 18)  # S008: "All versions: 11, 13, 16, 18"
+OPERATOR = SCATTER_ND
+NAME = OPERATOR.name
+OPSETS = OPERATOR.opsets  # S008: "All versions: 11, 13, 16, 18"
 # The reduction attribute's values per opset (S008: ScatterND-16 "none
 # (default), add, mul", -18 "none (default), add, mul, max, min").
-REDUCTIONS: dict[int, tuple[str, ...]] = scatter_elements.REDUCTIONS
+REDUCTIONS = OPERATOR.reductions
 # OpenVINO ScatterNDUpdate-15's reductions (S011), by the ONNX name each
 # computes as; sub is OpenVINO's own (decision sc-openvino-reductions).
 OPENVINO_15 = {"none": "none", "sum": "add", "sub": "sub", "prod": "mul", "min": "min",
@@ -50,7 +52,7 @@ OPENVINO_15 = {"none": "none", "sum": "add", "sub": "sub", "prod": "mul", "min":
 
 def op_spec(opset: int) -> OpSpec:
     """ScatterND's types at ``opset``, from onnx.defs (indices: tensor(int64))."""
-    return schema_spec(NAME, opset, OPSETS, "reduction")
+    return row_spec(NAME, opset)
 
 
 def expected_updates_shape(data_shape, indices_shape) -> tuple[int, ...]:
@@ -103,7 +105,7 @@ def evaluate(
     checks.check_dtypes(spec, data, indices, "snd-indices-dtype", f"{NAME}'s indices type")
     scatter_elements.check_updates(data, updates)
     checks.check_data_rank(data)
-    chosen = scatter_elements.check_reduction(opset, reduction, data)
+    chosen = scatter_elements.check_reduction(opset, reduction, data, NAME)
     k = check_shapes(data.shape, indices.shape, updates.shape)
     return _scatter(data, indices, updates, k, chosen)
 

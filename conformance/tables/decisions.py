@@ -35,7 +35,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from conformance.tables.operators import GATHER, GATHER_ELEMENTS, GATHER_ND, OPERATORS
+from conformance.tables.operators import (
+    GATHER,
+    GATHER_ELEMENTS,
+    GATHER_ND,
+    OPERATORS,
+    SCATTER_ELEMENTS,
+    SCATTER_ND,
+)
 
 S000 = "000_2a6c56bbed5bfbf5.txt"
 S001 = "001_65505e48bce3c01b.txt"
@@ -101,7 +108,9 @@ class Decision:
     disputed: bool = False
 
 
-_ALL = tuple(OPERATORS)  # a decision of every operator
+# A decision of every operator that reads (the Scatter operators join the
+# shared entries that are theirs too: _SCATTER_JOINS).
+_ALL = tuple(name for name, row in OPERATORS.items() if not row.writes)
 _GE = (GATHER_ELEMENTS.name,)
 _G = (GATHER.name,)
 _ND = (GATHER_ND.name,)
@@ -638,15 +647,10 @@ _JOINS: dict[str, tuple[Clause, ...]] = {
         Clause(S005, "Each *scalar value* corresponding to `data[0:b-1,indices_slice]`"),
     ),
 }
-# Operators with an oracle and decisions but no row in tables.operators yet
-# (issue 47: their third input, updates, does not travel through cases,
-# models and runs). Their decisions name them; no run judges them.
-SCATTER_ELEMENTS = "ScatterElements"
-SCATTER_ND = "ScatterND"
-PENDING_OPS: tuple[str, ...] = (SCATTER_ELEMENTS, SCATTER_ND)
-_SC = PENDING_OPS
-_SE = (SCATTER_ELEMENTS,)
-_SND = (SCATTER_ND,)
+# The operators that write (ScatterElements, ScatterND), by their rows.
+_SC = tuple(name for name, row in OPERATORS.items() if row.writes)
+_SE = (SCATTER_ELEMENTS.name,)
+_SND = (SCATTER_ND.name,)
 
 _SCATTER: tuple[Decision, ...] = (
     Decision(
@@ -1344,16 +1348,12 @@ CORE: dict[str, Clause] = {
         S000, "consists of one value (gathered from the data) for each element in indices"
     ),
     GATHER_ND.name: Clause(S005, "this operator gathers slices of `data` into an output tensor"),
-}
-
-# The core sentence of each operator in PENDING_OPS, ready to join CORE with its row.
-PENDING_CORE: dict[str, Clause] = {
-    SCATTER_ELEMENTS: Clause(
+    SCATTER_ELEMENTS.name: Clause(
         S007,
         "For each entry in `updates`, the target index in `data` is obtained by combining the "
         "corresponding entry in `indices` with the index of the entry itself",
     ),
-    SCATTER_ND: Clause(
+    SCATTER_ND.name: Clause(
         S008,
         "updating its value to values specified by `updates` at specific index positions "
         "specified by `indices`",

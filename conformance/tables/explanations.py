@@ -55,6 +55,11 @@ class Explanation:
     # Of an accepted_invalid output: (the spec's output where the indices are in
     # range, the positions an out-of-range index selects) -> the output it makes
     invalid: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+    # Of an accepted_invalid output, a relation: (the spec's output where the indices
+    # are in range, the positions an out-of-range index selects, data flat, the
+    # offset each position reads when no index is checked, the actual output) ->
+    # elementwise "the explanation allows this actual value"
+    unchecked: Callable[..., np.ndarray] | None = None
 
     @property
     def mechanism(self) -> str:
@@ -63,7 +68,12 @@ class Explanation:
     @property
     def outcome(self) -> str:
         """The discrepancy kind whose outputs it explains."""
-        return "accepted_invalid" if self.invalid is not None else "value_mismatch"
+        return "accepted_invalid" if self.of_invalid else "value_mismatch"
+
+    @property
+    def of_invalid(self) -> bool:
+        """Whether it explains outputs of inputs with out-of-range indices."""
+        return self.invalid is not None or self.unchecked is not None
 
 
 def _low32(x: np.ndarray) -> np.ndarray:
@@ -157,6 +167,37 @@ def _zero_outside(output: np.ndarray, outside: np.ndarray) -> np.ndarray:
     return np.where(outside, np.zeros((), dtype=output.dtype), output)
 
 
+def _same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "fc" or a.dtype == _BFLOAT16:
+        return _bits(a) == _bits(b)
+    return a == b
+
+
+def _unchecked_offset(
+    output: np.ndarray,
+    outside: np.ndarray,
+    data: np.ndarray,
+    offsets: np.ndarray,
+    actual: np.ndarray,
+) -> np.ndarray:
+    """Where an index is out of range: data's element at the offset the
+    unchecked index gives (the neighbouring row on an inner axis), or past
+    either end of the data zero or data's last element (robust buffer access
+    clamps a read to the buffer's last element: data's own, or zero padding
+    where the buffer is larger than the data); elsewhere the spec's output."""
+    inside = (offsets >= 0) & (offsets < data.size)
+    if data.size == 0:
+        past = _plus_zero(actual) if actual.dtype.kind in "fc" else actual == 0
+        return np.where(outside, past, _same_bits(output, actual))
+    read = data[np.where(inside, offsets, 0)]
+    last = np.full(actual.shape, data[-1], dtype=data.dtype)
+    zero = np.zeros_like(actual)
+    past = _same_bits(zero, actual) | _same_bits(last, actual)
+    return np.where(
+        outside, np.where(inside, _same_bits(read, actual), past), _same_bits(output, actual)
+    )
+
+
 EXPLANATIONS: tuple[Explanation, ...] = (
     Explanation(
         "int64-low32",
@@ -245,6 +286,19 @@ EXPLANATIONS: tuple[Explanation, ...] = (
         "an out-of-range index reads zero: the output is zero (all bits clear) exactly where "
         "an index is out of range, and the oracle's value everywhere else",
         invalid=_zero_outside,
+        workaround="check indices on the host before the model (each within [-n, n-1] of its "
+        "axis; token ids within the vocabulary), or run inputs that may be out of range on a "
+        "runtime that refuses them (ONNX Runtime's CPU provider, onnx.reference)",
+    ),
+    Explanation(
+        "out-of-range-reads-unchecked-offset",
+        tuple(name for name in dtypes.NAMES if name != "string"),
+        "an out-of-range index is not checked: a negative one is wrapped once (+ its "
+        "dimension's size) and the position reads data at the offset that gives (the "
+        "neighbouring row on an inner axis), or, past either end of the data, zero or data's "
+        "last element (a read clamped to the end of its buffer); the oracle's value everywhere "
+        "else",
+        unchecked=_unchecked_offset,
         workaround="check indices on the host before the model (each within [-n, n-1] of its "
         "axis; token ids within the vocabulary), or run inputs that may be out of range on a "
         "runtime that refuses them (ONNX Runtime's CPU provider, onnx.reference)",

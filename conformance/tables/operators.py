@@ -2,12 +2,16 @@
 operator that code would otherwise branch on by its name.
 
 A row holds the operator's name and opsets (:mod:`.spec` reads their type
-constraints from ``onnx.defs``), its inputs, its attribute (``axis`` or
-``batch_dims``: its name, default and range; ``tests/test_spec_model.py``
-holds the inputs and default to ``onnx.defs``), the kind of indexing (what
-one index selects: ``slice``, ``element`` or ``tuple``), the shape rules its
-inputs must fit, and its output-shape rule, as the input dimensions each
-output dimension follows, from the inputs' shapes by name.
+constraints from ``onnx.defs``), its inputs (``data``, ``indices`` and, for
+the operators that write, ``updates``), its int attribute (``axis`` or
+``batch_dims``: its name, default and range; ScatterND has none), its
+``reduction`` values per opset (the Scatter operators' string attribute;
+``tests/test_spec_model.py`` holds the inputs, defaults and reductions to
+``onnx.defs``), the kind of indexing (what one index selects: ``slice``,
+``element`` or ``tuple``), whether indices address the output (``writes``)
+or data's values read, the shape rules its inputs must fit, and its
+output-shape rule, as the input dimensions each output dimension follows,
+from the inputs' shapes by name.
 Everything else derives from the rows: ``spec.OPSETS``, the decisions of
 every operator, the model reader's list of nodes, the oracle's output shape,
 the reproducer's cuts, the strategies' index shapes, the inputs the model
@@ -17,12 +21,14 @@ only one operator's inputs have are :mod:`.features`' to say: ``OWN``.)"""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 # An input's dimension: ("data", 0), ("indices", 2).
 InputDim = tuple[str, int]
-INPUTS = ("data", "indices")  # the inputs of every operator so far, in the node's order
+INPUTS = ("data", "indices")  # the inputs of every operator that reads, in the node's order
+# The inputs of an operator that writes: updates written where indices say.
+WRITE_INPUTS = ("data", "indices", "updates")
 # Each input's shape, by the input's name.
 Shapes = Mapping[str, tuple[int, ...]]
 # Per output dimension, the input dimensions whose coordinate it is, the one
@@ -71,6 +77,12 @@ def _nd_dims(shapes: Shapes, batch_dims: int) -> Dims:
     ) + tuple(((data, d),) for d in range(batch_dims + m, r))
 
 
+def _data_dims(shapes: Shapes, attribute: int) -> Dims:
+    """ScatterElements (007), ScatterND (008): "The output of the operation is
+    produced by creating a copy of the input `data`": data's shape."""
+    return tuple((("data", d),) for d in range(len(shapes["data"])))
+
+
 def _any_fit(shapes: Shapes, attribute: int) -> bool:
     return True
 
@@ -89,6 +101,28 @@ def _nd_fit(shapes: Shapes, batch_dims: int) -> bool:
     return tuple(data[:batch_dims]) == tuple(indices[:batch_dims]) and (
         1 <= indices[-1] <= len(data) - batch_dims
     )
+
+
+def _scatter_elements_fit(shapes: Shapes, axis: int) -> bool:
+    """ScatterElements (007): indices "of rank r >= 1 (same rank as input)",
+    updates "of rank r >=1 (same rank and shape as indices)", indices no
+    larger than data off the axis (decision se-indices-larger-off-axis)."""
+    data, indices, updates = shapes["data"], shapes["indices"], shapes["updates"]
+    return (
+        len(indices) == len(data)
+        and tuple(updates) == tuple(indices)
+        and all(i <= d for dim, (d, i) in enumerate(zip(data, indices, strict=True)) if dim != axis)
+    )
+
+
+def _scatter_nd_fit(shapes: Shapes, attribute: int) -> bool:
+    """ScatterND (008): q >= 1, k = indices.shape[-1] <= r, updates of shape
+    indices.shape[0:q-1] ++ data.shape[k:r] (snd-indices-rank-zero,
+    snd-last-dim-out-of-range, snd-updates-shape)."""
+    data, indices = shapes["data"], shapes["indices"]
+    if not indices or indices[-1] > len(data):
+        return False
+    return tuple(shapes["updates"]) == tuple(indices[:-1]) + tuple(data[indices[-1] :])
 
 
 # An indices shape as a model may declare it: a dim a size, a name, or unknown.
@@ -125,7 +159,9 @@ class Operator:
     dims: Callable[[Shapes, int], Dims]
     indexing: Indexing
     inputs: tuple[str, ...] = INPUTS
-    attribute: str = "axis"  # the attribute's name in the node
+    # The int attribute's name in the node (the ``Case``'s ``axis`` carries
+    # it), None for an operator without one (ScatterND: ``axis`` stays None).
+    attribute: str | None = "axis"
     attribute_default: int = 0  # what an absent attribute means
     # Whether a negative attribute counts from the back (axis) or is out of
     # range (batch_dims: decision gnd-batch-dims-out-of-range).
@@ -146,6 +182,14 @@ class Operator:
     # which every exporter fixes and shape inference needs to know the rank at
     # all (GatherND's indices.shape[-1]: decision dynamic-variant-fixed-dims).
     fixed_dims: tuple[tuple[str, int], ...] = ()
+    # Whether indices address the output, updates written there (the
+    # Scatter operators), rather than data's values read: no output element
+    # is one index's read, so nothing cuts a reproducer around one, nor
+    # reads the in-range part of an out-of-range input (oracle.in_range).
+    writes: bool = False
+    # The ``reduction`` attribute's values per opset (an opset without the
+    # attribute: none); empty for an operator that has none at any opset.
+    reductions: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
     def value(self, attribute: int | None) -> int:
         """The attribute's value (its default when absent), not normalised."""
@@ -163,7 +207,8 @@ class Operator:
         attribute is out of range or a tuple's m does not fit data."""
         rank = len(data_shape)
         value = self.value(attribute)
-        if not rank or value not in self.attribute_range(self.shapes(data_shape, indices_shape)):
+        shapes = {"data": tuple(data_shape), "indices": tuple(indices_shape)}
+        if not rank or value not in self.attribute_range(shapes):
             return None
         dims = self.index_dims(rank, tuple(indices_shape), value % rank)
         if self.indexing == "tuple" and (not indices_shape or indices_shape[-1] != len(dims)):
@@ -184,7 +229,7 @@ class Operator:
         that do not fit)."""
         rank = len(shapes["data"])
         value = self.value(attribute)
-        if rank == 0 or value not in self.attribute_range(shapes):
+        if rank == 0 or (self.attribute is not None and value not in self.attribute_range(shapes)):
             return None
         value %= rank
         if not self.fits(shapes, value):
@@ -209,6 +254,15 @@ GATHER_ELEMENTS = Operator(
     indexing="element",
     fits=_paired_fit,
 )
+# The reduction attribute's values per opset (007, 008: ScatterElements-16
+# and ScatterND-16 "none (default), add, mul", -18 "none (default), add,
+# mul, max, min"; 11 and 13 have no reduction attribute).
+SCATTER_REDUCTIONS: dict[int, tuple[str, ...]] = {
+    11: (),
+    13: (),
+    16: ("none", "add", "mul"),
+    18: ("none", "add", "mul", "max", "min"),
+}
 GATHER_ND = Operator(
     name="GatherND",
     opsets=(11, 12, 13),  # 005: "All versions: 11, 12, 13"
@@ -220,6 +274,31 @@ GATHER_ND = Operator(
     index_dims=_nd_index_dims,
     fixed_dims=(("indices", -1),),  # m sets the output's rank, q + r - m - 1 - b
 )
+SCATTER_ELEMENTS = Operator(
+    name="ScatterElements",
+    opsets=(11, 13, 16, 18),  # 007: "All versions: 11, 13, 16, 18"
+    dims=_data_dims,
+    indexing="element",
+    inputs=WRITE_INPUTS,
+    fits=_scatter_elements_fit,
+    writes=True,
+    reductions=SCATTER_REDUCTIONS,
+)
+SCATTER_ND = Operator(
+    name="ScatterND",
+    opsets=(11, 13, 16, 18),  # 008: "All versions: 11, 13, 16, 18"
+    dims=_data_dims,
+    indexing="tuple",
+    inputs=WRITE_INPUTS,
+    attribute=None,
+    fits=_scatter_nd_fit,
+    # "-data_shape[i] <= indices[...,i] <= data_shape[i] - 1" from dimension 0 (no batch dims)
+    index_dims=_nd_index_dims,
+    writes=True,
+    reductions=SCATTER_REDUCTIONS,
+)
 # In the order every listing of operators keeps (the strategies shrink
 # toward the first).
-OPERATORS: dict[str, Operator] = {op.name: op for op in (GATHER, GATHER_ELEMENTS, GATHER_ND)}
+OPERATORS: dict[str, Operator] = {
+    op.name: op for op in (GATHER, GATHER_ELEMENTS, GATHER_ND, SCATTER_ELEMENTS, SCATTER_ND)
+}

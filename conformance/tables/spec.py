@@ -58,7 +58,8 @@ def op_spec(op: str, opset: int) -> OpSpec:
         )
     schema = onnx.defs.get_schema(op, opset)
     row = OPERATORS[op]
-    attribute = schema.attributes.get(row.attribute)  # GatherND-11 has no batch_dims
+    # GatherND-11 has no batch_dims, ScatterND no int attribute at all
+    attribute = None if row.attribute is None else schema.attributes.get(row.attribute)
     return OpSpec(
         op=op,
         opset=opset,
@@ -85,27 +86,3 @@ def _index_dtypes(schema: onnx.defs.OpSchema) -> tuple[str, ...]:
 
 def all_specs() -> tuple[OpSpec, ...]:
     return tuple(op_spec(op, v) for op, versions in OPSETS.items() for v in versions)
-
-
-@cache
-def schema_spec(op: str, opset: int, opsets: tuple[int, ...], attribute: str) -> OpSpec:
-    """The types of an operator that has an oracle but no row in
-    :mod:`.operators` yet (ScatterElements, ScatterND: issue 47), read from
-    ``onnx.defs`` as :func:`op_spec` reads a row's; ``opsets`` are its
-    versions, ``attribute`` the one whose default ``axis_default`` gives
-    (absent: 0)."""
-    if opset not in opsets:
-        raise UnknownOpset(
-            f"{op} has no opset {opset} in this project; known: {', '.join(map(str, opsets))}"
-        )
-    schema = onnx.defs.get_schema(op, opset)
-    found = schema.attributes.get(attribute)
-    return OpSpec(
-        op=op,
-        opset=opset,
-        since_version=schema.since_version,
-        data_dtypes=_allowed(schema, "T"),
-        index_dtypes=_index_dtypes(schema),
-        axis_default=0 if found is None else onnx.helper.get_attribute_value(found.default_value),
-        axis_required=found is not None and found.required,
-    )

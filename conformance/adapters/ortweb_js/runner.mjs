@@ -104,8 +104,11 @@ async function startChromium() {
   return endpoint;
 }
 
-// A run error after which the page's runtime is unusable (see inBrowser).
-const BROKEN = /Aborted\(|Failed to wait for the operation/;
+// A run error after which the page's runtime is unusable (see inBrowser):
+// WebAssembly's abort(), a failed wait on WebGPU's queue, and a WebGPU call that
+// threw inside a run (createBindGroup of a zero-size buffer), after which a later
+// run of the page can wait for ever (seen in every corpus run: docs/browser.md).
+const BROKEN = /Aborted\(|Failed to wait for the operation|Failed to execute '\w+' on 'GPU/;
 
 async function inBrowser() {
   const puppeteer = require('puppeteer-core');
@@ -115,30 +118,49 @@ async function inBrowser() {
   // The browser gone (killed, crashed): this process goes too, so that its
   // worker sees it die and the case it ran is recorded as a crash.
   browser.on('disconnected', () => process.exit(70));
-  const page = await browser.newPage();
-  page.setDefaultTimeout(0);  // the worker's job timeout bounds every wait
-  page.on('pageerror', (error) => process.stderr.write(`page error: ${error}\n`));
-  page.on('crash', () => process.exit(71));
   const address = `http://127.0.0.1:${server.address().port}/page.html`;
-  await open(page, address);
   let warm = null;
+  // A page with its own onnxruntime-web and WebGPU device, ready (and warmed,
+  // once the probe is known) to answer.
+  const fresh = async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(0);  // the worker's job timeout bounds every wait
+    page.on('pageerror', (error) => process.stderr.write(`page error: ${error}\n`));
+    page.on('crash', () => { if (page === current) process.exit(71); });
+    await open(page, address);
+    if (warm) await page.evaluate((r) => window.conformanceHandle(r), warm);
+    return page;
+  };
+  let current = null;
+  current = await fresh();
+  // The page that takes over when the current one breaks, made while cases run
+  // (after the first break: a run without one makes none).
+  let spare = null;
+  const prepare = () => {
+    spare = fresh();
+    spare.catch(() => {});  // said when it is taken
+  };
   return {
     handle: async (request) => {
       if (request.op === 'warm') warm = request;
-      const answer = await page.evaluate((r) => window.conformanceHandle(r), request);
+      const answer = await current.evaluate((r) => window.conformanceHandle(r), request);
       // WebAssembly's abort() (onnxruntime-web's C++ aborting) leaves its
       // instance dead, and a failed wait on WebGPU's queue its device: every
-      // later run of the page fails or hangs. The page is loaded again (a new
-      // device and onnxruntime-web, its sessions gone); if that fails too,
-      // this process ends, and its worker records the case as a crash.
+      // later run of the page fails or hangs. Another page takes over (its own
+      // device and onnxruntime-web, no session of the broken one's), and the
+      // broken one is closed; if none can be made, this process ends, and its
+      // worker records the case as a crash.
       if (!answer.ok && answer.stage === 'run' && BROKEN.test(answer.error)) {
+        const broken = current;
         try {
-          await open(page, address);
-          if (warm) await page.evaluate((r) => window.conformanceHandle(r), warm);
+          current = await (spare || fresh()).catch(() => fresh());  // a spare that failed: once more
+          await current.bringToFront();
         } catch (error) {
-          process.stderr.write(`the page could not be loaded again: ${error}\n`);
+          process.stderr.write(`no page could be loaded again: ${error}\n`);
           process.exit(72);
         }
+        broken.close().catch(() => {});
+        prepare();
         answer.reset = true;
       }
       return answer;
@@ -150,7 +172,9 @@ async function inBrowser() {
 
 async function open(page, address) {
   await page.goto(address);
-  await page.waitForFunction('window.conformanceReady === true || window.conformanceFailed');
+  // Polled by time: a page in the background gets no animation frames.
+  await page.waitForFunction('window.conformanceReady === true || window.conformanceFailed',
+    { polling: 20 });
   const failed = await page.evaluate('window.conformanceFailed || null');
   if (failed) throw new Error(failed);
 }
