@@ -143,6 +143,7 @@ def test_cases_sharing_a_large_constant_share_its_one_node_model():
 
     class Case:
         op, opset, axis, data = "Gather", 13, 0, table
+        updates, reduction = None, None  # a Scatter's: none for Gather
 
         def __init__(self, indices):
             self.indices = indices
