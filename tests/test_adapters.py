@@ -187,3 +187,49 @@ def test_registry_knows_the_builtins_and_targets():
     assert adapters.resolve("tests.faulty_adapter:FaultyAdapter").endswith(":FaultyAdapter")
     with pytest.raises(adapters.UnknownRuntime, match="known: "):
         adapters.resolve("tensorrt")
+
+
+def test_openvino_shares_a_large_feed_and_leaves_it_as_fed():
+    """A feed of SHARE_BYTES or more goes to OpenVINO without a copy a run (a
+    read-only one, as a worker's feeds are, through one copy mapped read-only):
+    the outputs stay bit-exact, own their bytes (even an output that is the
+    input itself), and the array fed is not written, whether a node reads it or
+    computes from it."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    from conformance.adapters import ov as ov_adapter
+
+    rows = ov_adapter.SHARE_BYTES // (4 * 8) + 1
+    graph = h.make_graph(
+        [
+            h.make_node("Gather", ["data", "indices"], ["g"], axis=0),
+            h.make_node("Identity", ["data"], ["same"]),
+            h.make_node("Relu", ["data"], ["relu"]),
+        ],
+        "shared",
+        [
+            h.make_tensor_value_info("data", T.FLOAT, [rows, 8]),
+            h.make_tensor_value_info("indices", T.INT64, [3]),
+        ],
+        [h.make_tensor_value_info(name, T.FLOAT, None) for name in ("g", "same", "relu")],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    data = np.random.default_rng(0).standard_normal((rows, 8), np.float32)
+    assert data.nbytes >= ov_adapter.SHARE_BYTES
+    writable = data.copy()
+    read_only = np.frombuffer(data.tobytes(), np.float32).reshape(data.shape)
+    indices = np.array([rows - 1, 0, -1], np.int64)
+    assert np.shares_memory(ov_adapter._to_tensor(writable).data, writable)  # not copied
+    shared = ov_adapter._to_tensor(read_only).data
+    assert np.shares_memory(shared, ov_adapter._to_tensor(read_only).data)  # copied once
+    adapter = adapters.instantiate(adapters.resolve("openvino"))
+    session = adapter.load(model.SerializeToString())
+    for fed in (writable, writable, read_only, read_only):  # again: a request holding it
+        g, same, relu = adapter.execute(session, {"data": fed, "indices": indices})
+        assert compare.difference(data, fed) is None  # not written
+        assert compare.difference(data, shared) is None
+        assert compare.difference(data[indices], g) is None
+        assert compare.difference(data, same) is None
+        assert compare.difference(np.maximum(data, 0), relu) is None
+        assert not any(np.shares_memory(x, out) for x in (fed, shared) for out in (g, same, relu))

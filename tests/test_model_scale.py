@@ -14,9 +14,10 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 
 from conformance.cli import main
-from conformance.engine import models
+from conformance.engine import capturing, models, targets, whole_model
+from conformance.engine.pool import Raw, WorkerPool
 from conformance.engine.run import _Models
-from conformance.graphs import exposing
+from conformance.graphs import exposing, reading
 
 REFUSES_EXPOSED = "tests.exposure_refusing_adapter:ExposureRefusingAdapter"
 
@@ -66,6 +67,61 @@ def test_with_inputs_the_nodes_are_exposed_all_the_same(tmp_path, capsys):
     assert exposing.PREFIX == "__conformance_exposed_"  # as the test adapter spells it
 
 
+def test_with_inputs_the_capture_and_the_reruns_share_the_whole_model_s_pool(
+    tmp_path, capsys, monkeypatch
+):
+    """With --inputs the capture (onnx.reference) and the targets' precise
+    profiles start with the whole model's targets, in one pool: two pool
+    starts in all, that one and the case runs' (issue 49 item 7)."""
+    started = []
+    real = WorkerPool.start
+
+    def start(self):
+        started.append([t.name or t.adapter for t in self.targets])
+        real(self)
+
+    monkeypatch.setattr(WorkerPool, "start", start)
+    model = rows_model(tmp_path / "rows.onnx")
+    np.savez(tmp_path / "in.npz", ids=np.array([3, -1]))
+    out = tmp_path / "run"
+    code = main(
+        ["model", str(model), "--inputs", str(tmp_path / "in.npz"), "--runtime",
+         "onnxruntime", "reference", "--variants", "static", "--draws", "0",
+         "--no-progress", "--out", str(out)]
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr()
+    assert started == [
+        ["onnxruntime", "reference", "onnxruntime:no-opt", capturing.TARGET.adapter],
+        ["onnxruntime", "reference"],
+    ]
+    assert json.loads((out / "nodes.json").read_text())["captured"]["failed"] == []
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert any("-captured" in record["case_id"] for record in records)  # what it captured
+
+
+def test_the_first_pool_reruns_the_targets_that_differ_as_the_verdict_will(tmp_path):
+    """The precision reruns queued in the first pool are those _judge_model and
+    _precision_reruns decide after: a target whose outputs differ from the
+    one compared with; none where a target refused the exposed model (its
+    model as it is runs next) or a precise profile's worker did not start."""
+    path = rows_model(tmp_path / "rows.onnx")
+    found = reading.load(path)
+    made = whole_model._prepare(found, {"ids": np.array([3, -1])}, {}, 1, {})
+    assert made is not None
+    ort, ref = targets.parse("onnxruntime"), targets.parse("reference")
+    y = np.arange(8, dtype=np.float32).reshape(2, 4)
+    same, off = Raw("ok", outputs=[y]), Raw("ok", outputs=[np.nextafter(y, np.float32(99))])
+    started = set(whole_model._precise_targets(ort))  # onnxruntime:no-opt
+    early = whole_model._early_reruns
+    assert early(made, {"onnxruntime": off, "reference": same}, [ort, ref], started) == [
+        ((str(path), "onnxruntime"), ["onnxruntime:no-opt"])
+    ]
+    assert early(made, {"onnxruntime": same, "reference": same}, [ort, ref], started) == []
+    assert early(made, {"onnxruntime": off, "reference": same}, [ort, ref], set()) == []
+    refused = Raw("load_error", message="an output too many")
+    assert early(made, {"onnxruntime": off, "reference": refused}, [ort, ref], started) == []
+
+
 def test_cases_sharing_a_large_constant_share_its_one_node_model():
     """A model node's cases share its constant data: in an initializer
     variant their one-node model is the same, so it is built once (and a
@@ -87,6 +143,7 @@ def test_cases_sharing_a_large_constant_share_its_one_node_model():
 
     class Case:
         op, opset, axis, data = "Gather", 13, 0, table
+        updates, reduction = None, None  # a Scatter's: none for Gather
 
         def __init__(self, indices):
             self.indices = indices

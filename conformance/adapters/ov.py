@@ -15,10 +15,13 @@ Traps handled here:
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import json
+import mmap
 import os
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,6 +67,50 @@ def _dtypes() -> dict:
     }
 
 
+# A fed array of this many bytes or more is shared with OpenVINO, not copied
+# on every run (a fed embedding table: docs/development.md, Benchmarks). The
+# CPU plugin reads a shared input in place only when no node of the model
+# writes to its memory (else it copies it first: "the user's memory will not
+# be modified"), and the outputs are copied out before anything else runs; so
+# the feeds stay as fed, and the outputs own their bytes (tests/test_adapters.py
+# holds both). A read-only array (a worker's feeds are: the model's constants,
+# unpickled) is shared through one copy of it in memory mapped read-only
+# (:func:`_read_only_copy`): a write there would crash the worker, never
+# change a later run's feed.
+SHARE_BYTES = 1 << 20
+_PROT_READ = 1
+# read-only array's id -> (a weak reference to it, its copy's mmap, the copy)
+_COPIES: dict[int, tuple[weakref.ref, mmap.mmap, np.ndarray]] = {}
+
+
+def _read_only_copy(array: np.ndarray) -> np.ndarray | None:
+    """``array``'s bytes in anonymous memory that the process may only read
+    (mprotect), as an array NumPy sees as writeable (which OpenVINO's binding
+    asks before it shares); made once per array while it lives (a worker's
+    cached feed is the same array run after run). None where it cannot be made."""
+    known = _COPIES.get(id(array))
+    if known is not None and known[0]() is array:
+        return known[2]
+    try:
+        buffer = mmap.mmap(-1, array.nbytes)
+        copy = np.frombuffer(buffer, array.dtype, array.size).reshape(array.shape)
+        copy[...] = array
+        address = copy.__array_interface__["data"][0]  # page-aligned: mmap's own
+        libc = ctypes.CDLL(None, use_errno=True)
+        length = ctypes.c_size_t(len(buffer))
+        if libc.mprotect(ctypes.c_void_p(address), length, _PROT_READ) != 0:
+            return None
+    except (OSError, ValueError, AttributeError):
+        return None
+    key = id(array)
+
+    def forget(_: weakref.ref) -> None:  # the array is gone: so is its copy
+        _COPIES.pop(key, None)
+
+    _COPIES[key] = (weakref.ref(array, forget), buffer, copy)
+    return copy
+
+
 def _to_tensor(array: np.ndarray) -> ov.Tensor:
     if array.dtype == object:
         strings = array.ravel().tolist()
@@ -82,7 +129,14 @@ def _to_tensor(array: np.ndarray) -> ov.Tensor:
         if array.size:
             tensor.data.view(np.uint16)[...] = array.view(np.uint16)
         return tensor
-    return ov.Tensor(array, shared_memory=False)
+    if array.nbytes < SHARE_BYTES or not array.size:
+        return ov.Tensor(array, shared_memory=False)
+    if not array.flags.writeable:  # the binding shares no read-only array
+        copy = _read_only_copy(array)
+        if copy is None:
+            return ov.Tensor(array, shared_memory=False)
+        array = copy
+    return ov.Tensor(array, shared_memory=True)
 
 
 def _from_tensor(tensor: ov.Tensor) -> np.ndarray:

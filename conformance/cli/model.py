@@ -126,31 +126,58 @@ def command(args) -> int:
     groups = drawing.group_nodes(read, dims, args.case_memory)
     cases = drawing.make_cases(groups, args.draws)
     timings["cases_s"] = time.perf_counter() - start
-    captured = None
-    if fed is not None:
-        start = time.perf_counter()
-        limit = capturing.limit_of(args.timeout)
-        captured = capturing.run(read, fed, limit, args.worker_memory)
-        cases += capture.captured_cases(groups, captured, dims, args.case_memory, read)
-        timings["capture_s"] = time.perf_counter() - start
     found = [site for each in read for site in each.sites]
     for line in node_verdicts.found_lines(read):
         print(line)
-    for line in node_verdicts.capture_lines(captured.failed if captured else {}):
-        print(line)
+    limit = capturing.limit_of(args.timeout)
     if not found:
+        if fed is not None:  # what stopped its run is still said
+            alone = capturing.run(read, fed, limit, args.worker_memory)
+            for line in node_verdicts.capture_lines(alone.failed):
+                print(line)
         return exits.OK
     if args.save_cases is not None:
         save_cases(args.save_cases, groups, args.case_memory, args.force)
         print(f"node cases written to {args.save_cases}")
     out = settings.out
     assert out is not None  # built with one
-    document = nodes.document(read, groups, dims, args.draws, captured)
+    beside = None
+    if fed is not None:  # the capture runs in the whole model's first pool, beside its runs
+        start = time.perf_counter()
+        result, jobs = capturing.prepare(read, fed)
+        memory = args.worker_memory
+        beside = whole_model.Beside(
+            capturing.TARGET,
+            jobs,
+            lambda got: capturing.settled(result, jobs, got, limit, memory),
+        )
+        preparing = time.perf_counter() - start
     # the whole model runs even when no node can be judged: a model no target
     # loads is *cannot load*, never silence (issue 44)
     start = time.perf_counter()
-    _whole_models(document, read, runtimes, fed, captured, dims, args.timeout, args.worker_memory)
+    wholes, in_situ = whole_model.run(
+        read,
+        runtimes,
+        fed,
+        dims,
+        drawing.DEFAULT_DIM,
+        args.timeout,
+        args.worker_memory,
+        beside=beside,
+    )
     timings["whole_model_s"] = time.perf_counter() - start
+    captured = None
+    if beside is not None:
+        captured = result
+        # its run overlaps whole_model_s (docs/formats.md)
+        timings["capture_s"] = preparing + beside.seconds
+        cases += capture.captured_cases(groups, captured, dims, args.case_memory, read)
+    for line in node_verdicts.capture_lines(captured.failed if captured else {}):
+        print(line)
+    document = nodes.document(read, groups, dims, args.draws, captured)
+    document["whole_model"] = wholes
+    for entry in document["nodes"]:
+        entry["in_situ"] = in_situ.get((entry["model"], entry["graph"], entry["node"]), {})
     if not cases:
         out.mkdir(parents=True, exist_ok=True)
         files.write_json(out / NODES, document)
@@ -178,20 +205,6 @@ def command(args) -> int:
         after=lambda written: node_verdicts.table_lines(document, written.records),
         judge=lambda written: _judge(document, written, args.gate),
     )
-
-
-def _whole_models(
-    document: dict, read, runtimes, fed, captured, dims: dict[str, int], timeout, memory: int
-) -> None:
-    """Each model whole on every target (loaded; with --inputs run, its nodes judged
-    in situ, its outputs compared, the inputs held to the spec at every node), into
-    nodes.json's ``whole_model`` and ``in_situ``."""
-    wholes, in_situ = whole_model.run(
-        read, runtimes, fed, dims, drawing.DEFAULT_DIM, timeout, memory, captured
-    )
-    document["whole_model"] = wholes
-    for entry in document["nodes"]:
-        entry["in_situ"] = in_situ.get((entry["model"], entry["graph"], entry["node"]), {})
 
 
 def _judge(document: dict, written, gated: bool):

@@ -18,6 +18,8 @@ failure cannot lose what was captured before it.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import onnx
 
@@ -120,7 +122,23 @@ def run(
 ) -> Captured:
     """Each model run once on ``arrays`` in a worker bounded by ``limit`` seconds
     (:func:`limit_of`) and ``memory`` bytes resident, every Gather node's inputs
-    kept (:mod:`conformance.graphs.capture`)."""
+    kept (:mod:`conformance.graphs.capture`). ``conformance model`` runs these jobs
+    in the whole model's first pool instead, beside its runs (:func:`prepare`,
+    :func:`settled`)."""
+    result, jobs = prepare(files, arrays)
+    if not jobs:
+        return result
+    got: dict[int, Raw] = {}
+    with WorkerPool([TARGET], workers=1, batch_size=1, timeout=limit, worker_memory=memory) as pool:
+        for batch in pool.run(jobs):
+            for job, _, result_of_job in batch:
+                got[id(job)] = result_of_job
+    return settled(result, jobs, got, limit, memory)
+
+
+def prepare(files: list[GraphFile], arrays: dict[str, np.ndarray]) -> tuple[Captured, list[Job]]:
+    """The capture's jobs, one per model, for :data:`TARGET`; and the result that
+    :func:`settled` completes (a model too large to run whole is settled here)."""
     result = Captured()
     jobs = []
     for found in files:
@@ -131,15 +149,16 @@ def run(
             capture.settle(result, found, marks, {}, f"cannot run it whole: {error}"[:300])
             continue
         jobs.append(Job(None, blob, capture.feeds_of(found, arrays), tag=(found, marks)))
-    if not jobs:
-        return result
-    got: dict[int, Raw] = {}
-    with WorkerPool([TARGET], workers=1, batch_size=1, timeout=limit, worker_memory=memory) as pool:
-        for batch in pool.run(jobs):
-            for job, _, result_of_job in batch:
-                got[id(job)] = result_of_job
+    return result, jobs
+
+
+def settled(
+    result: Captured, jobs: list[Job], got: dict[int, Raw], limit: float, memory: int
+) -> Captured:
+    """``result`` with what each of :func:`prepare`'s ``jobs`` kept (``got``: its
+    Raw by ``id(job)``; a job missing there gave no result), or why its run failed."""
     for job in jobs:
-        found, marks = job.tag  # type: ignore[misc]  # the tag set above
+        found, marks = cast("tuple[GraphFile, dict[str, tuple[str, str, str]]]", job.tag)
         raw = got.get(id(job))
         if raw is not None and raw.status == "ok" and raw.outputs is not None:
             kept, why = unpacked(raw.outputs)

@@ -26,7 +26,9 @@ Nothing here is inferred: every claim is a run's outputs.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import ml_dtypes
@@ -35,7 +37,7 @@ import onnx
 
 from conformance import oracle
 from conformance.adapters.registry import PRECISE, PROFILES, declared
-from conformance.engine.pool import Job, Raw, WorkerPool
+from conformance.engine.pool import EngineError, Job, Raw, WorkerPool
 from conformance.engine.targets import Target
 from conformance.errors import ConformanceError
 from conformance.graphs import as_fed, exposing
@@ -96,6 +98,22 @@ class Ran:
 
 
 @dataclass
+class Beside:
+    """Jobs of another target that run in the whole model's first pool, side by
+    side with its runs: ``conformance model --inputs``' capture
+    (:mod:`conformance.engine.capturing`), which the runs do not need until
+    their nodes are judged, so it costs no pool start of its own and no wait
+    before them (docs/development.md, Benchmarks). ``settle`` makes the
+    :class:`Captured` of their results (Raw by ``id(job)``); ``seconds``: from
+    the pool's start to their last result."""
+
+    target: Target
+    jobs: list[Job]
+    settle: Callable[[dict[int, Raw]], Captured]
+    seconds: float = 0.0
+
+
+@dataclass
 class Prepared:
     found: GraphFile
     exposed: exposing.Exposed  # every node that can be exposed, exposed
@@ -113,10 +131,12 @@ def run(
     timeout: float | None,
     worker_memory: int,
     captured: Captured | None = None,
+    beside: Beside | None = None,
 ) -> tuple[dict, dict]:
     """(per model: its whole-model record; per node key: its in-situ verdict per target).
     ``captured``: the nodes' inputs on ``fed`` (onnx.reference), which say whether
-    the inputs break the spec at a node (issue 49)."""
+    the inputs break the spec at a node (issue 49); or ``beside``, the jobs that
+    capture them, run in the first pool (its Captured replaces ``captured``)."""
     prepared: list[Prepared] = []
     wholes: dict[str, dict] = {}
     for found in files:
@@ -133,15 +153,23 @@ def run(
         prepared.append(made)
     in_situ: dict[tuple, dict] = {}
     if not prepared:
+        if beside is not None:  # the capture still runs, in a pool of its own
+            alone = (
+                _first_pool([], [], None, timeout, worker_memory, beside) if beside.jobs else None
+            )
+            beside.settle(alone.beside if alone is not None else {})
         return wholes, in_situ
-    results = _run_jobs(prepared, runtimes, timeout, worker_memory)
+    first = _first_pool(prepared, runtimes, fed, timeout, worker_memory, beside)
+    results = first.results
+    if beside is not None:
+        captured = beside.settle(first.beside)
     ran = _exposed_where_refused(
         prepared, results, runtimes, fed is not None, timeout, worker_memory
     )
     for made in prepared:
         breaks = spec_breaks(made.found, captured)
         _judge_model(made, wholes[str(made.found.path)], ran, runtimes, fed, in_situ, breaks)
-    _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory)
+    _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory, first.reruns)
     return wholes, in_situ
 
 
@@ -249,12 +277,6 @@ def _plain_dim_names(proto: onnx.ModelProto) -> None:
                 dim.dim_param = re.sub(r"\W", "_", dim.dim_param)
 
 
-def _run_jobs(prepared, runtimes, timeout, worker_memory) -> dict[str, dict]:
-    """model -> target name -> Raw."""
-    jobs = [(str(made.found.path), made.blob, made.feeds) for made in prepared]
-    return _pool_run(jobs, runtimes, timeout, worker_memory)
-
-
 def _pool_run(jobs, runtimes, timeout, worker_memory, only: dict | None = None) -> dict:
     """Each (tag, model, feeds) on each target, in one pool: tag -> target name -> Raw;
     ``only``: tag -> the targets its job runs on (None: all)."""
@@ -273,6 +295,119 @@ def _pool_run(jobs, runtimes, timeout, worker_memory, only: dict | None = None) 
             for job, runtime, raw in batch:
                 results.setdefault(job.tag, {})[runtime] = raw
     return results
+
+
+@dataclass
+class _First:
+    """What the first pool ran: ``results``, model -> target name -> Raw;
+    ``reruns``, (model, target name) -> precise target name -> Raw, the
+    precision reruns it ran (:func:`_early_reruns`); ``beside``, the Beside
+    jobs' Raw by ``id(job)``."""
+
+    results: dict = field(default_factory=dict)
+    reruns: dict = field(default_factory=dict)
+    beside: dict = field(default_factory=dict)
+
+
+def _first_pool(prepared, runtimes, fed, timeout, memory, beside: Beside | None) -> _First:
+    """The first pool: every model on every target; the :class:`Beside` jobs (the
+    capture) on their target; and, with ``--inputs``, each target's precise
+    profiles, idle until every target has run a model: the targets whose
+    outputs then differ (as :func:`_judge_model` will find) run it again there
+    at once (:func:`_early_reruns`), where a pool of their own would start
+    after (docs/development.md, Benchmarks). What cannot be decided then (a
+    target refused the model with its nodes exposed) is left to
+    :func:`_precision_reruns`' pool, as is a profile whose worker did not start."""
+    first = _First()
+    limit = max(timeout or 0.0, WHOLE_TIMEOUT)
+    taken = {t.name or t.adapter for t in runtimes}
+    precise: list[Target] = []
+    for target in runtimes if fed else ():
+        for again in _precise_targets(target):
+            if again.name not in taken:  # a target named twice cannot share a pool
+                taken.add(again.name)
+                precise.append(again)
+    extra = [beside.target] if beside is not None and beside.jobs else []
+    start = time.perf_counter()
+    with WorkerPool(
+        [*runtimes, *precise, *extra],
+        workers=1,
+        batch_size=1,
+        timeout=limit,
+        worker_memory=memory,
+    ) as pool:
+        lanes = list(pool.lanes.values())
+        main, spare = lanes[: len(runtimes)], lanes[len(runtimes) : len(runtimes) + len(precise)]
+        _as_alone([main, lanes[len(runtimes) + len(precise) :]])
+        _NAMES.update((t, lane.name) for t, lane in zip(runtimes, main, strict=True))
+        _NAMES.update((t, lane.name) for t, lane in zip(precise, spare, strict=True))
+        names = [lane.name for lane in main]
+        started = {again for again, lane in zip(precise, spare, strict=True) if not lane.lost}
+        jobs: list[Job] = []
+        if beside is not None and extra:
+            for job in beside.jobs:  # first: the capture starts with the runs
+                job.runtimes = [lanes[-1].name]
+            jobs += beside.jobs
+        by_model = {str(made.found.path): made for made in prepared}
+        jobs += [Job(None, made.blob, made.feeds, tag=model, runtimes=names)
+                 for model, made in by_model.items()]  # fmt: skip
+        waiting = {id(job) for job in beside.jobs} if beside is not None else set()
+        more: deque = deque()
+        for batch in pool.run(jobs, more=more):
+            for job, runtime, raw in batch:
+                if id(job) in waiting:
+                    first.beside[id(job)] = raw
+                    waiting.discard(id(job))
+                    if not waiting and beside is not None:
+                        beside.seconds = time.perf_counter() - start
+                elif isinstance(job.tag, tuple):  # a precision rerun
+                    first.reruns.setdefault(job.tag, {})[runtime] = raw
+                else:
+                    got = first.results.setdefault(job.tag, {})
+                    got[runtime] = raw
+                    if len(got) == len(names) and fed:
+                        made = by_model[str(job.tag)]
+                        for tag, agains in _early_reruns(made, got, runtimes, started):
+                            more.append(Job(None, made.blob, made.feeds, tag=tag, runtimes=agains))
+    return first
+
+
+def _early_reruns(made: Prepared, got: dict, runtimes, started: set[Target]) -> list:
+    """(tag, the names of its precise targets) of each target whose outputs differ,
+    once every target has run the model (``got``: name -> Raw): as
+    :func:`_judge_model` and :func:`_precision_reruns` will decide, so none is
+    decided here where a target refused the model with its nodes exposed (the
+    model as it is runs next) or a precise target is not in ``started`` (the
+    pool's that started; one name, one target, as in :func:`_precision_reruns`'
+    own pool)."""
+    raws = {name_of(t): got.get(name_of(t)) for t in runtimes}
+    if any(raw is None or raw.status in REFUSALS for raw in raws.values()):
+        return []
+    reference = _reference({}, raws, runtimes)
+    if reference is None:
+        return []
+    base = _outputs_of(raws[reference]) or []
+    found = []
+    for target in runtimes:
+        name = name_of(target)
+        outputs = _outputs_of(raws[name])
+        if name == reference or outputs is None:
+            continue
+        diffs = _differences(made.exposed.originals, base, outputs)
+        agains = _precise_targets(target)
+        if any(d["differs"] for d in diffs) and agains and set(agains) <= started:
+            found.append(((str(made.found.path), name), [name_of(a) for a in agains]))
+    return found
+
+
+def _as_alone(parts) -> None:
+    """A pool shared by parts that had pools of their own raises as each would
+    have alone: when no target of a part starts (WorkerPool raises only when
+    no target of the pool does), EngineError says why."""
+    for part in parts:
+        if part and all(lane.lost for lane in part):
+            more = f" (and {len(part) - 1} other target(s))" if len(part) > 1 else ""
+            raise EngineError(part[0].lost.removeprefix("not run: ") + more)
 
 
 def _only(only: dict | None, tag, names: dict) -> list[str] | None:
@@ -733,11 +868,15 @@ def _ulps(a: np.ndarray, b: np.ndarray, where: np.ndarray | None = None) -> int 
     return int(gap.max())
 
 
-def _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory) -> None:
+def _precision_reruns(
+    prepared, wholes, runtimes, ran, timeout, worker_memory, early: dict | None = None
+) -> None:
     """Each target whose outputs differ, in its full-precision and no-optimisation
     profiles, on the model it ran (its nodes exposed, or as it is): does the
-    difference disappear? Recorded as measured. Every such profile of every
-    model's differing targets shares one pool (one start, side by side)."""
+    difference disappear? Recorded as measured. ``early``: the reruns the first
+    pool ran (:func:`_early_reruns`); every other such profile of every model's
+    differing targets shares one pool (one start, side by side)."""
+    early = early or {}
     wanted = []  # (model, its difference record, the base outputs, the profiles)
     jobs, only, agains_all = [], {}, []
     for made in prepared:
@@ -754,11 +893,12 @@ def _precision_reruns(prepared, wholes, runtimes, ran, timeout, worker_memory) -
             agains = _precise_targets(target)
             tag = (model, difference_of["target"])
             wanted.append((made, tag, difference_of, base, agains))
-            if agains:
+            if agains and not {name_of(again) for again in agains} <= set(early.get(tag, {})):
                 jobs.append((tag, blob, made.feeds))
                 only[tag] = agains
                 agains_all += [again for again in agains if again not in agains_all]
     got = _pool_run(jobs, agains_all, timeout, worker_memory, only) if jobs else {}
+    got = {**early, **got}
     for made, tag, difference_of, base, agains in wanted:
         reruns = []
         for again in agains:
