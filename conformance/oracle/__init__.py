@@ -207,6 +207,14 @@ class InRange(NamedTuple):
     data: np.ndarray | None = None  # the input's data, flat
 
 
+# The offsets of an out-of-range input's reads come from the operator applied to
+# a table of every data element's offset, int64 the size of data: beyond this
+# many elements (an embedding table of 23 M: 187 MB a record, judged once per
+# record of `conformance model`) they are not computed, and the explanation that
+# needs them (out-of-range-reads-unchecked-offset) is not tried.
+UNCHECKED_OFFSETS_MAX = 1 << 22
+
+
 def in_range(
     op: str, opset: int, data: np.ndarray, indices: np.ndarray, axis: int | None = None
 ) -> InRange | None:
@@ -240,12 +248,14 @@ def in_range(
     safe = np.where(wide, 0, indices).astype(indices.dtype)
     try:
         output = evaluate(op, opset, data, safe, axis)
+        assert isinstance(output, np.ndarray)  # an operator that reads: one output
+        if data.size > UNCHECKED_OFFSETS_MAX:  # too large a table: no offsets
+            return InRange(output, np.array(outside, dtype=bool))
         # Index 0's offsets, and each out-of-range index's own step from them.
         table = np.arange(data.size, dtype=np.int64).reshape(data.shape)
         base = evaluate(op, opset, table, safe, axis)
     except SpecViolation:  # another clause, hidden behind the first
         return None
-    assert isinstance(output, np.ndarray)  # an operator that reads: one output
     assert isinstance(base, np.ndarray)
     step = np.broadcast_to(
         _unchecked_step(row.indexing, data.shape, indices, at).reshape(placed), shape
