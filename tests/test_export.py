@@ -118,7 +118,11 @@ def test_the_manifest_follows_its_schema_and_lists_the_error_cases(corpus_export
     corpus = inputs.corpus(None)
     assert manifest["corpus"] == corpus and corpus["shipped"]
     errors = manifest["not_exported"]
-    assert errors and all(e["clause"] for e in errors)  # the corpus fits the memory guard
+    # the corpus fits the memory guard: an error case (its clause), or an operator
+    # that writes (not exported by this version, issue 47)
+    writes = [e for e in errors if e["op"] in ("ScatterElements", "ScatterND")]
+    assert writes and all(not e["clause"] and "writes" in e["reason"] for e in writes)
+    assert all(e["clause"] for e in errors if e not in writes)
     exported = {test["case_id"] for test in manifest["tests"]}
     assert not exported & {e["case_id"] for e in errors}
     assert len(exported) + len(errors) == len(list(corpus_cases()))

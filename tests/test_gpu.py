@@ -294,7 +294,7 @@ def test_a_run_records_resource_failures_as_harness_errors_never_rejected(gpu_ru
     # an output for out-of-range indices carries the explanations that make it exactly
     read = found["gpu-out-of-range"]
     assert read["kind"] == "accepted_invalid" and read["actual"]["values"] == ["1", "0", "0"]
-    assert read["explained_by"] == ["out-of-range-reads-zero"]
+    assert "out-of-range-reads-zero" in read["explained_by"]  # past data's end: unchecked too
     assert found["gpu-busy"]["kind"] == "pass"
     assert "lack of GPU resources" in found["gpu-busy"]["note"]
     out_of = found["gpu-out"]
@@ -381,7 +381,10 @@ def _explained(op: str, data, indices, axis, actual) -> list[str]:
     data, indices, actual = np.asarray(data), np.asarray(indices), np.asarray(actual)
     reads = oracle.in_range(op, 13, data, indices, axis)
     assert reads is not None
-    return compare.explained_invalid(reads, actual.astype(data.dtype))
+    # this rule only (out-of-range-reads-unchecked-offset also fits an index past
+    # either end of data, which reads zero there: tests/test_explanations.py)
+    found = compare.explained_invalid(reads, actual.astype(data.dtype))
+    return [name for name in found if name == "out-of-range-reads-zero"]
 
 
 def test_out_of_range_reads_zero_is_checked_position_by_position():

@@ -96,7 +96,7 @@ def test_gather_nd_nodes_are_judged_as_built_in_the_verdict_nodes_json_and_page(
         assert entry["not_judged"] is None and entry["as_built"]["cases"]
         assert entry["op"] == "GatherND"
     assert by_node["pick"]["axis"] == 1  # nodes.json's axis holds the batch_dims
-    assert "3 Gather/GatherElements/GatherND node(s)" in said
+    assert "3 Gather/GatherElements/GatherND/ScatterElements/ScatterND node(s)" in said
     assert "3 node(s) found, 3 judged as 3 unique node case group(s)" in said
     # openvino too: the dynamic variant keeps indices' last dim fixed, as the model
     # does (decision dynamic-variant-fixed-dims); with it symbolic OpenVINO refused

@@ -451,4 +451,4 @@ def test_a_case_file_spells_batch_dims_and_refuses_axis(tmp_path):
         load([tmp_path / "bad" / "bad.yaml"])
     (error,) = [str(e) for e in raised.value.errors]
     assert "bad.yaml:2" in error or "bad.yaml:6" in error
-    assert "GatherND has no attribute axis (its attribute: batch_dims)" in error
+    assert "GatherND has no attribute axis (its attributes: batch_dims)" in error

@@ -54,7 +54,8 @@ from conformance.tables import dtypes, spec
 from conformance.tables.operators import OPERATORS
 
 # the operators a test's node may be, from their rows: "Gather, GatherElements or GatherND"
-*_FIRST, _LAST = OPERATORS
+# (those that write are named apart: not read from test folders yet, issue 47)
+*_FIRST, _LAST = [name for name, row in OPERATORS.items() if not row.writes]
 COVERED = f"{', '.join(_FIRST)} or {_LAST}" if _FIRST else _LAST
 
 MODEL_SUFFIX = ".onnx"
