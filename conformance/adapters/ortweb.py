@@ -50,6 +50,7 @@ import base64
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -79,8 +80,14 @@ CARRIED = frozenset(
 )  # fmt: skip
 CHROMIUM_ENV = "CONFORMANCE_CHROMIUM"  # the browser, if not Debian's chromium on PATH
 CHROMIUMS = ("chromium", "chromium-browser", "google-chrome")
-# The refusal of a node the WebGPU backend has no kernel for (fallback disabled).
-NOT_PLACED = "fallback to CPU EP has been explicitly disabled"
+# The refusal of a node the WebGPU backend has no kernel for (fallback disabled),
+# in either of the two wordings ONNX Runtime gives it: the partitioner's, and the
+# memcpy transformer's when no provider was assigned at all (ScatterElements of a
+# type WebGPU has no kernel for: "Provider type for ScatterElements node with
+# name '' is not set").
+NOT_PLACED = re.compile(
+    r"fallback to CPU EP has been explicitly disabled|Provider type for \S+ node .* is not set"
+)
 
 
 def chromium() -> str | None:
@@ -287,7 +294,7 @@ class OrtWebAdapter(Adapter):
             raise HarnessUnsupported(self.not_placed[key])
         answer = self._ask({"op": "load", "model": base64.b64encode(model).decode("ascii")})
         if not answer["ok"]:
-            if self.backend == WEBGPU and NOT_PLACED in answer["error"]:
+            if self.backend == WEBGPU and NOT_PLACED.search(answer["error"]):
                 said = (
                     f"a node has no WebGPU kernel and CPU fallback is off, not the backend's "
                     f"verdict: {answer['error']}"
