@@ -126,7 +126,9 @@ def test_a_killed_runner_is_a_crash_record_and_the_run_goes_on(tmp_path, backend
     done = conformance_here(
         "run", "--runtime", f"tests.ortweb_killing_adapter:{target}", "--cases",
         str(tmp_path / "cases.yaml"), "--variants", "static", "--pack", "1", "-j", "1",
-        "--no-progress", "--out", str(out),
+        # a generous bound on each (re)start: the kill is an event, not a timeout, and a
+        # loaded machine took over 10 s to start Chromium again ("failed to restart")
+        "--timeout", "120", "--no-progress", "--out", str(out),
     )  # fmt: skip
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     kinds = {record["base_id"]: record["kind"] for record in records}
