@@ -288,9 +288,14 @@ def test_the_committed_scoreboard_is_of_the_shipped_baselines_and_pins():
     assert versions["iree"] == pins["iree-base-compiler"] == pins["iree-base-runtime"]
     # cv2.__version__ is OpenCV's (5.0.0), the wheel's pin adds its build number (5.0.0.93)
     assert pins["opencv-python-headless"].startswith(versions["opencv"] + ".")
-    # The eight targets of `nox -s scoreboard`: the four runtimes, the EP, the compilers, OpenCV.
+    # onnxruntime-web: the version its npm lockfile pins (docs/browser.md)
+    lock = json.loads((REPO / "conformance/adapters/ortweb_js/package-lock.json").read_text())
+    web = lock["packages"]["node_modules/onnxruntime-web"]["version"]
+    assert versions["onnxruntime-web:wasm"] == versions["onnxruntime-web:webgpu"] == web
+    # The ten targets of `nox -s scoreboard`: the four runtimes, the EP, the compilers, OpenCV,
+    # and onnxruntime-web's two backends (where Node and Chromium are installed).
     assert sorted(versions) == sorted(
         ["onnxruntime", "openvino", "reference", "tract", "onnxruntime:openvino-ep", "tvm", "iree",
-         "opencv"]
+         "opencv", "onnxruntime-web:wasm", "onnxruntime-web:webgpu"]
     )  # fmt: skip
     assert (REPO / "docs/scoreboard.html").read_text().count('<h2 id="target-') == len(versions)
