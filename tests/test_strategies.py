@@ -201,12 +201,23 @@ OUT_OF_RANGE_EDGES = {
 }
 
 
-@pytest.mark.parametrize("edge", sorted(OUT_OF_RANGE_EDGES))
-@pytest.mark.parametrize("op", sorted(OPSETS))
+def _edge_index_dtype(edge: str) -> str:
+    return "int32" if "int32 m" in edge else "int64"
+
+
+# Only the pairs an operator can take: GatherND's indices are int64 only, so the
+# int32 edges are not its (no case is drawn for them, nothing to skip).
+@pytest.mark.parametrize(
+    ("edge", "op"),
+    [
+        (edge, op)
+        for edge in sorted(OUT_OF_RANGE_EDGES)
+        for op in sorted(OPSETS)
+        if _edge_index_dtype(edge) in op_spec(op, 13).index_dtypes
+    ],
+)
 def test_out_of_range_edges_are_reachable(edge, op):
-    index_dtype = "int32" if "int32 m" in edge else "int64"
-    if index_dtype not in op_spec(op, 13).index_dtypes:
-        pytest.skip(f"{op}'s indices are never {index_dtype}")
+    index_dtype = _edge_index_dtype(edge)
     reach(
         strategies.invalid_examples(
             op=op, opset=13, clause="index-out-of-range", index_dtype=index_dtype
